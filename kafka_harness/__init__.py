@@ -1,0 +1,1 @@
+"""The ``kafka-harness`` command line: one entry point over every part of the project."""

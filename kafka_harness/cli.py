@@ -1,0 +1,64 @@
+"""``kafka-harness COMMAND ...``: a dispatcher that imports only the command it runs.
+
+Each part of the project owns its commands: a command is a module with
+``main(argv: list[str]) -> int`` that parses its own arguments (``prog`` set to
+``kafka-harness COMMAND``). Importing PySpark or the broker to print ``--help``
+would cost seconds, so the table below names modules and they load on use.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+COMMANDS: dict[str, tuple[str, str]] = {
+    # command: (module with main(argv), one-line help)
+    "run": ("kafka_harness.main_job", "the main job: every level of checks against a target, one report"),
+    "broker": ("reference_impl.server.cli", "run one reference broker process"),
+    "cluster": ("reference_impl.cluster.cli", "start, stop, kill, pause a reference cluster"),
+    "conformance": ("fixtures.conformance_cli", "run the conformance and client suites against a target"),
+    "diff": ("fixtures.diff_cli", "run the same protocol exchanges against two targets and diff them"),
+    "report": ("reports.cli", "build the HTML report from reports/allure-results"),
+    "toxiproxy": ("chaos.toxiproxy.cli", "run the project's Toxiproxy-compatible server"),
+    "chaos": ("chaos.cli", "run a chaos campaign: workload + nemesis against a target"),
+    "check": ("chaos.check_cli", "run the checkers on a recorded history"),
+    "load": ("spark_load.cli", "generate load with PySpark and verify what came back"),
+    "bench": ("kafka_harness.bench", "produce/fetch throughput and latency, reference vs Tansu"),
+    "mutants": ("kafka_harness.mutants", "run the property suite once per seeded bug mode"),
+    "dump-log": ("reference_impl.tools.dump_log", "print and verify the batches of a log segment"),
+    "find-record": ("reference_impl.tools.find_record", "search a reference broker's files for a value"),
+    "topics": ("kafka_harness.admin.topics", "list, describe, create, delete, alter topics"),
+    "groups": ("kafka_harness.admin.groups", "list, describe, reset offsets of, delete consumer groups"),
+    "offsets": ("kafka_harness.admin.offsets", "earliest, latest and by-time offsets per partition"),
+}
+
+
+def _usage() -> str:
+    width = max(len(name) for name in COMMANDS)
+    lines = ["usage: kafka-harness COMMAND [ARGS...]", "", "commands:"]
+    for name, (_module, help_text) in COMMANDS.items():
+        lines.append(f"  {name.ljust(width)}  {help_text}")
+    lines.append("")
+    lines.append("'kafka-harness COMMAND --help' describes a command.")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if not args or args[0] in ("-h", "--help", "help"):
+        print(_usage())
+        return 0 if args else 2
+    name, rest = args[0], args[1:]
+    if name not in COMMANDS:
+        print(f"kafka-harness: unknown command {name!r}\n\n{_usage()}", file=sys.stderr)
+        return 2
+    module_name = COMMANDS[name][0]
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name and module_name.startswith(exc.name):
+            print(f"kafka-harness: command {name!r} is not available in this build", file=sys.stderr)
+            return 2
+        raise
+    result = module.main(rest)
+    return int(result or 0)

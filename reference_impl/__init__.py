@@ -1,0 +1,1 @@
+"""kafka-harness's reference broker: the executable specification and default target."""
