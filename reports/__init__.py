@@ -1,0 +1,1 @@
+"""Allure results, the HTML report, plots and findings."""

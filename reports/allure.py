@@ -1,0 +1,65 @@
+"""The one module that talks to Allure: labels, steps and attachments.
+
+Everything else in the project calls these functions, so the report's
+vocabulary (epics Conformance, Clients, Property, Chaos, Load; feature = API or
+area; story = the rule checked) stays in one place, and code that runs outside
+pytest (the CLI) works whether or not allure-pytest is active.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import allure
+
+EPICS = ("Conformance", "Clients", "Property", "Chaos", "Load", "Broker", "Benchmarks")
+
+
+def label(*, epic: str | None = None, feature: str | None = None, story: str | None = None,
+          severity: str | None = None) -> None:
+    """Label the running test (no-op outside an Allure-enabled pytest run)."""
+    if epic:
+        allure.dynamic.epic(epic)
+    if feature:
+        allure.dynamic.feature(feature)
+    if story:
+        allure.dynamic.story(story)
+    if severity:
+        allure.dynamic.severity(severity)
+
+
+def parameter(name: str, value: object) -> None:
+    allure.dynamic.parameter(name, value)
+
+
+@contextmanager
+def step(title: str) -> Iterator[None]:
+    with allure.step(title):
+        yield
+
+
+def attach_json(name: str, value: Any) -> None:
+    allure.attach(json.dumps(value, indent=2, default=str, sort_keys=True), name=name,
+                  attachment_type=allure.attachment_type.JSON)
+
+
+def attach_text(name: str, text: str) -> None:
+    allure.attach(text, name=name, attachment_type=allure.attachment_type.TEXT)
+
+
+def attach_file(name: str, path: str | Path) -> None:
+    """Attach a file; PNG, JSON, HTML and JSONL get their proper types."""
+    suffix = Path(path).suffix.lower()
+    kinds = {
+        ".png": allure.attachment_type.PNG,
+        ".json": allure.attachment_type.JSON,
+        ".html": allure.attachment_type.HTML,
+        ".jsonl": allure.attachment_type.TEXT,
+        ".txt": allure.attachment_type.TEXT,
+        ".csv": allure.attachment_type.CSV,
+    }
+    allure.attach.file(str(path), name=name, attachment_type=kinds.get(suffix, allure.attachment_type.TEXT))
