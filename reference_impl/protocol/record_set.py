@@ -1,0 +1,342 @@
+"""Records inside a v2 batch: compression codecs, varint record layout, batch building.
+
+The hot path (:mod:`.records`) stops at batch headers. This module goes one
+level down, for the features that need individual records: timestamp lookups,
+compressed-batch validation, compaction, control batches (transaction
+markers), ``dump-log``, and the harness's raw client building its own batches.
+
+Record layout (Kafka's ``DefaultRecord``), after the batch header::
+
+    length          varint   bytes after this field
+    attributes      int8     unused, 0
+    timestampDelta  varlong  from the batch's baseTimestamp
+    offsetDelta     varint   from the batch's baseOffset
+    keyLength       varint   -1 for a null key
+    key             bytes
+    valueLength     varint   -1 for a null value (a tombstone)
+    value           bytes
+    headersCount    varint
+    headers         [keyLength varint, key, valueLength varint, value]
+
+Codecs are Kafka's: gzip; snappy in the xerial framing the Java client writes
+(raw snappy blocks are also read, as brokers accept both); LZ4 frame; zstd
+frame.
+"""
+
+from __future__ import annotations
+
+import gzip
+import struct
+import zlib
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+
+import cramjam
+from crc32c import crc32c
+
+from .records import (
+    COMPRESSION_MASK,
+    CONTROL_BIT,
+    HEADER_SIZE,
+    LOG_OVERHEAD,
+    MAGIC_V2,
+    NO_PARTITION_LEADER_EPOCH,
+    NO_PRODUCER_EPOCH,
+    NO_PRODUCER_ID,
+    NO_SEQUENCE,
+    TIMESTAMP_TYPE_BIT,
+    TRANSACTIONAL_BIT,
+    BatchHeader,
+    InvalidBatchError,
+    parse_header,
+)
+
+NONE, GZIP, SNAPPY, LZ4, ZSTD = 0, 1, 2, 3, 4
+CODECS = {"none": NONE, "gzip": GZIP, "snappy": SNAPPY, "lz4": LZ4, "zstd": ZSTD}
+
+_XERIAL_MAGIC = b"\x82SNAPPY\x00"
+_XERIAL_HEADER = struct.Struct(">8sii")
+_I32 = struct.Struct(">i")
+_HEADER = struct.Struct(">qiibIhiqqqhii")
+
+CONTROL_ABORT = 0
+CONTROL_COMMIT = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One record, with its absolute offset and timestamp."""
+
+    offset: int
+    timestamp: int
+    key: bytes | None
+    value: bytes | None
+    headers: tuple[tuple[str, bytes | None], ...] = ()
+
+
+# -- compression -------------------------------------------------------------------------------
+
+
+def decompress(codec: int, data: bytes | memoryview) -> bytes:
+    """Undo a batch's compression; raises :class:`InvalidBatchError` on bad input."""
+    try:
+        if codec == NONE:
+            return bytes(data)
+        if codec == GZIP:
+            return zlib.decompress(bytes(data), wbits=47)  # gzip or zlib header
+        if codec == SNAPPY:
+            return _snappy_decompress(bytes(data))
+        if codec == LZ4:
+            return bytes(cramjam.lz4.decompress(bytes(data)))
+        if codec == ZSTD:
+            return bytes(cramjam.zstd.decompress(bytes(data)))
+    except InvalidBatchError:
+        raise
+    except Exception as exc:  # each codec library raises its own error types
+        raise InvalidBatchError(f"cannot decompress ({_codec_name(codec)}): {exc}") from None
+    raise InvalidBatchError(f"unknown compression codec {codec}")
+
+
+def compress(codec: int, data: bytes) -> bytes:
+    if codec == NONE:
+        return data
+    if codec == GZIP:
+        return gzip.compress(data, compresslevel=6)
+    if codec == SNAPPY:
+        block = bytes(cramjam.snappy.compress_raw(data))
+        return _XERIAL_HEADER.pack(_XERIAL_MAGIC, 1, 1) + _I32.pack(len(block)) + block
+    if codec == LZ4:
+        return bytes(cramjam.lz4.compress(data))
+    if codec == ZSTD:
+        return bytes(cramjam.zstd.compress(data))
+    raise ValueError(f"unknown compression codec {codec}")
+
+
+def _codec_name(codec: int) -> str:
+    for name, value in CODECS.items():
+        if value == codec:
+            return name
+    return str(codec)
+
+
+def _snappy_decompress(data: bytes) -> bytes:
+    if not data.startswith(_XERIAL_MAGIC):
+        return bytes(cramjam.snappy.decompress_raw(data))
+    pos = _XERIAL_HEADER.size
+    out = bytearray()
+    while pos < len(data):
+        if pos + 4 > len(data):
+            raise InvalidBatchError("truncated xerial snappy block length")
+        (size,) = _I32.unpack_from(data, pos)
+        pos += 4
+        if size < 0 or pos + size > len(data):
+            raise InvalidBatchError("xerial snappy block runs past the end of the batch")
+        out += bytes(cramjam.snappy.decompress_raw(data[pos : pos + size]))
+        pos += size
+    return bytes(out)
+
+
+# -- varints -----------------------------------------------------------------------------------
+
+
+def _read_varint(buf: bytes, pos: int) -> tuple[int, int]:
+    """A zigzag varint (Kafka's ``ByteUtils.readVarint``/``readVarlong``)."""
+    raw = 0
+    shift = 0
+    while True:
+        if pos >= len(buf):
+            raise InvalidBatchError("record truncated inside a varint")
+        b = buf[pos]
+        pos += 1
+        raw |= (b & 0x7F) << shift
+        if not b & 0x80:
+            break
+        shift += 7
+        if shift > 63:
+            raise InvalidBatchError("varint longer than 10 bytes")
+    return (raw >> 1) ^ -(raw & 1), pos
+
+
+def _write_varint(value: int, out: bytearray) -> None:
+    raw = (value << 1) ^ (value >> 63)
+    raw &= (1 << 64) - 1
+    while raw & ~0x7F:
+        out.append((raw & 0x7F) | 0x80)
+        raw >>= 7
+    out.append(raw)
+
+
+def _read_bytes(buf: bytes, pos: int) -> tuple[bytes | None, int]:
+    length, pos = _read_varint(buf, pos)
+    if length < 0:
+        return None, pos
+    end = pos + length
+    if end > len(buf):
+        raise InvalidBatchError("record field runs past the end of the batch")
+    return buf[pos:end], end
+
+
+# -- reading -----------------------------------------------------------------------------------
+
+
+def batch_records_bytes(buf: bytes | bytearray | memoryview, header: BatchHeader) -> bytes:
+    """The decompressed record section of one batch."""
+    start = header.position + HEADER_SIZE
+    end = header.position + header.size
+    return decompress(header.compression, memoryview(buf)[start:end])
+
+
+def iter_records(buf: bytes | bytearray | memoryview, header: BatchHeader) -> Iterator[Record]:
+    """Every record of the batch at ``header.position`` in ``buf`` (decompressing if needed).
+
+    Checks what Kafka's ``LogValidator`` checks of each record: the count
+    matches the header, offset deltas increase from 0 within ``lastOffsetDelta``,
+    and each record's declared length is what it holds.
+    """
+    data = batch_records_bytes(buf, header)
+    pos = 0
+    previous_delta = -1
+    for _ in range(header.records_count):
+        length, pos = _read_varint(data, pos)
+        end = pos + length
+        if length < 0 or end > len(data):
+            raise InvalidBatchError("record length runs past the end of the batch")
+        pos += 1  # attributes
+        ts_delta, pos = _read_varint(data, pos)
+        offset_delta, pos = _read_varint(data, pos)
+        if offset_delta <= previous_delta or offset_delta > header.last_offset_delta:
+            raise InvalidBatchError(f"record offset delta {offset_delta} out of order or range")
+        previous_delta = offset_delta
+        key, pos = _read_bytes(data, pos)
+        value, pos = _read_bytes(data, pos)
+        count, pos = _read_varint(data, pos)
+        headers: list[tuple[str, bytes | None]] = []
+        for _h in range(count):
+            hkey, pos = _read_bytes(data, pos)
+            hvalue, pos = _read_bytes(data, pos)
+            if hkey is None:
+                raise InvalidBatchError("record header with a null key")
+            headers.append((hkey.decode(errors="replace"), hvalue))
+        if pos != end:
+            raise InvalidBatchError(f"record declares {length} bytes but holds {length + end - pos}")
+        yield Record(header.base_offset + offset_delta, header.base_timestamp + ts_delta, key, value,
+                     tuple(headers))
+    if pos != len(data):
+        raise InvalidBatchError(f"{len(data) - pos} bytes after the last of {header.records_count} records")
+
+
+def control_record_type(record: Record) -> int:
+    """COMMIT (1) or ABORT (0) from a control record's key (version int16, type int16)."""
+    if record.key is None or len(record.key) < 4:
+        raise InvalidBatchError("control record without a 4-byte key")
+    return int(struct.unpack_from(">hh", record.key)[1])
+
+
+# -- building ----------------------------------------------------------------------------------
+
+
+def encode_record(offset_delta: int, timestamp_delta: int, key: bytes | None, value: bytes | None,
+                  headers: Iterable[tuple[str, bytes | None]] = ()) -> bytes:
+    body = bytearray(b"\x00")
+    _write_varint(timestamp_delta, body)
+    _write_varint(offset_delta, body)
+    for field in (key, value):
+        if field is None:
+            _write_varint(-1, body)
+        else:
+            _write_varint(len(field), body)
+            body += field
+    header_list = list(headers)
+    _write_varint(len(header_list), body)
+    for hkey, hvalue in header_list:
+        raw = hkey.encode()
+        _write_varint(len(raw), body)
+        body += raw
+        if hvalue is None:
+            _write_varint(-1, body)
+        else:
+            _write_varint(len(hvalue), body)
+            body += hvalue
+    out = bytearray()
+    _write_varint(len(body), out)
+    return bytes(out + body)
+
+
+def build_batch(
+    records: Sequence[tuple[bytes | None, bytes | None] | Record],
+    *,
+    base_offset: int = 0,
+    base_timestamp: int = 0,
+    timestamps: Sequence[int] | None = None,
+    codec: int = NONE,
+    producer_id: int = NO_PRODUCER_ID,
+    producer_epoch: int = NO_PRODUCER_EPOCH,
+    base_sequence: int = NO_SEQUENCE,
+    partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH,
+    transactional: bool = False,
+    control: bool = False,
+    log_append_time: bool = False,
+    offset_deltas: Sequence[int] | None = None,
+) -> bytes:
+    """A whole v2 batch, CRC included: what a producer sends.
+
+    ``records`` are (key, value) pairs or :class:`Record` values (whose
+    offsets and timestamps are then taken relative to the batch's base).
+    ``offset_deltas`` lets a caller build a batch with gaps, as compaction does.
+    """
+    items: list[tuple[int, int, bytes | None, bytes | None, tuple[tuple[str, bytes | None], ...]]] = []
+    for i, rec in enumerate(records):
+        if isinstance(rec, Record):
+            items.append((rec.offset - base_offset, rec.timestamp, rec.key, rec.value, rec.headers))
+        else:
+            key, value = rec
+            delta = offset_deltas[i] if offset_deltas is not None else i
+            ts = timestamps[i] if timestamps is not None else base_timestamp
+            items.append((delta, ts, key, value, ()))
+    if not items:
+        raise ValueError("a record batch holds at least one record")
+    first_ts = min(ts for _d, ts, *_ in items)
+    max_ts = max(ts for _d, ts, *_ in items)
+    raw = b"".join(encode_record(d, ts - first_ts, k, v, h) for d, ts, k, v, h in items)
+    payload = compress(codec, raw)
+    attributes = codec & COMPRESSION_MASK
+    if log_append_time:
+        attributes |= TIMESTAMP_TYPE_BIT
+    if transactional:
+        attributes |= TRANSACTIONAL_BIT
+    if control:
+        attributes |= CONTROL_BIT
+    last_delta = max(d for d, *_ in items)
+    batch_length = HEADER_SIZE - LOG_OVERHEAD + len(payload)
+    head = bytearray(_HEADER.pack(
+        base_offset, batch_length, partition_leader_epoch, MAGIC_V2, 0, attributes, last_delta,
+        first_ts, max_ts, producer_id, producer_epoch, base_sequence, len(items),
+    ))
+    body = bytes(head[21:]) + payload
+    struct.pack_into(">I", head, 17, crc32c(body))
+    return bytes(head[:21]) + body
+
+
+def build_control_batch(
+    *, commit: bool, producer_id: int, producer_epoch: int, coordinator_epoch: int,
+    timestamp: int, base_offset: int = 0, partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH,
+) -> bytes:
+    """A transaction marker: one control record, key (version 0, type), value (version 0, epoch)."""
+    key = struct.pack(">hh", 0, CONTROL_COMMIT if commit else CONTROL_ABORT)
+    value = struct.pack(">hi", 0, coordinator_epoch)
+    return build_batch(
+        [(key, value)], base_offset=base_offset, base_timestamp=timestamp,
+        producer_id=producer_id, producer_epoch=producer_epoch, transactional=True, control=True,
+        partition_leader_epoch=partition_leader_epoch,
+    )
+
+
+def records_of(buf: bytes | bytearray | memoryview) -> Iterator[Record]:
+    """Every record of every batch in ``buf`` (a fetch answer, a segment's bytes)."""
+    position = 0
+    while position < len(buf):
+        header = parse_header(buf, position)
+        if position + header.size > len(buf):
+            return  # a partial batch at the end of a fetch answer is allowed
+        yield from iter_records(buf, header)
+        position += header.size

@@ -1,0 +1,1 @@
+"""Target-agnostic pytest suites: conformance, clients, property, chaos, load."""
