@@ -115,10 +115,12 @@ def build(cls: type[T], data: Mapping[str, Any] | Any) -> T:
                 raise BuildError(f"{cls.__name__}.{plan.name} has no default and was not given")
             continue
         value = data[plan.name]
-        if plan.entity is not None:
+        if value is None:
+            pass  # a nullable field (or array) left null
+        elif plan.entity is not None:
             if plan.is_array:
                 value = tuple(build(plan.entity, item) for item in value)
-            elif value is not None:
+            else:
                 value = build(plan.entity, value)
         elif plan.is_array:
             value = tuple(_primitive(plan.kafka_type, v) for v in value)

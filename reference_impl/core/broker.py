@@ -1,0 +1,339 @@
+"""The broker: connections in, responses out, everything in between as a state machine.
+
+One call, :meth:`Broker.step`, takes an event (a connection opened, a request
+frame arrived, a connection closed) and the current time, and returns a
+:class:`Step`: the responses to send, connections to close, and when to call
+:meth:`Broker.tick` next. Requests of one connection are handled one at a
+time in arrival order, as Kafka's network layer mutes a connection while its
+request is in flight; a request that waits (a long-poll fetch) holds its
+connection's later requests back until it completes.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import traceback
+import uuid
+from collections import deque
+from dataclasses import dataclass, field
+
+from kio.schema.api_versions.v0.response import ApiVersionsResponse as ApiVersionsResponseV0
+from kio.static.protocol import ResponsePayload
+
+from reference_impl.protocol.apis import API_VERSIONS_KEY, UnknownApiError, api_name
+from reference_impl.protocol.build import build
+from reference_impl.protocol.codec import (
+    MalformedRequestError,
+    RequestHeader,
+    decode_request_body,
+    decode_request_header,
+    encode_response,
+    peek_header,
+)
+from reference_impl.protocol.errors import ErrorCode
+from reference_impl.timer.wheel import TimingWheel
+
+from .boundary import (
+    CloseConnection,
+    ConnectionClosed,
+    ConnectionOpened,
+    Effect,
+    Event,
+    FrameReceived,
+    SendResponse,
+    Step,
+)
+from .configs import BrokerConfig, effective_topic_configs
+from .fetch_sessions import FetchSessionCache
+from .handlers import HANDLERS, Deferred, NoResponse, Respond
+from .metadata.image import MetadataImage
+from .metadata.local_controller import METADATA_TOPIC, LocalController
+from .partition import Partition
+from .ports import LogStore, TopicPartition
+from .purgatory import DelayedOperation, Purgatory
+
+log = logging.getLogger("reference_impl.broker")
+
+METADATA_TOPIC_ID = uuid.UUID(int=1)
+HW_CHECKPOINT_INTERVAL_MS = 5_000
+
+
+@dataclass
+class RequestContext:
+    """One request in flight: who sent it, what it is, and how to answer it."""
+
+    broker: Broker
+    connection_id: int
+    header: RequestHeader
+    client_host: str
+    received_ms: int
+    answered: bool = False
+
+    @property
+    def api_version(self) -> int:
+        return self.header.api_version
+
+    @property
+    def client_id(self) -> str:
+        return self.header.client_id or ""
+
+    def respond(self, body: ResponsePayload) -> None:
+        """Send ``body`` as this request's response (once); lets the connection's next request run."""
+        if self.answered:
+            return
+        self.answered = True
+        self.broker._finish(self, body)
+
+
+@dataclass
+class _Connection:
+    connection_id: int
+    client_host: str
+    client_port: int
+    in_flight: RequestContext | None = None
+    waiting: deque[bytes] = field(default_factory=deque)
+    delayed: DelayedOperation | None = None
+    closed: bool = False
+    draining: bool = False
+
+
+class Broker:
+    """A single broker that is its own controller (a one-voter KRaft combined node)."""
+
+    def __init__(
+        self,
+        *,
+        config: BrokerConfig,
+        store: LogStore,
+        advertised_host: str,
+        advertised_port: int,
+        cluster_id: str,
+        now_ms: int,
+        rng: random.Random | None = None,
+        rack: str | None = None,
+    ) -> None:
+        self.config = config
+        self.node_id = config.node_id
+        self.now_ms = now_ms
+        self.store = store
+        self.rng = rng or random.Random(config.node_id)
+        self.image = MetadataImage(cluster_id=cluster_id, controller_id=config.node_id)
+        metadata_log = store.open_log(METADATA_TOPIC, 0, METADATA_TOPIC_ID, {}, now_ms)
+        self.controller = LocalController(self.image, metadata_log, self.node_id, self.rng, store.read_chunk)
+        replayed = self.controller.load()
+        self.controller.register_broker(advertised_host, advertised_port, rack, now_ms)
+        self.partitions: dict[TopicPartition, Partition] = {}
+        self.purgatory = Purgatory(TimingWheel(start_ms=now_ms))
+        self.fetch_sessions = FetchSessionCache(
+            max_slots=config.get_int("max.incremental.fetch.session.cache.slots"), rng=self.rng
+        )
+        self._connections: dict[int, _Connection] = {}
+        self._outbox: list[Effect] = []
+        self._maintenance_interval_ms = min(
+            config.get_int("log.retention.check.interval.ms"), HW_CHECKPOINT_INTERVAL_MS
+        )
+        self._next_maintenance_ms = now_ms + self._maintenance_interval_ms
+        self.sync_partitions(now_ms)
+        for key, hw in store.high_watermarks().items():
+            if key in self.partitions:
+                self.partitions[key].restore_high_watermark(hw)
+        log.info(
+            "broker %d ready: cluster %s, %d metadata records replayed, %d partitions",
+            self.node_id,
+            cluster_id,
+            replayed,
+            len(self.partitions),
+        )
+
+    # -- the sans-IO entry points ----------------------------------------------------------------
+
+    def step(self, event: Event, now_ms: int) -> Step:
+        self.now_ms = max(self.now_ms, now_ms)
+        match event:
+            case ConnectionOpened(connection_id=cid, client_host=host, client_port=port):
+                self._connections[cid] = _Connection(cid, host, port)
+            case FrameReceived(connection_id=cid, frame=frame):
+                conn = self._connections.get(cid)
+                if conn is not None and not conn.closed:
+                    conn.waiting.append(frame)
+                    if conn.in_flight is None:
+                        self._release(conn, now_ms)
+            case ConnectionClosed(connection_id=cid):
+                conn = self._connections.pop(cid, None)
+                if conn is not None:
+                    conn.closed = True
+                    if conn.delayed is not None:
+                        self.purgatory.cancel_all([conn.delayed])
+        return self.tick(now_ms)
+
+    def tick(self, now_ms: int) -> Step:
+        """Expire delayed operations and run periodic maintenance due by ``now_ms``."""
+        self.now_ms = max(self.now_ms, now_ms)
+        self.purgatory.advance(now_ms)
+        if now_ms >= self._next_maintenance_ms:
+            self._maintain(now_ms)
+        effects = tuple(self._outbox)
+        self._outbox.clear()
+        deadlines = [
+            d for d in (self.purgatory.next_deadline_ms(), self._next_maintenance_ms) if d is not None
+        ]
+        return Step(effects, min(deadlines) if deadlines else None)
+
+    def shutdown(self, now_ms: int) -> None:
+        """Clean stop: checkpoint high watermarks, flush and close every log."""
+        self.store.checkpoint(self.high_watermarks())
+        self.store.close()
+        log.info("broker %d stopped cleanly", self.node_id)
+
+    # -- partitions -------------------------------------------------------------------------------
+
+    def high_watermarks(self) -> dict[TopicPartition, int]:
+        return {key: p.high_watermark for key, p in self.partitions.items()}
+
+    def partition(self, topic: str, index: int) -> Partition | None:
+        return self.partitions.get((topic, index))
+
+    def sync_partitions(self, now_ms: int) -> None:
+        """Make the open partitions match the image: open new ones, drop deleted ones, apply configs."""
+        self.config.dynamic = dict(self.image.broker_configs)
+        wanted: set[TopicPartition] = set()
+        for topic in self.image.topics.values():
+            configs = effective_topic_configs(topic.configs, self.config)
+            for info in topic.partitions.values():
+                if self.node_id not in info.replicas:
+                    continue
+                key = (topic.name, info.partition)
+                wanted.add(key)
+                part = self.partitions.get(key)
+                if part is None or part.topic_id != topic.topic_id:
+                    if part is not None:
+                        self.store.delete_log(*key)
+                    log_ = self.store.open_log(topic.name, info.partition, topic.topic_id, configs, now_ms)
+                    part = self.partitions[key] = Partition(
+                        topic.name, info.partition, topic.topic_id, log_, configs, self.node_id
+                    )
+                elif part.configs != configs:
+                    part.update_configs(configs)
+                    self.store.update_configs(topic.name, info.partition, configs)
+                if info.leader == self.node_id and (
+                    part.leader_epoch != info.leader_epoch or not part.is_leader
+                ):
+                    part.become_leader(info.leader_epoch, info.partition_epoch, info.replicas, info.isr)
+        for key in [k for k in self.partitions if k not in wanted]:
+            del self.partitions[key]
+            self.store.delete_log(*key)
+            self.purgatory.check_and_complete(key, now_ms)
+        for key in self.store.existing_logs():
+            if key not in wanted and key[0] != METADATA_TOPIC:
+                self.store.delete_log(*key)  # a stray log of a topic deleted while we were down
+
+    def notify_partition_changed(self, key: TopicPartition, now_ms: int) -> None:
+        """New data or a new high watermark: wake delayed operations watching the partition."""
+        self.purgatory.check_and_complete(key, now_ms)
+
+    # -- connections and requests ------------------------------------------------------------------
+
+    def _process(self, conn: _Connection, frame: bytes, now_ms: int) -> None:
+        try:
+            api_key, api_version, correlation_id = peek_header(frame)
+        except MalformedRequestError as exc:
+            self._close(conn, f"malformed request: {exc}")
+            return
+        handler = HANDLERS.get(api_key)
+        if handler is None:
+            self._close(conn, f"unknown api key {api_key} (correlation id {correlation_id})")
+            return
+        if not handler.supports(api_version):
+            if api_key == API_VERSIONS_KEY:
+                self._send(
+                    conn,
+                    encode_response(API_VERSIONS_KEY, 0, correlation_id, self._unsupported_api_versions()),
+                )
+                log.info(
+                    "connection %d asked for ApiVersions v%d: answered UNSUPPORTED_VERSION with v0",
+                    conn.connection_id,
+                    api_version,
+                )
+            else:
+                self._close(
+                    conn,
+                    f"{handler.name} v{api_version} is not supported "
+                    f"(v{handler.min_version}-{handler.max_version})",
+                )
+            return
+        try:
+            header, offset = decode_request_header(frame)
+            body = decode_request_body(header, frame, offset)
+        except (MalformedRequestError, UnknownApiError) as exc:
+            self._close(conn, f"malformed {api_name(api_key)} v{api_version} request: {exc}")
+            return
+        ctx = RequestContext(self, conn.connection_id, header, conn.client_host, now_ms)
+        conn.in_flight = ctx
+        try:
+            reply = handler.fn(self, ctx, body)
+        except Exception:  # a bug in a handler must not take the broker down
+            log.error(
+                "%s v%d from connection %d failed:\n%s",
+                handler.name,
+                api_version,
+                conn.connection_id,
+                traceback.format_exc(),
+            )
+            conn.in_flight = None
+            self._close(conn, f"internal error handling {handler.name}")
+            return
+        if isinstance(reply, Respond):
+            ctx.respond(reply.body)
+        elif isinstance(reply, NoResponse):
+            ctx.answered = True
+            self._release(conn, now_ms)
+        elif isinstance(reply, Deferred):
+            conn.delayed = reply.op
+            self.purgatory.try_complete_else_watch(reply.op, reply.keys, now_ms)
+
+    def _finish(self, ctx: RequestContext, body: ResponsePayload) -> None:
+        conn = self._connections.get(ctx.connection_id)
+        if conn is None or conn.closed:
+            return
+        self._send(
+            conn, encode_response(ctx.header.api_key, ctx.header.api_version, ctx.header.correlation_id, body)
+        )
+        conn.delayed = None
+        self._release(conn, self.now_ms)
+
+    def _release(self, conn: _Connection, now_ms: int) -> None:
+        """The in-flight request is answered: run the connection's next waiting requests."""
+        conn.in_flight = None
+        if conn.draining:
+            return  # an outer call is already working through the queue: no recursion
+        conn.draining = True
+        try:
+            while conn.waiting and conn.in_flight is None and not conn.closed:
+                self._process(conn, conn.waiting.popleft(), self.now_ms)
+        finally:
+            conn.draining = False
+
+    def _send(self, conn: _Connection, frame: bytes) -> None:
+        self._outbox.append(SendResponse(connection_id=conn.connection_id, parts=(frame,)))
+
+    def _close(self, conn: _Connection, reason: str) -> None:
+        log.warning("closing connection %d from %s: %s", conn.connection_id, conn.client_host, reason)
+        conn.closed = True
+        conn.waiting.clear()
+        self._outbox.append(CloseConnection(connection_id=conn.connection_id, reason=reason))
+
+    def _unsupported_api_versions(self) -> ApiVersionsResponseV0:
+        own = HANDLERS[API_VERSIONS_KEY]
+        return build(ApiVersionsResponseV0, {
+            "error_code": ErrorCode.unsupported_version,
+            "api_keys": [{"api_key": API_VERSIONS_KEY, "min_version": own.min_version,
+                          "max_version": own.max_version}],
+        })
+
+    # -- maintenance -----------------------------------------------------------------------------
+
+    def _maintain(self, now_ms: int) -> None:
+        self.store.maintain(now_ms)
+        self.store.checkpoint(self.high_watermarks())
+        self._next_maintenance_ms = now_ms + self._maintenance_interval_ms

@@ -1,0 +1,580 @@
+"""Broker and topic configuration: Kafka's names, types, defaults, synonyms and sources.
+
+A topic's effective value of ``retention.ms`` is its own override if it has
+one, else the broker's ``log.retention.ms`` (or ``log.retention.minutes`` /
+``log.retention.hours``) if set, else Kafka's default: DescribeConfigs reports
+that chain as *synonyms* with their *sources*, and clients (the admin tools,
+kcat -X dump) depend on the shape. Definitions below carry Kafka 4's defaults.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+
+LONG_MAX = 2**63 - 1
+INT_MAX = 2**31 - 1
+
+
+class ConfigType(enum.IntEnum):
+    """DescribeConfigs v3+ ``config_type``."""
+
+    UNKNOWN = 0
+    BOOLEAN = 1
+    STRING = 2
+    INT = 3
+    SHORT = 4
+    LONG = 5
+    DOUBLE = 6
+    LIST = 7
+    CLASS = 8
+    PASSWORD = 9
+
+
+class ConfigSource(enum.IntEnum):
+    """DescribeConfigs ``config_source`` (v1+)."""
+
+    UNKNOWN = 0
+    DYNAMIC_TOPIC_CONFIG = 1
+    DYNAMIC_BROKER_CONFIG = 2
+    DYNAMIC_DEFAULT_BROKER_CONFIG = 3
+    STATIC_BROKER_CONFIG = 4
+    DEFAULT_CONFIG = 5
+    DYNAMIC_BROKER_LOGGER_CONFIG = 6
+
+
+class ConfigError(ValueError):
+    """A config name or value Kafka would reject (INVALID_CONFIG)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigDef:
+    name: str
+    type: ConfigType
+    default: str | None
+    doc: str
+    synonyms: tuple[tuple[str, Callable[[str], str]], ...] = ()
+    """Broker configs that set this topic config, most specific first, with a converter."""
+    valid: Callable[[str], bool] | None = None
+    choices: tuple[str, ...] = ()
+    read_only: bool = False
+
+    def validate(self, value: str | None) -> str | None:
+        """The value normalised, or :class:`ConfigError` naming the key."""
+        if value is None:
+            if self.type in (ConfigType.STRING, ConfigType.LIST, ConfigType.PASSWORD):
+                return None
+            raise ConfigError(f"Invalid value null for configuration {self.name}")
+        try:
+            if self.type in (ConfigType.INT, ConfigType.SHORT, ConfigType.LONG):
+                number = int(value.strip())
+                bound = {ConfigType.INT: INT_MAX, ConfigType.SHORT: 2**15 - 1}.get(self.type, LONG_MAX)
+                if not -bound - 1 <= number <= bound:
+                    raise ValueError("out of range")
+                value = str(number)
+            elif self.type is ConfigType.DOUBLE:
+                value = repr(float(value))
+            elif self.type is ConfigType.BOOLEAN:
+                lowered = value.strip().lower()
+                if lowered not in ("true", "false"):
+                    raise ValueError("not a boolean")
+                value = lowered
+        except ValueError:
+            raise ConfigError(
+                f"Invalid value {value} for configuration {self.name}: not a valid {self.type.name}"
+            ) from None
+        if self.choices:
+            items = [v.strip() for v in value.split(",")] if self.type is ConfigType.LIST else [value]
+            for item in items:
+                if item not in self.choices:
+                    raise ConfigError(
+                        f"Invalid value {value} for configuration {self.name}: "
+                        f"String must be one of: {', '.join(self.choices)}"
+                    )
+        if self.valid is not None and not self.valid(value):
+            raise ConfigError(f"Invalid value {value} for configuration {self.name}")
+        return value
+
+
+def _same(v: str) -> str:
+    return v
+
+
+def _times(factor: int) -> Callable[[str], str]:
+    return lambda v: str(int(v) * factor)
+
+
+def _at_least(low: int) -> Callable[[str], bool]:
+    return lambda v: int(v) >= low
+
+
+def _ratio(v: str) -> bool:
+    return 0.0 <= float(v) <= 1.0
+
+
+_T = ConfigType
+TOPIC_CONFIGS: dict[str, ConfigDef] = {
+    d.name: d
+    for d in (
+        ConfigDef(
+            "cleanup.policy",
+            _T.LIST,
+            "delete",
+            "Retention policy: delete and/or compact.",
+            (("log.cleanup.policy", _same),),
+            choices=("delete", "compact"),
+        ),
+        ConfigDef(
+            "compression.type",
+            _T.STRING,
+            "producer",
+            "Final compression of the topic's data.",
+            (("compression.type", _same),),
+            choices=("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"),
+        ),
+        ConfigDef(
+            "delete.retention.ms",
+            _T.LONG,
+            "86400000",
+            "How long tombstones are kept on compacted topics.",
+            (("log.cleaner.delete.retention.ms", _same),),
+            _at_least(0),
+        ),
+        ConfigDef(
+            "file.delete.delay.ms",
+            _T.LONG,
+            "60000",
+            "Delay before deleting a file from disk.",
+            (("log.segment.delete.delay.ms", _same),),
+            _at_least(0),
+        ),
+        ConfigDef(
+            "flush.messages",
+            _T.LONG,
+            str(LONG_MAX),
+            "Messages accumulated before a forced fsync.",
+            (("log.flush.interval.messages", _same),),
+            _at_least(1),
+        ),
+        ConfigDef(
+            "flush.ms",
+            _T.LONG,
+            str(LONG_MAX),
+            "Time before a forced fsync.",
+            (("log.flush.interval.ms", _same),),
+            _at_least(0),
+        ),
+        ConfigDef(
+            "index.interval.bytes",
+            _T.INT,
+            "4096",
+            "Bytes between offset index entries.",
+            (("log.index.interval.bytes", _same),),
+            _at_least(0),
+        ),
+        ConfigDef(
+            "max.compaction.lag.ms",
+            _T.LONG,
+            str(LONG_MAX),
+            "Longest a record stays uncompacted.",
+            (("log.cleaner.max.compaction.lag.ms", _same),),
+            _at_least(1),
+        ),
+        ConfigDef(
+            "max.message.bytes",
+            _T.INT,
+            "1048588",
+            "Largest record batch allowed.",
+            (("message.max.bytes", _same),),
+            _at_least(0),
+        ),
+        ConfigDef(
+            "message.timestamp.after.max.ms",
+            _T.LONG,
+            "3600000",
+            "How far in the future a CreateTime timestamp may be.",
+            (("log.message.timestamp.after.max.ms", _same),),
+            _at_least(0),
+        ),
+        ConfigDef(
+            "message.timestamp.before.max.ms",
+            _T.LONG,
+            str(LONG_MAX),
+            "How far in the past a CreateTime timestamp may be.",
+            (("log.message.timestamp.before.max.ms", _same),),
+            _at_least(0),
+        ),
+        ConfigDef(
+            "message.timestamp.type",
+            _T.STRING,
+            "CreateTime",
+            "CreateTime or LogAppendTime.",
+            (("log.message.timestamp.type", _same),),
+            choices=("CreateTime", "LogAppendTime"),
+        ),
+        ConfigDef(
+            "min.cleanable.dirty.ratio",
+            _T.DOUBLE,
+            "0.5",
+            "Dirty ratio above which the cleaner runs.",
+            (("log.cleaner.min.cleanable.ratio", _same),),
+            _ratio,
+        ),
+        ConfigDef(
+            "min.compaction.lag.ms",
+            _T.LONG,
+            "0",
+            "Shortest time a record stays uncompacted.",
+            (("log.cleaner.min.compaction.lag.ms", _same),),
+            _at_least(0),
+        ),
+        ConfigDef(
+            "min.insync.replicas",
+            _T.INT,
+            "1",
+            "Replicas that must acknowledge an acks=all write.",
+            (("min.insync.replicas", _same),),
+            _at_least(1),
+        ),
+        ConfigDef(
+            "preallocate", _T.BOOLEAN, "false", "Preallocate segment files.", (("log.preallocate", _same),)
+        ),
+        ConfigDef(
+            "retention.bytes",
+            _T.LONG,
+            "-1",
+            "Largest size of a partition before old segments go.",
+            (("log.retention.bytes", _same),),
+        ),
+        ConfigDef(
+            "retention.ms",
+            _T.LONG,
+            "604800000",
+            "Longest a segment is kept (-1: forever).",
+            (
+                ("log.retention.ms", _same),
+                ("log.retention.minutes", _times(60_000)),
+                ("log.retention.hours", _times(3_600_000)),
+            ),
+            _at_least(-1),
+        ),
+        ConfigDef(
+            "segment.bytes",
+            _T.INT,
+            "1073741824",
+            "Size of a segment file.",
+            (("log.segment.bytes", _same),),
+            _at_least(14),
+        ),
+        ConfigDef(
+            "segment.index.bytes",
+            _T.INT,
+            "10485760",
+            "Size of a segment's offset index.",
+            (("log.index.size.max.bytes", _same),),
+            _at_least(4),
+        ),
+        ConfigDef(
+            "segment.jitter.ms",
+            _T.LONG,
+            "0",
+            "Random jitter subtracted from segment.ms.",
+            (("log.roll.jitter.ms", _same), ("log.roll.jitter.hours", _times(3_600_000))),
+            _at_least(0),
+        ),
+        ConfigDef(
+            "segment.ms",
+            _T.LONG,
+            "604800000",
+            "Time after which a segment is rolled.",
+            (("log.roll.ms", _same), ("log.roll.hours", _times(3_600_000))),
+            _at_least(1),
+        ),
+        ConfigDef(
+            "unclean.leader.election.enable",
+            _T.BOOLEAN,
+            "false",
+            "Whether an out-of-sync replica may become leader.",
+            (("unclean.leader.election.enable", _same),),
+        ),
+    )
+}
+
+BROKER_CONFIGS: dict[str, ConfigDef] = {
+    d.name: d
+    for d in (
+        ConfigDef("auto.create.topics.enable", _T.BOOLEAN, "true", "Create topics on Metadata requests."),
+        ConfigDef("num.partitions", _T.INT, "1", "Partitions of an auto-created topic.", valid=_at_least(1)),
+        ConfigDef(
+            "default.replication.factor",
+            _T.INT,
+            "1",
+            "Replication factor of auto-created topics.",
+            valid=_at_least(1),
+        ),
+        ConfigDef(
+            "socket.request.max.bytes",
+            _T.INT,
+            "104857600",
+            "Largest request frame accepted.",
+            valid=_at_least(1),
+            read_only=True,
+        ),
+        ConfigDef("broker.id", _T.INT, "-1", "This node's id.", read_only=True),
+        ConfigDef("node.id", _T.INT, "-1", "This node's id.", read_only=True),
+        ConfigDef("log.dirs", _T.STRING, None, "Where partitions live.", read_only=True),
+        ConfigDef(
+            "offsets.topic.num.partitions",
+            _T.INT,
+            "50",
+            "Partitions of __consumer_offsets.",
+            valid=_at_least(1),
+            read_only=True,
+        ),
+        ConfigDef(
+            "offsets.topic.replication.factor",
+            _T.SHORT,
+            "3",
+            "Replication of __consumer_offsets.",
+            valid=_at_least(1),
+            read_only=True,
+        ),
+        ConfigDef(
+            "offsets.retention.minutes", _T.INT, "10080", "Committed offsets retention.", valid=_at_least(1)
+        ),
+        ConfigDef(
+            "transaction.state.log.num.partitions",
+            _T.INT,
+            "50",
+            "Partitions of __transaction_state.",
+            valid=_at_least(1),
+            read_only=True,
+        ),
+        ConfigDef(
+            "transaction.state.log.replication.factor",
+            _T.SHORT,
+            "3",
+            "Replication of __transaction_state.",
+            valid=_at_least(1),
+            read_only=True,
+        ),
+        ConfigDef(
+            "transaction.max.timeout.ms", _T.INT, "900000", "Largest transaction timeout.", valid=_at_least(1)
+        ),
+        ConfigDef(
+            "group.initial.rebalance.delay.ms",
+            _T.INT,
+            "3000",
+            "Delay of a new group's first rebalance.",
+            valid=_at_least(0),
+        ),
+        ConfigDef(
+            "group.min.session.timeout.ms", _T.INT, "6000", "Smallest session timeout.", valid=_at_least(0)
+        ),
+        ConfigDef(
+            "group.max.session.timeout.ms", _T.INT, "1800000", "Largest session timeout.", valid=_at_least(0)
+        ),
+        ConfigDef(
+            "replica.lag.time.max.ms",
+            _T.LONG,
+            "30000",
+            "Lag after which a follower leaves the ISR.",
+            valid=_at_least(0),
+        ),
+        ConfigDef(
+            "log.retention.check.interval.ms",
+            _T.LONG,
+            "300000",
+            "Retention check period.",
+            valid=_at_least(1),
+        ),
+        ConfigDef(
+            "log.flush.scheduler.interval.ms",
+            _T.LONG,
+            str(LONG_MAX),
+            "Flush check period.",
+            valid=_at_least(0),
+        ),
+        ConfigDef("log.retention.minutes", _T.INT, None, "retention.ms in minutes (topic default)."),
+        ConfigDef("log.retention.hours", _T.INT, "168", "retention.ms in hours (topic default)."),
+        ConfigDef("log.roll.hours", _T.INT, "168", "segment.ms in hours (topic default)."),
+        ConfigDef("log.roll.jitter.hours", _T.INT, "0", "segment.jitter.ms in hours."),
+        ConfigDef("fetch.max.bytes", _T.INT, "57671680", "Largest fetch answer.", valid=_at_least(0)),
+        ConfigDef(
+            "max.incremental.fetch.session.cache.slots",
+            _T.INT,
+            "1000",
+            "Fetch sessions kept.",
+            valid=_at_least(0),
+        ),
+    )
+}
+
+
+def _register_topic_synonyms() -> None:
+    """Every broker synonym of a topic config is a broker config too."""
+    for tdef in TOPIC_CONFIGS.values():
+        for name, _convert in tdef.synonyms:
+            if name not in BROKER_CONFIGS:
+                default = tdef.default if name == tdef.synonyms[0][0] else None
+                BROKER_CONFIGS[name] = ConfigDef(
+                    name,
+                    tdef.type if default is not None else _T.LONG,
+                    default,
+                    f"Broker default of topic config {tdef.name}.",
+                )
+
+
+_register_topic_synonyms()
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigEntry:
+    """One row of a DescribeConfigs answer."""
+
+    name: str
+    value: str | None
+    source: ConfigSource
+    type: ConfigType
+    read_only: bool
+    doc: str
+    synonyms: tuple[tuple[str, str | None, ConfigSource], ...] = ()
+
+    @property
+    def is_default(self) -> bool:
+        return self.source is ConfigSource.DEFAULT_CONFIG
+
+
+@dataclass
+class BrokerConfig:
+    """Static broker settings (``--config k=v``) plus dynamic ones (AlterConfigs)."""
+
+    node_id: int
+    static: dict[str, str] = field(default_factory=dict)
+    dynamic: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, node_id: int, pairs: Iterable[str]) -> BrokerConfig:
+        """From ``k=v`` strings; raises :class:`ConfigError` naming a bad key or value."""
+        static: dict[str, str] = {}
+        for pair in pairs:
+            key, sep, value = pair.partition("=")
+            key = key.strip()
+            if not sep or not key:
+                raise ConfigError(f"config {pair!r} is not key=value")
+            definition = BROKER_CONFIGS.get(key) or TOPIC_CONFIGS.get(key)
+            if definition is None:
+                raise ConfigError(f"unknown config {key!r}")
+            normalised = definition.validate(value.strip())
+            static[key] = "" if normalised is None else normalised
+        return cls(node_id, static)
+
+    def get(self, name: str) -> str | None:
+        if name in self.dynamic:
+            return self.dynamic[name]
+        if name in self.static:
+            return self.static[name]
+        definition = BROKER_CONFIGS.get(name)
+        return definition.default if definition else None
+
+    def get_int(self, name: str) -> int:
+        value = self.get(name)
+        if value is None:
+            raise KeyError(name)
+        return int(value)
+
+    def get_bool(self, name: str) -> bool:
+        return self.get(name) == "true"
+
+    def describe(self, names: Iterable[str] | None = None) -> list[ConfigEntry]:
+        wanted = sorted(BROKER_CONFIGS) if names is None else list(names)
+        entries = []
+        for name in wanted:
+            definition = BROKER_CONFIGS.get(name)
+            if definition is None:
+                continue
+            synonyms: list[tuple[str, str | None, ConfigSource]] = []
+            if name in self.dynamic:
+                synonyms.append((name, self.dynamic[name], ConfigSource.DYNAMIC_BROKER_CONFIG))
+            if name in self.static:
+                synonyms.append((name, self.static[name], ConfigSource.STATIC_BROKER_CONFIG))
+            if definition.default is not None:
+                synonyms.append((name, definition.default, ConfigSource.DEFAULT_CONFIG))
+            value, source = (
+                (synonyms[0][1], synonyms[0][2]) if synonyms else (None, ConfigSource.DEFAULT_CONFIG)
+            )
+            entries.append(
+                ConfigEntry(
+                    name,
+                    value,
+                    source,
+                    definition.type,
+                    definition.read_only,
+                    definition.doc,
+                    tuple(synonyms),
+                )
+            )
+        return entries
+
+
+def topic_default_chain(name: str, broker: BrokerConfig) -> list[tuple[str, str | None, ConfigSource]]:
+    """Where a topic config's value comes from when the topic does not override it."""
+    definition = TOPIC_CONFIGS[name]
+    chain: list[tuple[str, str | None, ConfigSource]] = []
+    for synonym, convert in definition.synonyms:
+        for store, source in (
+            (broker.dynamic, ConfigSource.DYNAMIC_BROKER_CONFIG),
+            (broker.static, ConfigSource.STATIC_BROKER_CONFIG),
+        ):
+            if synonym in store:
+                chain.append((synonym, convert(store[synonym]), source))
+    chain.append((name, definition.default, ConfigSource.DEFAULT_CONFIG))
+    return chain
+
+
+def effective_topic_configs(overrides: Mapping[str, str], broker: BrokerConfig) -> dict[str, str]:
+    """Every topic config's effective value: override, else broker synonym, else default."""
+    out: dict[str, str] = {}
+    for name in TOPIC_CONFIGS:
+        if name in overrides:
+            out[name] = overrides[name]
+            continue
+        value = topic_default_chain(name, broker)[0][1]
+        if value is not None:
+            out[name] = value
+    return out
+
+
+def describe_topic_configs(
+    overrides: Mapping[str, str], broker: BrokerConfig, names: Iterable[str] | None = None
+) -> list[ConfigEntry]:
+    wanted = sorted(TOPIC_CONFIGS) if names is None else list(names)
+    entries = []
+    for name in wanted:
+        definition = TOPIC_CONFIGS.get(name)
+        if definition is None:
+            continue
+        chain = topic_default_chain(name, broker)
+        if name in overrides:
+            chain.insert(0, (name, overrides[name], ConfigSource.DYNAMIC_TOPIC_CONFIG))
+        value, source = chain[0][1], chain[0][2]
+        entries.append(
+            ConfigEntry(
+                name, value, source, definition.type, definition.read_only, definition.doc, tuple(chain)
+            )
+        )
+    return entries
+
+
+def validate_topic_configs(configs: Mapping[str, str | None]) -> dict[str, str]:
+    """Normalised topic overrides; :class:`ConfigError` for an unknown key or a bad value."""
+    out: dict[str, str] = {}
+    for name, value in configs.items():
+        definition = TOPIC_CONFIGS.get(name)
+        if definition is None:
+            raise ConfigError(f"Unknown topic config name: {name}")
+        normalised = definition.validate(value)
+        if normalised is not None:
+            out[name] = normalised
+    return out

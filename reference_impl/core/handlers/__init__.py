@@ -1,0 +1,26 @@
+"""One module per API, named ``kNN_api_name`` after Kafka's API key (kfake's habit).
+
+Importing this package registers every handler; the registry then answers
+ApiVersions. Each module opens with its version range, behaviour, version
+notes and what it does not implement.
+"""
+
+from . import (  # noqa: F401  (imported to register)
+    k00_produce,
+    k01_fetch,
+    k02_list_offsets,
+    k03_metadata,
+    k18_api_versions,
+    k19_create_topics,
+    k20_delete_topics,
+    k21_delete_records,
+    k32_describe_configs,
+    k33_alter_configs,
+    k35_describe_log_dirs,
+    k37_create_partitions,
+    k44_incremental_alter_configs,
+    k60_describe_cluster,
+)
+from .registry import HANDLERS, Deferred, Handler, NoResponse, Reply, Respond, handles
+
+__all__ = ["HANDLERS", "Deferred", "Handler", "NoResponse", "Reply", "Respond", "handles"]

@@ -1,0 +1,131 @@
+"""Metadata: v0-13. Brokers, the controller, and topics with their partitions.
+
+Behaviour: topics null (v1+; empty in v0) lists every topic but the internal
+metadata log; a named topic that does not exist is created when
+``allow_auto_topic_creation`` (v4+, always in older versions) and the broker's
+``auto.create.topics.enable`` are both true, and is answered with
+LEADER_NOT_AVAILABLE this time, as Kafka answers while creation completes;
+otherwise UNKNOWN_TOPIC_OR_PARTITION. An illegal name gets
+INVALID_TOPIC_EXCEPTION. Topics asked for by id (v10+, name null) that do
+not exist get UNKNOWN_TOPIC_ID.
+Not implemented: authorized operations (no ACLs: reported as not requested).
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from reference_impl.protocol.apis import response_class
+from reference_impl.protocol.build import build, get
+from reference_impl.protocol.errors import ErrorCode, KafkaError
+
+from ..metadata.image import TopicInfo
+from ..metadata.local_controller import validate_topic_name
+from .registry import Reply, Respond, handles
+
+if TYPE_CHECKING:
+    from ..broker import Broker, RequestContext
+
+ZERO_UUID = uuid.UUID(int=0)
+
+
+def topic_entry(broker: Broker, topic: TopicInfo) -> dict[str, Any]:
+    partitions = []
+    for p in sorted(topic.partitions.values(), key=lambda p: p.partition):
+        alive = {b for b, info in broker.image.brokers.items() if not info.fenced}
+        offline = [r for r in p.replicas if r not in alive]
+        partitions.append(
+            {
+                "error_code": ErrorCode.none if p.leader >= 0 else ErrorCode.leader_not_available,
+                "partition_index": p.partition,
+                "leader_id": p.leader,
+                "leader_epoch": p.leader_epoch,
+                "replica_nodes": list(p.replicas),
+                "isr_nodes": list(p.isr),
+                "offline_replicas": offline,
+            }
+        )
+    return {
+        "error_code": 0,
+        "name": topic.name,
+        "topic_id": topic.topic_id,
+        "is_internal": topic.is_internal,
+        "partitions": partitions,
+    }
+
+
+def _error_entry(name: str | None, code: ErrorCode, topic_id: uuid.UUID = ZERO_UUID) -> dict[str, Any]:
+    return {"error_code": code, "name": name, "topic_id": topic_id, "is_internal": False, "partitions": []}
+
+
+@handles(3, 0, 13)
+def handle_metadata(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
+    version = ctx.api_version
+    requested = request.topics
+    if requested is None or (version == 0 and not requested):
+        topics = [topic_entry(broker, t) for t in sorted(broker.image.topics.values(), key=lambda t: t.name)]
+    else:
+        allow_auto = bool(get(request, "allow_auto_topic_creation", True)) and broker.config.get_bool(
+            "auto.create.topics.enable"
+        )
+        topics = []
+        for wanted in requested:
+            name = wanted.name
+            if name is None:
+                topic_id = get(wanted, "topic_id", None)
+                found = broker.image.topic_by_id(topic_id) if topic_id else None
+                topics.append(
+                    topic_entry(broker, found)
+                    if found
+                    else _error_entry(None, ErrorCode.unknown_topic_id, topic_id or ZERO_UUID)
+                )
+                continue
+            topic = broker.image.topics.get(name)
+            if topic is not None:
+                topics.append(topic_entry(broker, topic))
+                continue
+            topics.append(_error_entry(name, _auto_create(broker, name, allow_auto, ctx.received_ms)))
+    brokers = [
+        {"node_id": b.node_id, "host": b.host, "port": b.port, "rack": b.rack}
+        for b in sorted(broker.image.brokers.values(), key=lambda b: b.node_id)
+        if not b.fenced
+    ]
+    return Respond(
+        build(
+            response_class(3, version),
+            {
+                "throttle_time": 0,
+                "brokers": brokers,
+                "cluster_id": broker.image.cluster_id,
+                "controller_id": broker.image.controller_id,
+                "topics": topics,
+                "error_code": 0,
+            },
+        )
+    )
+
+
+def _auto_create(broker: Broker, name: str, allowed: bool, now_ms: int) -> ErrorCode:
+    try:
+        validate_topic_name(name)
+    except KafkaError as exc:
+        return exc.code
+    if not allowed:
+        return ErrorCode.unknown_topic_or_partition
+    try:
+        broker.controller.create_topic(
+            name,
+            -1,
+            -1,
+            None,
+            {},
+            default_partitions=broker.config.get_int("num.partitions"),
+            default_replication=broker.config.get_int("default.replication.factor"),
+            validate_only=False,
+            now_ms=now_ms,
+        )
+    except KafkaError as exc:
+        return exc.code if exc.code is not ErrorCode.topic_already_exists else ErrorCode.leader_not_available
+    broker.sync_partitions(now_ms)
+    return ErrorCode.leader_not_available

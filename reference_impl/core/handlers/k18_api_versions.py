@@ -1,0 +1,31 @@
+"""ApiVersions: v0-4. Every API and version range this broker has a handler for.
+
+Version notes: v3+ adds client software name/version (accepted, logged) and
+the features lists; ``metadata.version`` is not finalized here (no feature
+flags implemented), so the features lists are empty. A request at a version
+above 4 gets a v0 body with UNSUPPORTED_VERSION (the broker layer does that,
+as Kafka does, so the client can retry at a version both know).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from reference_impl.protocol.apis import response_class
+from reference_impl.protocol.build import build
+
+from .registry import HANDLERS, Reply, Respond, handles
+
+if TYPE_CHECKING:
+    from ..broker import Broker, RequestContext
+
+
+@handles(18, 0, 4)
+def handle_api_versions(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
+    keys = [
+        {"api_key": h.api_key, "min_version": h.min_version, "max_version": h.max_version}
+        for h in sorted(HANDLERS.values(), key=lambda h: h.api_key)
+    ]
+    return Respond(
+        build(response_class(18, ctx.api_version), {"error_code": 0, "api_keys": keys, "throttle_time": 0})
+    )

@@ -1,0 +1,82 @@
+"""CreateTopics: v2-7. Create topics with partitions, replication factor, assignment and configs.
+
+Behaviour: -1 partitions or replication factor take the broker defaults
+(``num.partitions``, ``default.replication.factor``); ``validate_only``
+checks without creating; a topic listed twice gets INVALID_REQUEST; other
+errors come from the controller (TOPIC_ALREADY_EXISTS,
+INVALID_TOPIC_EXCEPTION, INVALID_PARTITIONS, INVALID_REPLICATION_FACTOR,
+INVALID_REPLICA_ASSIGNMENT, INVALID_CONFIG).
+Version notes: v5+ returns partitions, replication factor and the topic's
+configs; v7+ the topic id.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+from reference_impl.protocol.apis import response_class
+from reference_impl.protocol.build import build
+from reference_impl.protocol.errors import ErrorCode, KafkaError
+
+from ..configs import describe_topic_configs
+from .registry import Reply, Respond, handles
+
+if TYPE_CHECKING:
+    from ..broker import Broker, RequestContext
+
+
+@handles(19, 2, 7)
+def handle_create_topics(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
+    counts = Counter(t.name for t in request.topics)
+    results = []
+    for t in request.topics:
+        result: dict[str, Any] = {
+            "name": t.name,
+            "error_code": ErrorCode.none,
+            "error_message": None,
+            "num_partitions": -1,
+            "replication_factor": -1,
+            "configs": [],
+        }
+        try:
+            if counts[t.name] > 1:
+                raise KafkaError(
+                    ErrorCode.invalid_request,
+                    f"Create topics request from client `{ctx.client_id}` contains multiple "
+                    f"entries for the following topics: {t.name}",
+                )
+            assignments = {a.partition_index: list(a.broker_ids) for a in t.assignments}
+            created = broker.controller.create_topic(
+                t.name,
+                int(t.num_partitions),
+                int(t.replication_factor),
+                assignments or None,
+                {c.name: c.value for c in t.configs},
+                default_partitions=broker.config.get_int("num.partitions"),
+                default_replication=broker.config.get_int("default.replication.factor"),
+                validate_only=bool(request.validate_only),
+                now_ms=ctx.received_ms,
+            )
+        except KafkaError as exc:
+            result.update(error_code=exc.code, error_message=exc.message)
+        else:
+            configs = [
+                {
+                    "name": e.name,
+                    "value": e.value,
+                    "read_only": e.read_only,
+                    "config_source": int(e.source),
+                    "is_sensitive": False,
+                }
+                for e in describe_topic_configs(created.configs, broker.config)
+            ]
+            result.update(
+                num_partitions=created.num_partitions,
+                replication_factor=created.replication_factor,
+                configs=configs,
+                topic_id=created.topic_id,
+            )
+        results.append(result)
+    broker.sync_partitions(ctx.received_ms)
+    return Respond(build(response_class(19, ctx.api_version), {"throttle_time": 0, "topics": results}))

@@ -1,0 +1,68 @@
+"""DescribeConfigs: v1-4. Effective configs of topics and of this broker, with their sources.
+
+Behaviour: ``configuration_keys`` null lists every config; each entry has
+its value, source, read-only flag and (``include_synonyms``) the chain of
+configs its value could come from, most specific first; v3+ adds the type
+and (``include_documentation``) the documentation. Errors per resource:
+UNKNOWN_TOPIC_OR_PARTITION, INVALID_REQUEST (another broker's id, an
+unknown resource type). Broker loggers (type 8) answer an empty list.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from reference_impl.protocol.apis import response_class
+from reference_impl.protocol.build import build, get
+from reference_impl.protocol.errors import ErrorCode, KafkaError
+
+from ..configs import ConfigEntry, describe_topic_configs
+from ..metadata.image import TOPIC_RESOURCE
+from .configs_common import BROKER_LOGGER_RESOURCE, check_resource
+from .registry import Reply, Respond, handles
+
+if TYPE_CHECKING:
+    from ..broker import Broker, RequestContext
+
+
+def _entry(e: ConfigEntry, synonyms: bool, docs: bool) -> dict[str, Any]:
+    return {
+        "name": e.name,
+        "value": e.value,
+        "read_only": e.read_only,
+        "config_source": int(e.source),
+        "is_sensitive": False,
+        "config_type": int(e.type),
+        "documentation": e.doc if docs else None,
+        "synonyms": [{"name": n, "value": v, "source": int(s)} for n, v, s in e.synonyms] if synonyms else [],
+    }
+
+
+@handles(32, 1, 4)
+def handle_describe_configs(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
+    synonyms = bool(request.include_synonyms)
+    docs = bool(get(request, "include_documentation", False))
+    results = []
+    for r in request.resources:
+        rtype, rname = int(r.resource_type), r.resource_name
+        result: dict[str, Any] = {
+            "resource_type": rtype,
+            "resource_name": rname,
+            "error_code": ErrorCode.none,
+            "error_message": None,
+            "configs": [],
+        }
+        try:
+            check_resource(broker, rtype, rname)
+            keys = list(r.configuration_keys) if r.configuration_keys is not None else None
+            if rtype == TOPIC_RESOURCE:
+                entries = describe_topic_configs(broker.image.topics[rname].configs, broker.config, keys)
+            elif rtype == BROKER_LOGGER_RESOURCE:
+                entries = []
+            else:
+                entries = broker.config.describe(keys)
+            result["configs"] = [_entry(e, synonyms, docs) for e in entries]
+        except KafkaError as exc:
+            result.update(error_code=exc.code, error_message=exc.message)
+        results.append(result)
+    return Respond(build(response_class(32, ctx.api_version), {"throttle_time": 0, "results": results}))

@@ -1,0 +1,44 @@
+"""CreatePartitions: v0-3. Add partitions to a topic (never remove them).
+
+Behaviour: INVALID_PARTITIONS when the count is not above the current one,
+INVALID_REPLICA_ASSIGNMENT when the assignment does not fit, UNKNOWN_TOPIC_OR_PARTITION
+for a missing topic, INVALID_REQUEST for a topic listed twice; ``validate_only``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+from reference_impl.protocol.apis import response_class
+from reference_impl.protocol.build import build
+from reference_impl.protocol.errors import ErrorCode, KafkaError
+
+from .registry import Reply, Respond, handles
+
+if TYPE_CHECKING:
+    from ..broker import Broker, RequestContext
+
+
+@handles(37, 0, 3)
+def handle_create_partitions(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
+    counts = Counter(t.name for t in request.topics)
+    results = []
+    for t in request.topics:
+        entry: dict[str, Any] = {"name": t.name, "error_code": ErrorCode.none, "error_message": None}
+        try:
+            if counts[t.name] > 1:
+                raise KafkaError(ErrorCode.invalid_request, f"topic {t.name} listed twice")
+            assignments = [list(a.broker_ids) for a in t.assignments] if t.assignments is not None else None
+            broker.controller.create_partitions(
+                t.name,
+                int(t.count),
+                assignments,
+                validate_only=bool(request.validate_only),
+                now_ms=ctx.received_ms,
+            )
+        except KafkaError as exc:
+            entry.update(error_code=exc.code, error_message=exc.message)
+        results.append(entry)
+    broker.sync_partitions(ctx.received_ms)
+    return Respond(build(response_class(37, ctx.api_version), {"throttle_time": 0, "results": results}))

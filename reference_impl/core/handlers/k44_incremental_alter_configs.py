@@ -1,0 +1,84 @@
+"""IncrementalAlterConfigs: v0-1. SET, DELETE, APPEND or SUBTRACT single configs (KIP-339).
+
+Behaviour: APPEND and SUBTRACT apply to list configs only (INVALID_CONFIG
+otherwise) and work on the current effective value; a config named twice
+in one resource is INVALID_REQUEST; unknown names and bad values are
+INVALID_CONFIG; ``validate_only`` checks without applying.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+from reference_impl.protocol.apis import response_class
+from reference_impl.protocol.build import build
+from reference_impl.protocol.errors import ErrorCode, KafkaError
+
+from ..configs import BROKER_CONFIGS, TOPIC_CONFIGS, ConfigType, effective_topic_configs
+from ..metadata.image import TOPIC_RESOURCE
+from .configs_common import check_changes, check_resource
+from .registry import Reply, Respond, handles
+
+if TYPE_CHECKING:
+    from ..broker import Broker, RequestContext
+
+SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
+
+
+@handles(44, 0, 1)
+def handle_incremental_alter_configs(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
+    responses = []
+    for r in request.resources:
+        rtype, rname = int(r.resource_type), r.resource_name
+        entry: dict[str, Any] = {
+            "resource_type": rtype,
+            "resource_name": rname,
+            "error_code": ErrorCode.none,
+            "error_message": None,
+        }
+        try:
+            check_resource(broker, rtype, rname)
+            names = Counter(c.name for c in r.configs)
+            if any(n > 1 for n in names.values()):
+                dup = ", ".join(sorted(k for k, n in names.items() if n > 1))
+                raise KafkaError(ErrorCode.invalid_request, f"Error due to duplicate config keys: {dup}")
+            if rtype == TOPIC_RESOURCE:
+                effective = effective_topic_configs(broker.image.topics[rname].configs, broker.config)
+            else:
+                effective = {k: v for k in BROKER_CONFIGS if (v := broker.config.get(k)) is not None}
+            changes: dict[str, str | None] = {}
+            for c in r.configs:
+                changes[c.name] = _apply(rtype, c.name, int(c.config_operation), c.value, effective)
+            check_changes(rtype, changes)
+            broker.controller.set_configs(
+                rtype, rname, changes, validate_only=bool(request.validate_only), now_ms=ctx.received_ms
+            )
+        except KafkaError as exc:
+            entry.update(error_code=exc.code, error_message=exc.message)
+        responses.append(entry)
+    broker.sync_partitions(ctx.received_ms)
+    return Respond(build(response_class(44, ctx.api_version), {"throttle_time": 0, "responses": responses}))
+
+
+def _apply(rtype: int, name: str, op: int, value: str | None, effective: dict[str, str]) -> str | None:
+    if op == SET:
+        return value
+    if op == DELETE:
+        return None
+    definition = (TOPIC_CONFIGS if rtype == TOPIC_RESOURCE else BROKER_CONFIGS).get(name)
+    if definition is None:
+        raise KafkaError(ErrorCode.invalid_config, f"Unknown config name: {name}")
+    if op not in (APPEND, SUBTRACT):
+        raise KafkaError(ErrorCode.invalid_request, f"Unknown config operation {op}")
+    if definition.type is not ConfigType.LIST:
+        raise KafkaError(
+            ErrorCode.invalid_config, f"Config value append/subtract is not allowed for config key: {name}"
+        )
+    current = [v for v in (effective.get(name) or "").split(",") if v]
+    items = [v.strip() for v in (value or "").split(",") if v.strip()]
+    if op == APPEND:
+        result = current + [v for v in items if v not in current]
+    else:
+        result = [v for v in current if v not in items]
+    return ",".join(result)

@@ -1,0 +1,53 @@
+"""DescribeCluster: v0-2. The cluster id, the controller, and the brokers.
+
+Version notes: v1+ ``endpoint_type`` (1 = brokers; 2 = controllers, which
+here are the same nodes); v2+ ``include_fenced_brokers`` and ``is_fenced``.
+Not implemented: authorized operations (no ACLs).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from reference_impl.protocol.apis import response_class
+from reference_impl.protocol.build import build, get
+from reference_impl.protocol.errors import ErrorCode
+
+from .registry import Reply, Respond, handles
+
+if TYPE_CHECKING:
+    from ..broker import Broker, RequestContext
+
+BROKERS, CONTROLLERS = 1, 2
+
+
+@handles(60, 0, 2)
+def handle_describe_cluster(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
+    endpoint_type = int(get(request, "endpoint_type", BROKERS))
+    include_fenced = bool(get(request, "include_fenced_brokers", False))
+    error, message = ErrorCode.none, None
+    if endpoint_type not in (BROKERS, CONTROLLERS):
+        error, message = ErrorCode.unsupported_endpoint_type, f"endpoint type {endpoint_type} is unknown"
+    brokers = (
+        [
+            {"broker_id": b.node_id, "host": b.host, "port": b.port, "rack": b.rack, "is_fenced": b.fenced}
+            for b in sorted(broker.image.brokers.values(), key=lambda b: b.node_id)
+            if include_fenced or not b.fenced
+        ]
+        if error is ErrorCode.none
+        else []
+    )
+    return Respond(
+        build(
+            response_class(60, ctx.api_version),
+            {
+                "throttle_time": 0,
+                "error_code": error,
+                "error_message": message,
+                "cluster_id": broker.image.cluster_id,
+                "controller_id": broker.image.controller_id,
+                "brokers": brokers,
+                "endpoint_type": endpoint_type,
+            },
+        )
+    )

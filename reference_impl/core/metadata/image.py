@@ -1,0 +1,130 @@
+"""The metadata image: brokers, topics, partitions and configs, as replaying the log yields.
+
+Handlers read the image to answer Metadata, DescribeCluster and
+DescribeConfigs; the broker compares images to learn which partitions it must
+open, lead, follow or delete. Only :meth:`MetadataImage.apply` changes it.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field, replace
+
+from .records import (
+    ConfigRecord,
+    MetadataRecord,
+    PartitionChangeRecord,
+    PartitionRecord,
+    ProducerIdsRecord,
+    RegisterBrokerRecord,
+    RemoveTopicRecord,
+    TopicRecord,
+)
+
+TOPIC_RESOURCE = 2
+BROKER_RESOURCE = 4
+NO_LEADER = -1
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerInfo:
+    node_id: int
+    host: str
+    port: int
+    rack: str | None = None
+    fenced: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionInfo:
+    partition: int
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    leader: int
+    leader_epoch: int
+    partition_epoch: int
+
+
+@dataclass
+class TopicInfo:
+    name: str
+    topic_id: uuid.UUID
+    partitions: dict[int, PartitionInfo] = field(default_factory=dict)
+    configs: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def is_internal(self) -> bool:
+        return self.name in ("__consumer_offsets", "__transaction_state")
+
+
+@dataclass
+class MetadataImage:
+    cluster_id: str
+    controller_id: int
+    brokers: dict[int, BrokerInfo] = field(default_factory=dict)
+    topics: dict[str, TopicInfo] = field(default_factory=dict)
+    topic_names: dict[uuid.UUID, str] = field(default_factory=dict)
+    broker_configs: dict[str, str] = field(default_factory=dict)
+    next_producer_id: int = 0
+    offset: int = -1
+    """Offset of the last record applied (the image's version)."""
+
+    def topic_by_id(self, topic_id: uuid.UUID) -> TopicInfo | None:
+        name = self.topic_names.get(topic_id)
+        return self.topics.get(name) if name is not None else None
+
+    def apply(self, record: MetadataRecord, offset: int) -> None:
+        """Replay one record; records that no longer match the image are ignored, as KRaft does."""
+        self.offset = offset
+        match record:
+            case TopicRecord(name=name, topic_id=topic_id):
+                self.topics[name] = TopicInfo(name, topic_id)
+                self.topic_names[topic_id] = name
+            case PartitionRecord():
+                topic = self.topic_by_id(record.topic_id)
+                if topic is not None:
+                    topic.partitions[record.partition] = PartitionInfo(
+                        record.partition,
+                        record.replicas,
+                        record.isr,
+                        record.leader,
+                        record.leader_epoch,
+                        record.partition_epoch,
+                    )
+            case PartitionChangeRecord():
+                self._apply_change(record)
+            case ConfigRecord(resource_type=rtype, resource_name=rname, name=name, value=value):
+                if rtype == TOPIC_RESOURCE:
+                    topic = self.topics.get(rname)
+                    target = topic.configs if topic is not None else None
+                else:
+                    target = self.broker_configs
+                if target is not None:
+                    if value is None:
+                        target.pop(name, "")
+                    else:
+                        target[name] = value
+            case RemoveTopicRecord(topic_id=topic_id):
+                removed = self.topic_names.pop(topic_id, None)
+                if removed is not None:
+                    self.topics.pop(removed, None)
+            case RegisterBrokerRecord():
+                self.brokers[record.broker_id] = BrokerInfo(
+                    record.broker_id, record.host, record.port, record.rack, record.fenced
+                )
+            case ProducerIdsRecord(next_producer_id=next_id):
+                self.next_producer_id = max(self.next_producer_id, next_id)
+
+    def _apply_change(self, record: PartitionChangeRecord) -> None:
+        topic = self.topic_by_id(record.topic_id)
+        if topic is None or record.partition not in topic.partitions:
+            return
+        old = topic.partitions[record.partition]
+        new = old
+        if record.replicas is not None:
+            new = replace(new, replicas=record.replicas)
+        if record.isr is not None:
+            new = replace(new, isr=record.isr)
+        if record.leader is not None and record.leader != old.leader:
+            new = replace(new, leader=record.leader, leader_epoch=old.leader_epoch + 1)
+        topic.partitions[record.partition] = replace(new, partition_epoch=old.partition_epoch + 1)

@@ -1,0 +1,365 @@
+"""A single-node controller: validates admin requests, writes metadata records, replays them.
+
+A one-broker cluster is its own controller, as a KRaft node in combined mode
+with one voter is: every change (topic created, partitions added, config
+set) becomes records appended and flushed to the ``__cluster_metadata`` log
+before it is applied to the image, so a restart replays the same image.
+Errors are Kafka's: TOPIC_ALREADY_EXISTS, INVALID_TOPIC_EXCEPTION,
+INVALID_PARTITIONS, INVALID_REPLICATION_FACTOR, INVALID_REPLICA_ASSIGNMENT,
+INVALID_CONFIG, UNKNOWN_TOPIC_OR_PARTITION.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from reference_impl.log.api import Chunk, PartitionLog
+from reference_impl.protocol.errors import ErrorCode, KafkaError
+from reference_impl.protocol.record_set import build_batch, iter_records
+from reference_impl.protocol.records import iter_headers
+
+from ..configs import ConfigError, validate_topic_configs
+from .image import BROKER_RESOURCE, TOPIC_RESOURCE, MetadataImage
+from .records import (
+    ConfigRecord,
+    MetadataRecord,
+    PartitionRecord,
+    ProducerIdsRecord,
+    RegisterBrokerRecord,
+    RemoveTopicRecord,
+    TopicRecord,
+    decode,
+    encode,
+)
+
+METADATA_TOPIC = "__cluster_metadata"
+MAX_TOPIC_NAME = 249
+_LEGAL_NAME = re.compile(r"^[a-zA-Z0-9._-]+$")
+PRODUCER_ID_BLOCK = 1000
+
+
+def validate_topic_name(name: str) -> None:
+    """Kafka's ``Topic.validate``: legal characters, length, not "." or ".."."""
+    if not name:
+        raise KafkaError(ErrorCode.invalid_topic_exception, "Topic name is illegal, it can't be empty")
+    if name in (".", ".."):
+        raise KafkaError(ErrorCode.invalid_topic_exception, 'Topic name cannot be "." or ".."')
+    if len(name) > MAX_TOPIC_NAME:
+        raise KafkaError(
+            ErrorCode.invalid_topic_exception,
+            f"Topic name is illegal, it can't be longer than {MAX_TOPIC_NAME} characters",
+        )
+    if not _LEGAL_NAME.match(name):
+        raise KafkaError(
+            ErrorCode.invalid_topic_exception,
+            f"Topic name {name!r} is illegal, it contains a character other than "
+            "ASCII alphanumerics, '.', '_' and '-'",
+        )
+
+
+def _collision_key(name: str) -> str:
+    return name.replace(".", "_")
+
+
+@dataclass(frozen=True, slots=True)
+class CreatedTopic:
+    name: str
+    topic_id: uuid.UUID
+    num_partitions: int
+    replication_factor: int
+    configs: dict[str, str]
+
+
+def assign_replicas(
+    num_partitions: int,
+    replication_factor: int,
+    brokers: Sequence[int],
+    first_partition: int,
+    rng: random.Random,
+) -> list[tuple[int, ...]]:
+    """Kafka's rack-unaware placement: a random start broker, replicas shifted around the ring."""
+    ordered = sorted(brokers)
+    count = len(ordered)
+    start = rng.randrange(count)
+    shift = rng.randrange(count)
+    out = []
+    for i in range(num_partitions):
+        p = first_partition + i
+        if p > 0 and p % count == 0:
+            shift += 1
+        first = (p + start) % count
+        replicas = [ordered[first]]
+        for j in range(replication_factor - 1):
+            replicas.append(
+                ordered[(first + 1 + (shift + j) % (count - 1)) % count] if count > 1 else ordered[first]
+            )
+        out.append(tuple(replicas))
+    return out
+
+
+class LocalController:
+    def __init__(
+        self,
+        image: MetadataImage,
+        log: PartitionLog,
+        node_id: int,
+        rng: random.Random,
+        read_chunk: Callable[[Chunk], bytes],
+    ) -> None:
+        self.image = image
+        self.read_chunk = read_chunk
+        self.log = log
+        self.node_id = node_id
+        self.rng = rng
+        self._producer_id_next = 0
+        self._producer_id_limit = 0
+
+    # -- persistence ---------------------------------------------------------------------------
+
+    def load(self) -> int:
+        """Replay the metadata log into the image; returns how many records were applied."""
+        count = 0
+        offset = self.log.log_start_offset
+        while offset < self.log.log_end_offset:
+            result = self.log.read(offset, 1 << 20)
+            data = b"".join(self.read_chunk(c) for c in result.chunks)
+            if not data:
+                break
+            for header in iter_headers(data):
+                for record in iter_records(data, header):
+                    if record.value is not None:
+                        self.image.apply(decode(record.value), record.offset)
+                        count += 1
+                offset = header.next_offset
+        return count
+
+    def commit(self, records: Sequence[MetadataRecord], now_ms: int) -> None:
+        """Append ``records`` as one batch, flush, then apply them (all or nothing)."""
+        if not records:
+            return
+        batch = bytearray(build_batch([(None, encode(r)) for r in records], base_timestamp=now_ms))
+        info = self.log.append_as_leader(batch, 0, now_ms)
+        self.log.flush()
+        for i, record in enumerate(records):
+            self.image.apply(record, info.first_offset + i)
+
+    # -- brokers and producer ids --------------------------------------------------------------
+
+    def register_broker(self, host: str, port: int, rack: str | None, now_ms: int) -> None:
+        current = self.image.brokers.get(self.node_id)
+        if current is None or (current.host, current.port, current.rack) != (host, port, rack):
+            self.commit(
+                [RegisterBrokerRecord(broker_id=self.node_id, host=host, port=port, rack=rack)], now_ms
+            )
+
+    def allocate_producer_id(self, now_ms: int) -> int:
+        """Producer ids come in blocks recorded in the metadata log, so none is reused after a restart."""
+        if self._producer_id_next >= self._producer_id_limit:
+            start = self.image.next_producer_id
+            self.commit(
+                [ProducerIdsRecord(broker_id=self.node_id, next_producer_id=start + PRODUCER_ID_BLOCK)],
+                now_ms,
+            )
+            self._producer_id_next, self._producer_id_limit = start, start + PRODUCER_ID_BLOCK
+        pid = self._producer_id_next
+        self._producer_id_next += 1
+        return pid
+
+    # -- topics --------------------------------------------------------------------------------
+
+    def create_topic(
+        self,
+        name: str,
+        num_partitions: int,
+        replication_factor: int,
+        assignments: Mapping[int, Sequence[int]] | None,
+        configs: Mapping[str, str | None],
+        *,
+        default_partitions: int,
+        default_replication: int,
+        validate_only: bool,
+        now_ms: int,
+    ) -> CreatedTopic:
+        validate_topic_name(name)
+        if name in self.image.topics or name == METADATA_TOPIC:
+            raise KafkaError(ErrorCode.topic_already_exists, f"Topic '{name}' already exists.")
+        for existing in self.image.topics:
+            if _collision_key(existing) == _collision_key(name):
+                raise KafkaError(
+                    ErrorCode.invalid_topic_exception,
+                    f"Topic '{name}' collides with existing topic: {existing}",
+                )
+        try:
+            overrides = validate_topic_configs(configs)
+        except ConfigError as exc:
+            raise KafkaError(ErrorCode.invalid_config, str(exc)) from None
+        brokers = sorted(b.node_id for b in self.image.brokers.values() if not b.fenced)
+        if assignments:
+            if num_partitions != -1 or replication_factor != -1:
+                raise KafkaError(
+                    ErrorCode.invalid_request,
+                    "Both numPartitions or replicationFactor and replicasAssignments were set",
+                )
+            if sorted(assignments) != list(range(len(assignments))):
+                raise KafkaError(
+                    ErrorCode.invalid_replica_assignment, "partitions in the assignment must be 0..n-1"
+                )
+            plan = [tuple(assignments[p]) for p in range(len(assignments))]
+            self._check_assignment(plan, brokers)
+            num_partitions, replication_factor = len(plan), len(plan[0])
+        else:
+            num_partitions = default_partitions if num_partitions == -1 else num_partitions
+            replication_factor = default_replication if replication_factor == -1 else replication_factor
+            if num_partitions <= 0:
+                raise KafkaError(ErrorCode.invalid_partitions, "Number of partitions must be larger than 0.")
+            if replication_factor <= 0:
+                raise KafkaError(
+                    ErrorCode.invalid_replication_factor, "Replication factor must be larger than 0."
+                )
+            if replication_factor > len(brokers):
+                raise KafkaError(
+                    ErrorCode.invalid_replication_factor,
+                    f"Unable to replicate the partition {replication_factor} time(s): "
+                    f"The target replication factor of {replication_factor} cannot be reached "
+                    f"because only {len(brokers)} broker(s) are registered.",
+                )
+            plan = assign_replicas(num_partitions, replication_factor, brokers, 0, self.rng)
+        topic_id = uuid.UUID(int=self.rng.getrandbits(128), version=4)
+        created = CreatedTopic(name, topic_id, num_partitions, replication_factor, overrides)
+        if validate_only:
+            return created
+        records: list[MetadataRecord] = [TopicRecord(name=name, topic_id=topic_id)]
+        records += [
+            ConfigRecord(resource_type=TOPIC_RESOURCE, resource_name=name, name=k, value=v)
+            for k, v in sorted(overrides.items())
+        ]
+        records += [
+            PartitionRecord(
+                topic_id=topic_id, partition=p, replicas=replicas, isr=replicas, leader=replicas[0]
+            )
+            for p, replicas in enumerate(plan)
+        ]
+        self.commit(records, now_ms)
+        return created
+
+    def _check_assignment(self, plan: Sequence[tuple[int, ...]], brokers: Sequence[int]) -> None:
+        if not plan or not plan[0]:
+            raise KafkaError(ErrorCode.invalid_replica_assignment, "empty replica assignment")
+        for replicas in plan:
+            if len(replicas) != len(plan[0]):
+                raise KafkaError(
+                    ErrorCode.invalid_replica_assignment,
+                    "All partitions should have the same number of replicas",
+                )
+            if len(set(replicas)) != len(replicas):
+                raise KafkaError(
+                    ErrorCode.invalid_replica_assignment,
+                    f"Duplicate brokers not allowed in replica assignment: {list(replicas)}",
+                )
+            for b in replicas:
+                if b not in brokers:
+                    raise KafkaError(
+                        ErrorCode.invalid_replica_assignment,
+                        f"Broker {b} in the replica assignment is not registered",
+                    )
+
+    def delete_topic(self, name: str, now_ms: int) -> uuid.UUID:
+        topic = self.image.topics.get(name)
+        if topic is None:
+            raise KafkaError(
+                ErrorCode.unknown_topic_or_partition, "This server does not host this topic-partition."
+            )
+        self.commit([RemoveTopicRecord(topic_id=topic.topic_id)], now_ms)
+        return topic.topic_id
+
+    def create_partitions(
+        self,
+        name: str,
+        count: int,
+        assignments: Sequence[Sequence[int]] | None,
+        *,
+        validate_only: bool,
+        now_ms: int,
+    ) -> None:
+        topic = self.image.topics.get(name)
+        if topic is None:
+            raise KafkaError(
+                ErrorCode.unknown_topic_or_partition, "This server does not host this topic-partition."
+            )
+        current = len(topic.partitions)
+        if count < current:
+            raise KafkaError(
+                ErrorCode.invalid_partitions,
+                f"Topic currently has {current} partitions, which is higher than the requested {count}.",
+            )
+        if count == current:
+            raise KafkaError(ErrorCode.invalid_partitions, f"Topic already has {current} partitions.")
+        rf = len(topic.partitions[0].replicas)
+        brokers = sorted(b.node_id for b in self.image.brokers.values() if not b.fenced)
+        if assignments is not None:
+            if len(assignments) != count - current:
+                raise KafkaError(
+                    ErrorCode.invalid_replica_assignment,
+                    f"Attempted to add {count - current} additional partition(s), but only "
+                    f"{len(assignments)} assignment(s) were specified.",
+                )
+            plan = [tuple(a) for a in assignments]
+            if any(len(r) != rf for r in plan):
+                raise KafkaError(
+                    ErrorCode.invalid_replica_assignment,
+                    f"The manual partition assignment must have {rf} replicas per partition",
+                )
+            self._check_assignment(plan, brokers)
+        else:
+            if rf > len(brokers):
+                raise KafkaError(
+                    ErrorCode.invalid_replication_factor,
+                    f"only {len(brokers)} broker(s) are registered for replication factor {rf}",
+                )
+            plan = assign_replicas(count - current, rf, brokers, current, self.rng)
+        if validate_only:
+            return
+        self.commit(
+            [
+                PartitionRecord(
+                    topic_id=topic.topic_id, partition=current + i, replicas=r, isr=r, leader=r[0]
+                )
+                for i, r in enumerate(plan)
+            ],
+            now_ms,
+        )
+
+    # -- configs -------------------------------------------------------------------------------
+
+    def set_configs(
+        self,
+        resource_type: int,
+        resource_name: str,
+        changes: Mapping[str, str | None],
+        *,
+        validate_only: bool,
+        now_ms: int,
+    ) -> None:
+        """Apply config changes (None deletes an override); resource 2 = topic, 4 = broker."""
+        if resource_type == TOPIC_RESOURCE and resource_name not in self.image.topics:
+            raise KafkaError(ErrorCode.unknown_topic_or_partition, f"Topic {resource_name} does not exist")
+        if resource_type not in (TOPIC_RESOURCE, BROKER_RESOURCE):
+            raise KafkaError(ErrorCode.invalid_request, f"unsupported resource type {resource_type}")
+        if resource_type == TOPIC_RESOURCE:
+            try:
+                validate_topic_configs({k: v for k, v in changes.items() if v is not None})
+            except ConfigError as exc:
+                raise KafkaError(ErrorCode.invalid_config, str(exc)) from None
+        if validate_only:
+            return
+        self.commit(
+            [
+                ConfigRecord(resource_type=resource_type, resource_name=resource_name, name=k, value=v)
+                for k, v in changes.items()
+            ],
+            now_ms,
+        )

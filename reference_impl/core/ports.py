@@ -1,0 +1,122 @@
+"""The storage port: how the sans-IO broker reaches partition logs.
+
+The broker process plugs in the file-backed log manager; the simulator and
+unit tests plug in :class:`MemoryLogStore`. Calls are synchronous: the
+broker owns its logs and serialises access to them.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from typing import Protocol
+
+from reference_impl.log.api import Chunk, PartitionLog
+from reference_impl.log.memory import MemoryLog
+
+TopicPartition = tuple[str, int]
+
+
+class LogStore(Protocol):
+    @property
+    def log_dir(self) -> str:
+        """Where the logs live (DescribeLogDirs names it)."""
+        ...
+
+    def open_log(
+        self, topic: str, partition: int, topic_id: uuid.UUID, configs: Mapping[str, str], now_ms: int
+    ) -> PartitionLog:
+        """The partition's log, created empty if it does not exist, loaded (recovered) if it does."""
+        ...
+
+    def update_configs(self, topic: str, partition: int, configs: Mapping[str, str]) -> None:
+        """Apply changed topic configs (segment.bytes, retention.ms, ...) to an open log."""
+        ...
+
+    def delete_log(self, topic: str, partition: int) -> None: ...
+
+    def existing_logs(self) -> list[TopicPartition]:
+        """Partitions with data on disk (found at startup)."""
+        ...
+
+    def read_chunk(self, chunk: Chunk) -> bytes:
+        """The bytes behind a read result's chunk (a file region is read from its file)."""
+        ...
+
+    def size_bytes(self, topic: str, partition: int) -> int: ...
+
+    def disk_usage(self) -> tuple[int, int]:
+        """(total, usable) bytes of the volume holding the logs; (-1, -1) when unknown."""
+        ...
+
+    def maintain(self, now_ms: int) -> None:
+        """Retention and flush policy, called periodically."""
+        ...
+
+    def checkpoint(self, high_watermarks: Mapping[TopicPartition, int]) -> None:
+        """Write recovery points, log start offsets and the given high watermarks."""
+        ...
+
+    def high_watermarks(self) -> dict[TopicPartition, int]:
+        """The high watermarks of the last checkpoint (read at startup)."""
+        ...
+
+    def close(self) -> None:
+        """Flush and close every log (a clean shutdown)."""
+        ...
+
+
+class MemoryLogStore:
+    """Logs in memory: the simulator's store and the unit tests'."""
+
+    def __init__(self) -> None:
+        self.logs: dict[TopicPartition, MemoryLog] = {}
+        self._high_watermarks: dict[TopicPartition, int] = {}
+
+    @property
+    def log_dir(self) -> str:
+        return "memory"
+
+    def open_log(
+        self, topic: str, partition: int, topic_id: uuid.UUID, configs: Mapping[str, str], now_ms: int
+    ) -> PartitionLog:
+        log = self.logs.get((topic, partition))
+        if log is None:
+            log = self.logs[(topic, partition)] = MemoryLog()
+        return log
+
+    def update_configs(self, topic: str, partition: int, configs: Mapping[str, str]) -> None:
+        return None
+
+    def delete_log(self, topic: str, partition: int) -> None:
+        self.logs.pop((topic, partition), None)
+
+    def existing_logs(self) -> list[TopicPartition]:
+        return sorted(self.logs)
+
+    def read_chunk(self, chunk: Chunk) -> bytes:
+        if isinstance(chunk, bytes):
+            return chunk
+        raise TypeError("a memory store has no file regions")
+
+    def size_bytes(self, topic: str, partition: int) -> int:
+        log = self.logs.get((topic, partition))
+        if log is None:
+            return 0
+        return sum(h.size for h in log.batch_headers())
+
+    def disk_usage(self) -> tuple[int, int]:
+        return (-1, -1)
+
+    def maintain(self, now_ms: int) -> None:
+        return None
+
+    def checkpoint(self, high_watermarks: Mapping[TopicPartition, int]) -> None:
+        self._high_watermarks = dict(high_watermarks)
+
+    def high_watermarks(self) -> dict[TopicPartition, int]:
+        return dict(self._high_watermarks)
+
+    def close(self) -> None:
+        for log in self.logs.values():
+            log.flush()

@@ -1,0 +1,110 @@
+"""Delayed operations: requests that wait for a condition or a deadline (seed 001).
+
+A fetch with ``min_bytes`` waits for data, an acks=all produce waits for the
+ISR. Each waits in the purgatory, watched under the keys (partitions) whose
+changes may complete it, and on the timing wheel for its deadline. Whoever
+changes a partition calls :meth:`Purgatory.check_and_complete` with its key;
+the wheel expires the rest. An operation completes exactly once, either way.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Hashable, Iterable
+
+from reference_impl.timer.wheel import TimerTask, TimingWheel
+
+
+class DelayedOperation(ABC):
+    """Subclasses say when they can complete, and what completing does."""
+
+    def __init__(self, deadline_ms: int) -> None:
+        self.deadline_ms = deadline_ms
+        self.completed = False
+        self._timer: TimerTask[DelayedOperation] | None = None
+
+    @abstractmethod
+    def try_complete(self, now_ms: int) -> bool:
+        """Complete (by calling :meth:`force_complete`) if the condition holds; True if done."""
+
+    @abstractmethod
+    def on_complete(self, now_ms: int) -> None:
+        """Produce the response (runs exactly once)."""
+
+    def force_complete(self, now_ms: int) -> bool:
+        if self.completed:
+            return False
+        self.completed = True
+        self.on_complete(now_ms)
+        return True
+
+
+class Purgatory:
+    """Watch lists per key plus one timing wheel for deadlines."""
+
+    def __init__(self, wheel: TimingWheel[DelayedOperation]) -> None:
+        self._wheel = wheel
+        self._watchers: dict[Hashable, list[DelayedOperation]] = {}
+
+    def __len__(self) -> int:
+        return len(self._wheel)
+
+    def try_complete_else_watch(self, op: DelayedOperation, keys: Iterable[Hashable], now_ms: int) -> bool:
+        """Complete ``op`` now if it can; otherwise watch it. True if it completed now."""
+        if op.try_complete(now_ms):
+            return True
+        for key in keys:
+            self._watchers.setdefault(key, []).append(op)
+        op._timer = self._wheel.add(op.deadline_ms, op)
+        return False
+
+    def check_and_complete(self, key: Hashable, now_ms: int) -> int:
+        """Try every operation watching ``key``; drop completed ones. Returns how many completed."""
+        ops = self._watchers.get(key)
+        if not ops:
+            return 0
+        done = 0
+        remaining = []
+        for op in ops:
+            if op.completed:
+                continue
+            if op.try_complete(now_ms):
+                done += 1
+                if op._timer is not None:
+                    self._wheel.cancel(op._timer)
+            else:
+                remaining.append(op)
+        if remaining:
+            self._watchers[key] = remaining
+        else:
+            del self._watchers[key]
+        return done
+
+    def advance(self, now_ms: int) -> int:
+        """Expire operations whose deadline passed; returns how many expired."""
+        expired = 0
+        for op in self._wheel.advance(now_ms):
+            if op.force_complete(now_ms):
+                expired += 1
+        if expired:
+            self._purge_completed()
+        return expired
+
+    def cancel_all(self, ops: Iterable[DelayedOperation]) -> None:
+        """Forget operations whose requester went away (connection closed)."""
+        for op in ops:
+            op.completed = True
+            if op._timer is not None:
+                self._wheel.cancel(op._timer)
+        self._purge_completed()
+
+    def next_deadline_ms(self) -> int | None:
+        return self._wheel.next_deadline_ms()
+
+    def _purge_completed(self) -> None:
+        for key in list(self._watchers):
+            alive = [op for op in self._watchers[key] if not op.completed]
+            if alive:
+                self._watchers[key] = alive
+            else:
+                del self._watchers[key]

@@ -1,0 +1,126 @@
+"""``kafka-harness broker``: run one reference broker process.
+
+    kafka-harness broker --node-id 1 --listen 127.0.0.1:9092 \\
+        --advertised-listener 127.0.0.1:9092 --data-dir /tmp/kh-1 [--config key=value ...]
+
+It logs to stderr in plain words, serves until SIGTERM or SIGINT, then
+flushes its logs, writes its checkpoints and exits 0. Bad arguments or an
+unusable data directory exit 2 with a message, before anything listens.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import random
+import signal
+import sys
+
+from reference_impl.core.broker import Broker
+from reference_impl.core.configs import BrokerConfig, ConfigError
+from reference_impl.core.ports import LogStore, MemoryLogStore
+
+from .shell import BrokerShell, wall_clock_ms
+from .storage import StorageError, open_file_store
+
+log = logging.getLogger("reference_impl.server")
+
+
+def _host_port(value: str) -> tuple[str, int]:
+    host, sep, port = value.rpartition(":")
+    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise argparse.ArgumentTypeError(f"{value!r} is not HOST:PORT")
+    return host or "0.0.0.0", int(port)
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="kafka-harness broker", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--node-id", type=int, required=True, help="this broker's node id (≥ 0)")
+    parser.add_argument("--listen", type=_host_port, required=True, metavar="HOST:PORT")
+    parser.add_argument(
+        "--advertised-listener",
+        type=_host_port,
+        metavar="HOST:PORT",
+        help="the address clients are told to use (default: --listen)",
+    )
+    parser.add_argument(
+        "--data-dir", help="where partitions and checkpoints live (required for file storage)"
+    )
+    parser.add_argument("--cluster-id", help="cluster id for a new data directory (default: random)")
+    parser.add_argument("--rack", help="broker.rack")
+    parser.add_argument(
+        "--config",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a broker or default topic config, Kafka's names (repeatable)",
+    )
+    parser.add_argument(
+        "--storage",
+        choices=("file", "memory"),
+        default="file",
+        help="file: Kafka's on-disk format (default); memory: nothing survives a restart",
+    )
+    parser.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str]) -> int:
+    args = parse_args(argv)
+    logging.basicConfig(
+        level=args.log_level,
+        stream=sys.stderr,
+        format="%(asctime)s %(levelname)s [broker %(process)d] %(message)s",
+    )
+    try:
+        config = BrokerConfig.parse(args.node_id, args.config)
+    except ConfigError as exc:
+        print(f"kafka-harness broker: {exc}", file=sys.stderr)
+        return 2
+    if args.node_id < 0:
+        print("kafka-harness broker: --node-id must be ≥ 0", file=sys.stderr)
+        return 2
+    advertised = args.advertised_listener or args.listen
+    store: LogStore
+    try:
+        if args.storage == "memory":
+            store, cluster_id = MemoryLogStore(), args.cluster_id or "kh-memory-cluster"
+        else:
+            if not args.data_dir:
+                print("kafka-harness broker: --data-dir is required with file storage", file=sys.stderr)
+                return 2
+            store, cluster_id = open_file_store(args.data_dir, args.node_id, args.cluster_id, wall_clock_ms())
+    except StorageError as exc:
+        print(f"kafka-harness broker: {exc}", file=sys.stderr)
+        return 2
+    broker = Broker(
+        config=config,
+        store=store,
+        advertised_host=advertised[0],
+        advertised_port=advertised[1],
+        cluster_id=cluster_id,
+        now_ms=wall_clock_ms(),
+        rng=random.Random(),
+        rack=args.rack,
+    )
+    return asyncio.run(_serve(broker, args.listen, config.get_int("socket.request.max.bytes")))
+
+
+async def _serve(broker: Broker, listen: tuple[str, int], max_frame_bytes: int) -> int:
+    shell = BrokerShell(broker, max_frame_bytes=max_frame_bytes)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        host, port = await shell.listen(*listen)
+    except OSError as exc:
+        log.error("cannot listen on %s:%d: %s", listen[0], listen[1], exc)
+        broker.shutdown(wall_clock_ms())
+        return 2
+    log.info("broker %d listening on %s:%d", broker.node_id, host, port)
+    await stop.wait()
+    log.info("broker %d stopping: flushing logs and writing checkpoints", broker.node_id)
+    await shell.close()
+    return 0
