@@ -189,6 +189,9 @@ def batch_records_bytes(buf: bytes | bytearray | memoryview, header: BatchHeader
 def iter_records(buf: bytes | bytearray | memoryview, header: BatchHeader) -> Iterator[Record]:
     """Every record of the batch at ``header.position`` in ``buf`` (decompressing if needed).
 
+    In a LogAppendTime batch every record's timestamp is the batch's max
+    timestamp (the broker's time), as Kafka's ``DefaultRecordBatch`` reads it.
+
     Checks what Kafka's ``LogValidator`` checks of each record: the count
     matches the header, offset deltas increase from 0 within ``lastOffsetDelta``,
     and each record's declared length is what it holds.
@@ -219,8 +222,8 @@ def iter_records(buf: bytes | bytearray | memoryview, header: BatchHeader) -> It
             headers.append((hkey.decode(errors="replace"), hvalue))
         if pos != end:
             raise InvalidBatchError(f"record declares {length} bytes but holds {length + end - pos}")
-        yield Record(header.base_offset + offset_delta, header.base_timestamp + ts_delta, key, value,
-                     tuple(headers))
+        timestamp = header.max_timestamp if header.is_log_append_time else header.base_timestamp + ts_delta
+        yield Record(header.base_offset + offset_delta, timestamp, key, value, tuple(headers))
     if pos != len(data):
         raise InvalidBatchError(f"{len(data) - pos} bytes after the last of {header.records_count} records")
 

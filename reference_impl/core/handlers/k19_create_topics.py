@@ -12,6 +12,7 @@ configs; v7+ the topic id.
 
 from __future__ import annotations
 
+import uuid
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +39,7 @@ def handle_create_topics(broker: Broker, ctx: RequestContext, request: Any) -> R
             "num_partitions": -1,
             "replication_factor": -1,
             "configs": [],
+            "topic_id": uuid.UUID(int=0),
         }
         try:
             if counts[t.name] > 1:
