@@ -30,8 +30,14 @@ class BrokerHarness:
     def __init__(self, *configs: str, store: MemoryLogStore | None = None, now_ms: int = START_MS) -> None:
         self.now_ms = now_ms
         self.store = store or MemoryLogStore()
-        self.broker = Broker(config=BrokerConfig.parse(1, configs), store=self.store, advertised_host="127.0.0.1",
-                             advertised_port=9092, cluster_id="test-cluster", now_ms=now_ms)
+        self.broker = Broker(
+            config=BrokerConfig.parse(1, configs),
+            store=self.store,
+            advertised_host="127.0.0.1",
+            advertised_port=9092,
+            cluster_id="test-cluster",
+            now_ms=now_ms,
+        )
         self._ids = itertools.count(1)
         self._corr = itertools.count(1)
         self.responses: dict[int, list[bytes]] = {}
@@ -40,8 +46,12 @@ class BrokerHarness:
 
     def connect(self) -> int:
         cid = next(self._ids)
-        self._apply(self.broker.step(ConnectionOpened(connection_id=cid, client_host="127.0.0.1",
-                                                      client_port=40000 + cid), self.now_ms))
+        self._apply(
+            self.broker.step(
+                ConnectionOpened(connection_id=cid, client_host="127.0.0.1", client_port=40000 + cid),
+                self.now_ms,
+            )
+        )
         return cid
 
     def disconnect(self, cid: int) -> None:

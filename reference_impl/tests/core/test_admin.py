@@ -14,23 +14,36 @@ from .harness import BrokerHarness, request
 ZERO = uuid.UUID(int=0)
 
 
-def create_topics(h: BrokerHarness, *topics: dict[str, Any], validate_only: bool = False,
-                  version: int = 7) -> Any:
-    full = [{"num_partitions": 1, "replication_factor": 1, "assignments": [], "configs": [], **t} for t in topics]
+def create_topics(
+    h: BrokerHarness, *topics: dict[str, Any], validate_only: bool = False, version: int = 7
+) -> Any:
+    full = [
+        {"num_partitions": 1, "replication_factor": 1, "assignments": [], "configs": [], **t} for t in topics
+    ]
     return h.call(request(19, version, topics=full, timeout=1000, validate_only=validate_only)).topics
 
 
-@pytest.mark.parametrize(("topic", "code"), [
-    ({"name": "bad name"}, ErrorCode.invalid_topic_exception),
-    ({"name": "x" * 250}, ErrorCode.invalid_topic_exception),
-    ({"name": ".."}, ErrorCode.invalid_topic_exception),
-    ({"name": "t", "num_partitions": 0}, ErrorCode.invalid_partitions),
-    ({"name": "t", "replication_factor": 2}, ErrorCode.invalid_replication_factor),
-    ({"name": "t", "configs": [{"name": "no.such.config", "value": "1"}]}, ErrorCode.invalid_config),
-    ({"name": "t", "configs": [{"name": "retention.ms", "value": "soon"}]}, ErrorCode.invalid_config),
-    ({"name": "t", "num_partitions": -1, "replication_factor": -1,
-      "assignments": [{"partition_index": 0, "broker_ids": [7]}]}, ErrorCode.invalid_replica_assignment),
-])
+@pytest.mark.parametrize(
+    ("topic", "code"),
+    [
+        ({"name": "bad name"}, ErrorCode.invalid_topic_exception),
+        ({"name": "x" * 250}, ErrorCode.invalid_topic_exception),
+        ({"name": ".."}, ErrorCode.invalid_topic_exception),
+        ({"name": "t", "num_partitions": 0}, ErrorCode.invalid_partitions),
+        ({"name": "t", "replication_factor": 2}, ErrorCode.invalid_replication_factor),
+        ({"name": "t", "configs": [{"name": "no.such.config", "value": "1"}]}, ErrorCode.invalid_config),
+        ({"name": "t", "configs": [{"name": "retention.ms", "value": "soon"}]}, ErrorCode.invalid_config),
+        (
+            {
+                "name": "t",
+                "num_partitions": -1,
+                "replication_factor": -1,
+                "assignments": [{"partition_index": 0, "broker_ids": [7]}],
+            },
+            ErrorCode.invalid_replica_assignment,
+        ),
+    ],
+)
 def test_create_topic_errors(topic: dict[str, Any], code: ErrorCode) -> None:
     """CreateTopics validation as Kafka's controller does it; nothing is created on error."""
     h = BrokerHarness()
@@ -55,22 +68,38 @@ def test_create_defaults_duplicates_and_collisions() -> None:
 def test_delete_and_create_partitions() -> None:
     h = BrokerHarness()
     create_topics(h, {"name": "t", "num_partitions": 2})
-    grow = h.call(request(37, 3, topics=[{"name": "t", "count": 5, "assignments": None}], timeout=1000,
-                          validate_only=False)).results[0]
+    grow = h.call(
+        request(
+            37, 3, topics=[{"name": "t", "count": 5, "assignments": None}], timeout=1000, validate_only=False
+        )
+    ).results[0]
     assert grow.error_code == ErrorCode.none
     assert len(h.broker.image.topics["t"].partitions) == 5 and len(h.broker.partitions) == 5
-    shrink = h.call(request(37, 3, topics=[{"name": "t", "count": 3, "assignments": None}], timeout=1000,
-                            validate_only=False)).results[0]
+    shrink = h.call(
+        request(
+            37, 3, topics=[{"name": "t", "count": 3, "assignments": None}], timeout=1000, validate_only=False
+        )
+    ).results[0]
     assert shrink.error_code == ErrorCode.invalid_partitions
-    gone = h.call(request(20, 6, topics=[{"name": "t", "topic_id": ZERO}, {"name": "nope", "topic_id": ZERO}], timeout=1000)).responses
+    gone = h.call(
+        request(
+            20, 6, topics=[{"name": "t", "topic_id": ZERO}, {"name": "nope", "topic_id": ZERO}], timeout=1000
+        )
+    ).responses
     assert [r.error_code for r in gone] == [ErrorCode.none, ErrorCode.unknown_topic_or_partition]
     assert not h.broker.partitions and not [k for k in h.store.logs if k[0] == "t"]
 
 
 def describe(h: BrokerHarness, rtype: int, name: str, keys: list[str] | None = None) -> Any:
-    return h.call(request(32, 4, resources=[{"resource_type": rtype, "resource_name": name,
-                                              "configuration_keys": keys}],
-                          include_synonyms=True, include_documentation=False)).results[0]
+    return h.call(
+        request(
+            32,
+            4,
+            resources=[{"resource_type": rtype, "resource_name": name, "configuration_keys": keys}],
+            include_synonyms=True,
+            include_documentation=False,
+        )
+    ).results[0]
 
 
 def test_config_round_trips_with_sources_and_synonyms() -> None:
@@ -85,8 +114,20 @@ def test_config_round_trips_with_sources_and_synonyms() -> None:
     assert entries["cleanup.policy"].config_source == 5
 
     def incremental(*ops: tuple[str, int, str | None]) -> int:
-        r = h.call(request(44, 1, resources=[{"resource_type": 2, "resource_name": "t", "configs": [
-            {"name": n, "config_operation": op, "value": v} for n, op, v in ops]}], validate_only=False))
+        r = h.call(
+            request(
+                44,
+                1,
+                resources=[
+                    {
+                        "resource_type": 2,
+                        "resource_name": "t",
+                        "configs": [{"name": n, "config_operation": op, "value": v} for n, op, v in ops],
+                    }
+                ],
+                validate_only=False,
+            )
+        )
         return int(r.responses[0].error_code)
 
     assert incremental(("retention.ms", 0, "5000"), ("cleanup.policy", 2, "compact")) == ErrorCode.none
@@ -96,10 +137,23 @@ def test_config_round_trips_with_sources_and_synonyms() -> None:
     assert incremental(("retention.ms", 0, "1"), ("retention.ms", 1, None)) == ErrorCode.invalid_request
     assert incremental(("segment.bytes", 1, None)) == ErrorCode.none
     assert {c.name: c.config_source for c in describe(h, 2, "t", ["segment.bytes"]).configs} == {
-        "segment.bytes": 5}
+        "segment.bytes": 5
+    }
 
-    legacy = h.call(request(33, 2, resources=[{"resource_type": 2, "resource_name": "t", "configs": [
-        {"name": "retention.bytes", "value": "99"}]}], validate_only=False)).responses[0]
+    legacy = h.call(
+        request(
+            33,
+            2,
+            resources=[
+                {
+                    "resource_type": 2,
+                    "resource_name": "t",
+                    "configs": [{"name": "retention.bytes", "value": "99"}],
+                }
+            ],
+            validate_only=False,
+        )
+    ).responses[0]
     assert legacy.error_code == ErrorCode.none
     overrides = {c.name for c in describe(h, 2, "t").configs if c.config_source == 1}
     assert overrides == {"retention.bytes"}  # AlterConfigs replaces the whole set
@@ -112,7 +166,9 @@ def test_config_round_trips_with_sources_and_synonyms() -> None:
 def test_metadata_survives_a_restart() -> None:
     """KRaft style: topics, configs and partitions are records in __cluster_metadata, replayed."""
     h = BrokerHarness()
-    create_topics(h, {"name": "kept", "num_partitions": 2, "configs": [{"name": "retention.ms", "value": "77"}]})
+    create_topics(
+        h, {"name": "kept", "num_partitions": 2, "configs": [{"name": "retention.ms", "value": "77"}]}
+    )
     topic_id = h.broker.image.topics["kept"].topic_id
     h.broker.shutdown(h.now_ms)
     again = BrokerHarness(store=h.store, now_ms=h.now_ms + 10)
@@ -126,8 +182,13 @@ def test_auto_create_on_metadata() -> None:
     """Metadata for an unknown topic creates it (auto.create.topics.enable) and answers
     LEADER_NOT_AVAILABLE while it is created; with auto-creation off, UNKNOWN_TOPIC_OR_PARTITION."""
     h = BrokerHarness()
-    ask = request(3, 12, topics=[{"name": "auto", "topic_id": None}], allow_auto_topic_creation=True,
-                  include_topic_authorized_operations=False)
+    ask = request(
+        3,
+        12,
+        topics=[{"name": "auto", "topic_id": None}],
+        allow_auto_topic_creation=True,
+        include_topic_authorized_operations=False,
+    )
     assert h.call(ask).topics[0].error_code == ErrorCode.leader_not_available
     assert h.call(ask).topics[0].error_code == ErrorCode.none
     off = BrokerHarness("auto.create.topics.enable=false")

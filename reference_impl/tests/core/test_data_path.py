@@ -13,29 +13,85 @@ from .harness import START_MS, BrokerHarness, request
 
 
 def create(h: BrokerHarness, name: str, partitions: int = 1, **configs: str) -> None:
-    response = h.call(request(19, 7, topics=[{
-        "name": name, "num_partitions": partitions, "replication_factor": 1, "assignments": [],
-        "configs": [{"name": k.replace("_", "."), "value": v} for k, v in configs.items()]}],
-        timeout=1000, validate_only=False))
+    response = h.call(
+        request(
+            19,
+            7,
+            topics=[
+                {
+                    "name": name,
+                    "num_partitions": partitions,
+                    "replication_factor": 1,
+                    "assignments": [],
+                    "configs": [{"name": k.replace("_", "."), "value": v} for k, v in configs.items()],
+                }
+            ],
+            timeout=1000,
+            validate_only=False,
+        )
+    )
     assert response.topics[0].error_code == ErrorCode.none, response
 
 
-def produce(h: BrokerHarness, topic: str, partition: int, batch: bytes | None, acks: int = -1,
-            version: int = 9) -> Any:
-    response = h.call(request(0, version, acks=acks, timeout=1000, transactional_id=None, topic_data=[
-        {"name": topic, "partition_data": [{"index": partition, "records": batch}]}]))
+def produce(
+    h: BrokerHarness, topic: str, partition: int, batch: bytes | None, acks: int = -1, version: int = 9
+) -> Any:
+    response = h.call(
+        request(
+            0,
+            version,
+            acks=acks,
+            timeout=1000,
+            transactional_id=None,
+            topic_data=[{"name": topic, "partition_data": [{"index": partition, "records": batch}]}],
+        )
+    )
     return response.responses[0].partition_responses[0]
 
 
-def fetch(h: BrokerHarness, topic: str, partition: int, offset: int, *, max_wait: int = 0, min_bytes: int = 0,
-          version: int = 11, cid: int | None = None, max_bytes: int = 1 << 20,
-          current_leader_epoch: int = -1) -> Any:
-    response = h.call(request(1, version, replica_id=-1, max_wait=max_wait, min_bytes=min_bytes,
-                              max_bytes=max_bytes, isolation_level=0, session_id=0, session_epoch=-1,
-                              forgotten_topics_data=[], rack_id="", topics=[{"topic": topic, "partitions": [{
-                                  "partition": partition, "fetch_offset": offset, "log_start_offset": -1,
-                                  "partition_max_bytes": max_bytes,
-                                  "current_leader_epoch": current_leader_epoch}]}]), cid)
+def fetch(
+    h: BrokerHarness,
+    topic: str,
+    partition: int,
+    offset: int,
+    *,
+    max_wait: int = 0,
+    min_bytes: int = 0,
+    version: int = 11,
+    cid: int | None = None,
+    max_bytes: int = 1 << 20,
+    current_leader_epoch: int = -1,
+) -> Any:
+    response = h.call(
+        request(
+            1,
+            version,
+            replica_id=-1,
+            max_wait=max_wait,
+            min_bytes=min_bytes,
+            max_bytes=max_bytes,
+            isolation_level=0,
+            session_id=0,
+            session_epoch=-1,
+            forgotten_topics_data=[],
+            rack_id="",
+            topics=[
+                {
+                    "topic": topic,
+                    "partitions": [
+                        {
+                            "partition": partition,
+                            "fetch_offset": offset,
+                            "log_start_offset": -1,
+                            "partition_max_bytes": max_bytes,
+                            "current_leader_epoch": current_leader_epoch,
+                        }
+                    ],
+                }
+            ],
+        ),
+        cid,
+    )
     return response.responses[0].partitions[0]
 
 
@@ -49,8 +105,9 @@ def test_offsets_are_assigned_in_order_and_read_back_byte_exact() -> None:
     create(h, "t")
     firsts = []
     for i, codec in enumerate([0, GZIP, ZSTD]):
-        batch = build_batch([(b"k", b"v%d-%d" % (i, j)) for j in range(5)], codec=codec,
-                            base_timestamp=START_MS)
+        batch = build_batch(
+            [(b"k", b"v%d-%d" % (i, j)) for j in range(5)], codec=codec, base_timestamp=START_MS
+        )
         answer = produce(h, "t", 0, batch)
         assert answer.error_code == ErrorCode.none
         firsts.append(answer.base_offset)
@@ -61,12 +118,15 @@ def test_offsets_are_assigned_in_order_and_read_back_byte_exact() -> None:
     assert values(fetch(h, "t", 0, 7).records)[0] == b"v1-0"  # whole batches from the one holding 7
 
 
-@pytest.mark.parametrize(("mutate", "code"), [
-    (lambda b: b[:-1], ErrorCode.corrupt_message),
-    (lambda b: b[:30] + bytes([b[30] ^ 1]) + b[31:], ErrorCode.corrupt_message),
-    (lambda b: b + b, ErrorCode.invalid_record),
-    (lambda b: b[:16] + b"\x01" + b[17:], ErrorCode.invalid_record),
-])
+@pytest.mark.parametrize(
+    ("mutate", "code"),
+    [
+        (lambda b: b[:-1], ErrorCode.corrupt_message),
+        (lambda b: b[:30] + bytes([b[30] ^ 1]) + b[31:], ErrorCode.corrupt_message),
+        (lambda b: b + b, ErrorCode.invalid_record),
+        (lambda b: b[:16] + b"\x01" + b[17:], ErrorCode.invalid_record),
+    ],
+)
 def test_damaged_batches_get_kafkas_error_codes(mutate: Any, code: ErrorCode) -> None:
     """LogValidator: a torn or CRC-damaged batch is CORRUPT_MESSAGE; two batches or magic 1 in
     Produce v3+ are INVALID_RECORD; nothing is appended."""
@@ -82,12 +142,16 @@ def test_size_and_timestamp_limits() -> None:
     message.timestamp.after.max.ms (KIP-937)."""
     h = BrokerHarness()
     create(h, "small", max_message_bytes="200")
-    assert produce(h, "small", 0, build_batch([(None, b"x" * 300)], base_timestamp=START_MS)).error_code \
+    assert (
+        produce(h, "small", 0, build_batch([(None, b"x" * 300)], base_timestamp=START_MS)).error_code
         == ErrorCode.message_too_large
+    )
     future = build_batch([(None, b"x")], base_timestamp=START_MS + 3_600_001)
     assert produce(h, "small", 0, future).error_code == ErrorCode.invalid_timestamp
-    assert produce(h, "small", 0, build_batch([(None, b"x")], base_timestamp=START_MS)).error_code \
+    assert (
+        produce(h, "small", 0, build_batch([(None, b"x")], base_timestamp=START_MS)).error_code
         == ErrorCode.none
+    )
 
 
 def test_unknown_topic_and_acks() -> None:
@@ -105,8 +169,19 @@ def test_acks_zero_gets_no_response_but_is_appended() -> None:
     h = BrokerHarness()
     create(h, "t")
     cid = h.connect()
-    h.send(cid, request(0, 9, acks=0, timeout=1000, transactional_id=None, topic_data=[
-        {"name": "t", "partition_data": [{"index": 0, "records": build_batch([(None, b"x")])}]}]))
+    h.send(
+        cid,
+        request(
+            0,
+            9,
+            acks=0,
+            timeout=1000,
+            transactional_id=None,
+            topic_data=[
+                {"name": "t", "partition_data": [{"index": 0, "records": build_batch([(None, b"x")])}]}
+            ],
+        ),
+    )
     assert not h.responses.get(cid)
     assert fetch(h, "t", 0, 0).high_watermark == 1
 
@@ -126,22 +201,70 @@ def test_long_poll_waits_for_min_bytes_or_max_wait() -> None:
     h = BrokerHarness()
     create(h, "t")
     cid = h.connect()
-    h.send(cid, request(1, 11, replica_id=-1, max_wait=1000, min_bytes=1, max_bytes=1 << 20, isolation_level=0,
-                        session_id=0, session_epoch=-1, forgotten_topics_data=[], rack_id="",
-                        topics=[{"topic": "t", "partitions": [{"partition": 0, "fetch_offset": 0,
-                                                                "log_start_offset": -1,
-                                                                "partition_max_bytes": 1 << 20}]}]))
+    h.send(
+        cid,
+        request(
+            1,
+            11,
+            replica_id=-1,
+            max_wait=1000,
+            min_bytes=1,
+            max_bytes=1 << 20,
+            isolation_level=0,
+            session_id=0,
+            session_epoch=-1,
+            forgotten_topics_data=[],
+            rack_id="",
+            topics=[
+                {
+                    "topic": "t",
+                    "partitions": [
+                        {
+                            "partition": 0,
+                            "fetch_offset": 0,
+                            "log_start_offset": -1,
+                            "partition_max_bytes": 1 << 20,
+                        }
+                    ],
+                }
+            ],
+        ),
+    )
     h.advance(999)
     assert not h.responses.get(cid)
     produce(h, "t", 0, build_batch([(None, b"wake")], base_timestamp=START_MS))
     assert len(h.responses[cid]) == 1
     started = h.now_ms
     cid2 = h.connect()
-    h.send(cid2, request(1, 11, replica_id=-1, max_wait=1000, min_bytes=1, max_bytes=1 << 20, isolation_level=0,
-                         session_id=0, session_epoch=-1, forgotten_topics_data=[], rack_id="",
-                         topics=[{"topic": "t", "partitions": [{"partition": 0, "fetch_offset": 1,
-                                                                 "log_start_offset": -1,
-                                                                 "partition_max_bytes": 1 << 20}]}]))
+    h.send(
+        cid2,
+        request(
+            1,
+            11,
+            replica_id=-1,
+            max_wait=1000,
+            min_bytes=1,
+            max_bytes=1 << 20,
+            isolation_level=0,
+            session_id=0,
+            session_epoch=-1,
+            forgotten_topics_data=[],
+            rack_id="",
+            topics=[
+                {
+                    "topic": "t",
+                    "partitions": [
+                        {
+                            "partition": 0,
+                            "fetch_offset": 1,
+                            "log_start_offset": -1,
+                            "partition_max_bytes": 1 << 20,
+                        }
+                    ],
+                }
+            ],
+        ),
+    )
     assert h.next_wakeup_ms is not None and h.next_wakeup_ms <= started + 1000  # the shell wakes in time
     h.advance(999)
     assert not h.responses.get(cid2)
@@ -160,8 +283,15 @@ def test_offset_out_of_range_and_leader_epoch_fencing() -> None:
 
 
 def list_offset(h: BrokerHarness, topic: str, timestamp: int, version: int = 7) -> tuple[int, int, int]:
-    response = h.call(request(2, version, replica_id=-1, isolation_level=0, topics=[
-        {"name": topic, "partitions": [{"partition_index": 0, "timestamp": timestamp}]}]))
+    response = h.call(
+        request(
+            2,
+            version,
+            replica_id=-1,
+            isolation_level=0,
+            topics=[{"name": topic, "partitions": [{"partition_index": 0, "timestamp": timestamp}]}],
+        )
+    )
     p = response.topics[0].partitions[0]
     return p.error_code, p.offset, p.timestamp
 
@@ -188,8 +318,14 @@ def test_delete_records_moves_the_log_start() -> None:
         produce(h, "t", 0, build_batch([(None, b"%d" % i)], base_timestamp=START_MS))
 
     def delete(offset: int) -> tuple[int, int]:
-        r = h.call(request(21, 2, timeout=1000, topics=[{"name": "t", "partitions": [
-            {"partition_index": 0, "offset": offset}]}]))
+        r = h.call(
+            request(
+                21,
+                2,
+                timeout=1000,
+                topics=[{"name": "t", "partitions": [{"partition_index": 0, "offset": offset}]}],
+            )
+        )
         p = r.topics[0].partitions[0]
         return p.error_code, p.low_watermark
 
@@ -209,13 +345,38 @@ def test_incremental_fetch_session_reports_only_changes() -> None:
     cid = h.connect()
 
     def session_fetch(session_id: int, epoch: int, offsets: dict[int, int]) -> Any:
-        return h.call(request(1, 11, replica_id=-1, max_wait=0, min_bytes=0, max_bytes=1 << 20,
-                              isolation_level=0, session_id=session_id, session_epoch=epoch,
-                              forgotten_topics_data=[], rack_id="",
-                              topics=[{"topic": "t", "partitions": [
-                                  {"partition": p, "fetch_offset": o, "log_start_offset": -1,
-                                   "partition_max_bytes": 1 << 20} for p, o in offsets.items()]}] if offsets else []),
-                      cid)
+        return h.call(
+            request(
+                1,
+                11,
+                replica_id=-1,
+                max_wait=0,
+                min_bytes=0,
+                max_bytes=1 << 20,
+                isolation_level=0,
+                session_id=session_id,
+                session_epoch=epoch,
+                forgotten_topics_data=[],
+                rack_id="",
+                topics=[
+                    {
+                        "topic": "t",
+                        "partitions": [
+                            {
+                                "partition": p,
+                                "fetch_offset": o,
+                                "log_start_offset": -1,
+                                "partition_max_bytes": 1 << 20,
+                            }
+                            for p, o in offsets.items()
+                        ],
+                    }
+                ]
+                if offsets
+                else [],
+            ),
+            cid,
+        )
 
     opened = session_fetch(0, 0, {0: 0, 1: 0})
     assert opened.session_id != 0

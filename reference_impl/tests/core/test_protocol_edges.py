@@ -29,9 +29,17 @@ def test_every_advertised_version_answers() -> None:
     cid = h.connect()
     for version in range(HANDLERS[3].min_version, HANDLERS[3].max_version + 1):
         topics = None if version >= 1 else []
-        response = h.call(request(3, version, topics=topics, allow_auto_topic_creation=False,
-                                  include_topic_authorized_operations=False,
-                                  include_cluster_authorized_operations=False), cid)
+        response = h.call(
+            request(
+                3,
+                version,
+                topics=topics,
+                allow_auto_topic_creation=False,
+                include_topic_authorized_operations=False,
+                include_cluster_authorized_operations=False,
+            ),
+            cid,
+        )
         assert [b.node_id for b in response.brokers] == [1]
     assert cid not in h.closed
 
@@ -52,12 +60,15 @@ def test_api_versions_at_an_unknown_version_answers_v0_unsupported() -> None:
     assert cid not in h.closed
 
 
-@pytest.mark.parametrize(("frame", "reason"), [
-    (_raw_request(9999, 0, 1), "unknown api key"),
-    (_raw_request(3, 999, 1), "not supported"),
-    (struct.pack(">i", 3) + b"\x00\x03\x00", "malformed"),
-    (_raw_request(3, 12, 1, b"\xff\xff\xff\xff\xff\xff"), "malformed"),
-])
+@pytest.mark.parametrize(
+    ("frame", "reason"),
+    [
+        (_raw_request(9999, 0, 1), "unknown api key"),
+        (_raw_request(3, 999, 1), "not supported"),
+        (struct.pack(">i", 3) + b"\x00\x03\x00", "malformed"),
+        (_raw_request(3, 12, 1, b"\xff\xff\xff\xff\xff\xff"), "malformed"),
+    ],
+)
 def test_bad_requests_close_only_their_connection(frame: bytes, reason: str) -> None:
     """An unknown api key, an unknown version or garbage closes that connection with a logged
     reason; the broker keeps serving its other connections."""
@@ -73,12 +84,32 @@ def test_bad_requests_close_only_their_connection(frame: bytes, reason: str) -> 
 def test_requests_on_one_connection_are_answered_in_order() -> None:
     """Kafka handles a connection's requests one at a time: a long-poll fetch holds back the next one."""
     h = BrokerHarness()
-    h.call(request(19, 7, topics=[{"name": "t", "num_partitions": 1, "replication_factor": 1,
-                                    "assignments": [], "configs": []}], timeout=1000, validate_only=False))
+    h.call(
+        request(
+            19,
+            7,
+            topics=[
+                {"name": "t", "num_partitions": 1, "replication_factor": 1, "assignments": [], "configs": []}
+            ],
+            timeout=1000,
+            validate_only=False,
+        )
+    )
     topic_id = h.broker.image.topics["t"].topic_id
     cid = h.connect()
-    fetch = request(1, 17, max_wait=500, min_bytes=1, topics=[{"topic_id": topic_id, "partitions": [
-        {"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1 << 20}]}], forgotten_topics_data=[])
+    fetch = request(
+        1,
+        17,
+        max_wait=500,
+        min_bytes=1,
+        topics=[
+            {
+                "topic_id": topic_id,
+                "partitions": [{"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1 << 20}],
+            }
+        ],
+        forgotten_topics_data=[],
+    )
     first = h.send(cid, fetch)
     second = h.send(cid, request(18, 3, client_software_name="t", client_software_version="1"))
     assert not h.responses.get(cid)
