@@ -211,7 +211,13 @@ class Broker:
                         self.store.delete_log(*key)
                     log_ = self.store.open_log(topic.name, info.partition, topic.topic_id, configs, now_ms)
                     part = self.partitions[key] = Partition(
-                        topic.name, info.partition, topic.topic_id, log_, configs, self.node_id
+                        topic.name,
+                        info.partition,
+                        topic.topic_id,
+                        log_,
+                        configs,
+                        self.node_id,
+                        self.store.read_chunk,
                     )
                 elif part.configs != configs:
                     part.update_configs(configs)
@@ -325,11 +331,19 @@ class Broker:
 
     def _unsupported_api_versions(self) -> ApiVersionsResponseV0:
         own = HANDLERS[API_VERSIONS_KEY]
-        return build(ApiVersionsResponseV0, {
-            "error_code": ErrorCode.unsupported_version,
-            "api_keys": [{"api_key": API_VERSIONS_KEY, "min_version": own.min_version,
-                          "max_version": own.max_version}],
-        })
+        return build(
+            ApiVersionsResponseV0,
+            {
+                "error_code": ErrorCode.unsupported_version,
+                "api_keys": [
+                    {
+                        "api_key": API_VERSIONS_KEY,
+                        "min_version": own.min_version,
+                        "max_version": own.max_version,
+                    }
+                ],
+            },
+        )
 
     # -- maintenance -----------------------------------------------------------------------------
 

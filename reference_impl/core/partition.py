@@ -10,15 +10,26 @@ leader alone, so an append is committed when it is written.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from reference_impl.log.api import AppendInfo, OffsetOutOfRangeError, PartitionLog, ReadResult
+from reference_impl.log.api import Chunk, OffsetOutOfRangeError, PartitionLog, ReadResult
 from reference_impl.protocol.errors import ErrorCode, KafkaError
+from reference_impl.protocol.record_set import build_control_batch, control_record_type, iter_records
+from reference_impl.protocol.records import iter_headers
 
+from .producer_state import AbortedTxn, CompletedTxn, ProducerStateManager
 from .validation import TopicLimits, validate_produce_records
 
 NO_EPOCH = -1
+
+
+@dataclass(frozen=True, slots=True)
+class AppendOutcome:
+    first_offset: int
+    last_offset: int
+    duplicate: bool = False
+    """A retried idempotent batch: these are the offsets it got the first time."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +51,7 @@ class Partition:
         log: PartitionLog,
         configs: Mapping[str, str],
         local_id: int,
+        read_chunk: Callable[[Chunk], bytes],
     ) -> None:
         self.topic = topic
         self.index = index
@@ -52,6 +64,10 @@ class Partition:
         self.replicas: tuple[int, ...] = ()
         self.isr: tuple[int, ...] = ()
         self.high_watermark = log.log_start_offset
+        self.read_chunk = read_chunk
+        self.producers = ProducerStateManager()
+        self.aborted: list[AbortedTxn] = []
+        self._rebuild_producer_state()
         self.configs: dict[str, str] = {}
         self.limits = TopicLimits.from_configs({})
         self.update_configs(configs)
@@ -70,8 +86,9 @@ class Partition:
 
     @property
     def last_stable_offset(self) -> int:
-        """No open transactions yet: everything below the high watermark is stable."""
-        return self.high_watermark
+        """The high watermark, or the first offset of the oldest open transaction if that is lower."""
+        unstable = self.producers.first_unstable_offset()
+        return self.high_watermark if unstable is None else min(unstable, self.high_watermark)
 
     def update_configs(self, configs: Mapping[str, str]) -> None:
         self.configs = dict(configs)
@@ -107,7 +124,8 @@ class Partition:
             ErrorCode.unknown_leader_epoch, f"epoch {current_leader_epoch} is newer than {self.leader_epoch}"
         )
 
-    def append_as_leader(self, records: bytes | None, required_acks: int, now_ms: int) -> AppendInfo:
+    def append_as_leader(self, records: bytes | None, required_acks: int, now_ms: int) -> AppendOutcome:
+        """Validate and append one produced batch; a retried idempotent batch is not appended twice."""
         if not self.is_leader:
             raise KafkaError(ErrorCode.not_leader_or_follower, f"{self.topic}-{self.index} is led elsewhere")
         if required_acks == -1 and len(self.isr) < self.min_insync_replicas:
@@ -115,10 +133,49 @@ class Partition:
                 ErrorCode.not_enough_replicas,
                 f"ISR {list(self.isr)} is smaller than min.insync.replicas {self.min_insync_replicas}",
             )
-        data, _header = validate_produce_records(records, self.limits, now_ms)
+        data, header = validate_produce_records(records, self.limits, now_ms)
+        duplicate = self.producers.check_duplicate(header)
+        if duplicate is not None:
+            return AppendOutcome(duplicate.first_offset, duplicate.last_offset, duplicate=True)
+        self.producers.validate(header)
         info = self.log.append_as_leader(data, self.leader_epoch, now_ms)
+        for stored in info.batches:
+            self.producers.on_data_batch(stored)
         self._maybe_advance_high_watermark()
-        return info
+        return AppendOutcome(info.first_offset, info.last_offset)
+
+    def append_marker(
+        self, producer_id: int, producer_epoch: int, coordinator_epoch: int, commit: bool, now_ms: int
+    ) -> CompletedTxn | None:
+        """Write a COMMIT or ABORT control batch for ``producer_id`` (WriteTxnMarkers)."""
+        if not self.is_leader:
+            raise KafkaError(ErrorCode.not_leader_or_follower, f"{self.topic}-{self.index} is led elsewhere")
+        self.producers.validate_marker(producer_id, producer_epoch, coordinator_epoch)
+        batch = bytearray(
+            build_control_batch(
+                commit=commit,
+                producer_id=producer_id,
+                producer_epoch=producer_epoch,
+                coordinator_epoch=coordinator_epoch,
+                timestamp=now_ms,
+            )
+        )
+        info = self.log.append_as_leader(batch, self.leader_epoch, now_ms)
+        completed = self.producers.on_marker(
+            producer_id, producer_epoch, coordinator_epoch, info.first_offset, not commit, now_ms
+        )
+        self._maybe_advance_high_watermark()
+        if completed is not None and completed.aborted:
+            self.aborted.append(
+                AbortedTxn(
+                    producer_id, completed.first_offset, completed.last_offset, self.last_stable_offset
+                )
+            )
+        return completed
+
+    def aborted_transactions(self, fetch_offset: int, upper_bound: int) -> list[AbortedTxn]:
+        """Aborted transactions a read_committed reader of [fetch_offset, upper_bound) must skip."""
+        return [a for a in self.aborted if a.last_offset >= fetch_offset and a.first_offset < upper_bound]
 
     def _maybe_advance_high_watermark(self) -> None:
         """HW = the smallest LEO over the ISR; with the leader alone in the ISR, its own LEO."""
@@ -173,3 +230,38 @@ class Partition:
             else:
                 break
         return found
+
+    def _rebuild_producer_state(self) -> None:
+        """Replay batch headers (and markers' control records) to rebuild producer state.
+
+        Kafka loads the latest producer snapshot and replays from there; the
+        log here is replayed from its start, batch by batch, reading only the
+        headers of data batches and the single record of each marker.
+        """
+        offset = self.log.log_start_offset
+        end = self.log.log_end_offset
+        while offset < end:
+            result = self.log.read(offset, 1 << 20)
+            data = b"".join(self.read_chunk(c) for c in result.chunks)
+            if not data:
+                break
+            for header in iter_headers(data):
+                if header.is_control:
+                    (record,) = list(iter_records(data, header))[:1]
+                    aborted = control_record_type(record) == 0
+                    coordinator_epoch = int.from_bytes((record.value or b"")[2:6], "big", signed=True)
+                    completed = self.producers.on_marker(
+                        header.producer_id,
+                        header.producer_epoch,
+                        coordinator_epoch,
+                        header.base_offset,
+                        aborted,
+                        header.max_timestamp,
+                    )
+                    if completed is not None and completed.aborted:
+                        self.aborted.append(
+                            AbortedTxn(header.producer_id, completed.first_offset, completed.last_offset, -1)
+                        )
+                else:
+                    self.producers.on_data_batch(header)
+                offset = header.next_offset

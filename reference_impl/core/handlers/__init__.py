@@ -14,6 +14,7 @@ from . import (  # noqa: F401  (imported to register)
     k19_create_topics,
     k20_delete_topics,
     k21_delete_records,
+    k22_init_producer_id,
     k32_describe_configs,
     k33_alter_configs,
     k35_describe_log_dirs,

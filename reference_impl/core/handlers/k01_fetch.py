@@ -232,13 +232,19 @@ def _read_partition(
             entry["current_leader"] = {"leader_id": part.leader_id, "leader_epoch": part.leader_epoch}
         return entry, 0
     data = b"".join(broker.store.read_chunk(c) for c in info.records.chunks)
+    aborted = None
+    if isolation == READ_COMMITTED:
+        aborted = [
+            {"producer_id": a.producer_id, "first_offset": a.first_offset}
+            for a in part.aborted_transactions(want.fetch_offset, info.last_stable_offset)
+        ]
     return {
         "partition_index": key[1],
         "error_code": ErrorCode.none,
         "high_watermark": info.high_watermark,
         "last_stable_offset": info.last_stable_offset,
         "log_start_offset": info.log_start_offset,
-        "aborted_transactions": [] if isolation == READ_COMMITTED else None,
+        "aborted_transactions": aborted,
         "preferred_read_replica": -1,
         "records": data,
     }, len(data)

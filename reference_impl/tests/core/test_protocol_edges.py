@@ -28,7 +28,7 @@ def test_every_advertised_version_answers() -> None:
     h = BrokerHarness()
     cid = h.connect()
     for version in range(HANDLERS[3].min_version, HANDLERS[3].max_version + 1):
-        topics = None if version >= 1 else []
+        topics: list[object] | None = None if version >= 1 else []
         response = h.call(
             request(
                 3,
