@@ -1,0 +1,74 @@
+"""The coordinators' internal topics: ``__consumer_offsets`` and ``__transaction_state``.
+
+Both are ordinary compacted topics, created on first use (Kafka creates them
+when the first FindCoordinator arrives), with a partition per coordinator
+shard; a group or transactional id belongs to the shard
+``abs(javaHashCode(key)) % partitions``, computed exactly as Kafka does so a
+key maps to the same partition number on every implementation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from reference_impl.protocol.errors import KafkaError
+
+if TYPE_CHECKING:
+    from .broker import Broker
+
+SEGMENT_BYTES = "104857600"
+
+
+def java_string_hash(value: str) -> int:
+    """Java's ``String.hashCode``: over UTF-16 code units, wrapping at 32 bits (signed)."""
+    h = 0
+    data = value.encode("utf-16-be")
+    for i in range(0, len(data), 2):
+        h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
+    return h - (1 << 32) if h >= 1 << 31 else h
+
+
+def partition_for(key: str, partitions: int) -> int:
+    """Kafka's ``Utils.abs(key.hashCode()) % partitions`` (``abs`` is ``h & 0x7fffffff``)."""
+    return (java_string_hash(key) & 0x7FFFFFFF) % partitions
+
+
+@dataclass(frozen=True, slots=True)
+class InternalTopic:
+    name: str
+    partitions_config: str
+    replication_config: str
+    configs: tuple[tuple[str, str], ...]
+
+    def partitions(self, broker: Broker) -> int:
+        topic = broker.image.topics.get(self.name)
+        if topic is not None:
+            return len(topic.partitions)
+        return broker.config.get_int(self.partitions_config)
+
+    def ensure(self, broker: Broker, now_ms: int) -> None:
+        """Create the topic if it does not exist, with RF capped at the live brokers."""
+        if self.name in broker.image.topics:
+            return
+        live = sum(1 for b in broker.image.brokers.values() if not b.fenced)
+        rf = max(1, min(broker.config.get_int(self.replication_config), live))
+        try:
+            broker.controller.create_topic(
+                self.name, self.partitions(broker), rf, None, dict(self.configs),
+                default_partitions=1, default_replication=1, validate_only=False, now_ms=now_ms)
+        except KafkaError:
+            if self.name not in broker.image.topics:
+                raise
+        broker.sync_partitions(now_ms)
+
+
+CONSUMER_OFFSETS = InternalTopic(
+    "__consumer_offsets", "offsets.topic.num.partitions", "offsets.topic.replication.factor",
+    (("cleanup.policy", "compact"), ("compression.type", "producer"), ("segment.bytes", SEGMENT_BYTES)),
+)
+TRANSACTION_STATE = InternalTopic(
+    "__transaction_state", "transaction.state.log.num.partitions", "transaction.state.log.replication.factor",
+    (("cleanup.policy", "compact"), ("compression.type", "uncompressed"), ("segment.bytes", SEGMENT_BYTES),
+     ("unclean.leader.election.enable", "false")),
+)
