@@ -52,6 +52,7 @@ from .metadata.local_controller import METADATA_TOPIC, LocalController
 from .partition import Partition
 from .ports import LogStore, TopicPartition
 from .purgatory import DelayedOperation, Purgatory
+from .txn.coordinator import TransactionCoordinator
 
 log = logging.getLogger("reference_impl.broker")
 
@@ -131,13 +132,17 @@ class Broker:
         self._connections: dict[int, _Connection] = {}
         self._outbox: list[Effect] = []
         self._maintenance_interval_ms = min(
-            config.get_int("log.retention.check.interval.ms"), HW_CHECKPOINT_INTERVAL_MS
+            config.get_int("log.retention.check.interval.ms"),
+            config.get_int("transaction.abort.timed.out.transaction.cleanup.interval.ms"),
+            HW_CHECKPOINT_INTERVAL_MS,
         )
+        self.txn_coordinator = TransactionCoordinator(self)
         self._next_maintenance_ms = now_ms + self._maintenance_interval_ms
         self.sync_partitions(now_ms)
         for key, hw in store.high_watermarks().items():
             if key in self.partitions:
                 self.partitions[key].restore_high_watermark(hw)
+        self.txn_coordinator.load()
         log.info(
             "broker %d ready: cluster %s, %d metadata records replayed, %d partitions",
             self.node_id,
@@ -348,6 +353,7 @@ class Broker:
     # -- maintenance -----------------------------------------------------------------------------
 
     def _maintain(self, now_ms: int) -> None:
+        self.txn_coordinator.expire_timed_out(now_ms)
         self.store.maintain(now_ms)
         self.store.checkpoint(self.high_watermarks())
         self._next_maintenance_ms = now_ms + self._maintenance_interval_ms

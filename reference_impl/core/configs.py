@@ -363,6 +363,13 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {
             "transaction.max.timeout.ms", _T.INT, "900000", "Largest transaction timeout.", valid=_at_least(1)
         ),
         ConfigDef(
+            "transaction.abort.timed.out.transaction.cleanup.interval.ms",
+            _T.INT,
+            "10000",
+            "How often transactions open longer than their timeout are aborted.",
+            valid=_at_least(1),
+        ),
+        ConfigDef(
             "group.initial.rebalance.delay.ms",
             _T.INT,
             "3000",

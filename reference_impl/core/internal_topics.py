@@ -55,8 +55,16 @@ class InternalTopic:
         rf = max(1, min(broker.config.get_int(self.replication_config), live))
         try:
             broker.controller.create_topic(
-                self.name, self.partitions(broker), rf, None, dict(self.configs),
-                default_partitions=1, default_replication=1, validate_only=False, now_ms=now_ms)
+                self.name,
+                self.partitions(broker),
+                rf,
+                None,
+                dict(self.configs),
+                default_partitions=1,
+                default_replication=1,
+                validate_only=False,
+                now_ms=now_ms,
+            )
         except KafkaError:
             if self.name not in broker.image.topics:
                 raise
@@ -64,11 +72,19 @@ class InternalTopic:
 
 
 CONSUMER_OFFSETS = InternalTopic(
-    "__consumer_offsets", "offsets.topic.num.partitions", "offsets.topic.replication.factor",
+    "__consumer_offsets",
+    "offsets.topic.num.partitions",
+    "offsets.topic.replication.factor",
     (("cleanup.policy", "compact"), ("compression.type", "producer"), ("segment.bytes", SEGMENT_BYTES)),
 )
 TRANSACTION_STATE = InternalTopic(
-    "__transaction_state", "transaction.state.log.num.partitions", "transaction.state.log.replication.factor",
-    (("cleanup.policy", "compact"), ("compression.type", "uncompressed"), ("segment.bytes", SEGMENT_BYTES),
-     ("unclean.leader.election.enable", "false")),
+    "__transaction_state",
+    "transaction.state.log.num.partitions",
+    "transaction.state.log.replication.factor",
+    (
+        ("cleanup.policy", "compact"),
+        ("compression.type", "uncompressed"),
+        ("segment.bytes", SEGMENT_BYTES),
+        ("unclean.leader.election.enable", "false"),
+    ),
 )

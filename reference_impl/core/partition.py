@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from reference_impl.log.api import Chunk, OffsetOutOfRangeError, PartitionLog, ReadResult
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 from reference_impl.protocol.record_set import build_control_batch, control_record_type, iter_records
-from reference_impl.protocol.records import iter_headers
+from reference_impl.protocol.records import BatchHeader, iter_headers
 
 from .producer_state import AbortedTxn, CompletedTxn, ProducerStateManager
 from .validation import TopicLimits, validate_produce_records
@@ -124,7 +124,13 @@ class Partition:
             ErrorCode.unknown_leader_epoch, f"epoch {current_leader_epoch} is newer than {self.leader_epoch}"
         )
 
-    def append_as_leader(self, records: bytes | None, required_acks: int, now_ms: int) -> AppendOutcome:
+    def append_as_leader(
+        self,
+        records: bytes | None,
+        required_acks: int,
+        now_ms: int,
+        verify: Callable[[BatchHeader], None] | None = None,
+    ) -> AppendOutcome:
         """Validate and append one produced batch; a retried idempotent batch is not appended twice."""
         if not self.is_leader:
             raise KafkaError(ErrorCode.not_leader_or_follower, f"{self.topic}-{self.index} is led elsewhere")
@@ -138,6 +144,8 @@ class Partition:
         if duplicate is not None:
             return AppendOutcome(duplicate.first_offset, duplicate.last_offset, duplicate=True)
         self.producers.validate(header)
+        if verify is not None:
+            verify(header)
         info = self.log.append_as_leader(data, self.leader_epoch, now_ms)
         for stored in info.batches:
             self.producers.on_data_batch(stored)

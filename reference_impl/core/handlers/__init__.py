@@ -15,12 +15,19 @@ from . import (  # noqa: F401  (imported to register)
     k20_delete_topics,
     k21_delete_records,
     k22_init_producer_id,
+    k24_add_partitions_to_txn,
+    k25_add_offsets_to_txn,
+    k26_end_txn,
+    k27_write_txn_markers,
     k32_describe_configs,
     k33_alter_configs,
     k35_describe_log_dirs,
     k37_create_partitions,
     k44_incremental_alter_configs,
     k60_describe_cluster,
+    k61_describe_producers,
+    k65_describe_transactions,
+    k66_list_transactions,
 )
 from .registry import HANDLERS, Deferred, Handler, NoResponse, Reply, Respond, handles
 

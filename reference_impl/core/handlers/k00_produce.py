@@ -10,21 +10,40 @@ smaller than ``min.insync.replicas``; INVALID_REQUIRED_ACKS for other acks.
 ``log_append_time`` is the broker's time for LogAppendTime topics, else -1.
 Version notes: v5+ log_start_offset; v8+ record_errors and error_message;
 v10+ current_leader on NOT_LEADER_OR_FOLLOWER; v13 topics by id.
-Not implemented yet: idempotent and transactional producer state (issue 3).
+Idempotent batches are deduplicated and sequence-checked per producer; a transactional
+batch must come from a producer whose open transaction added the partition.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from reference_impl.protocol.apis import response_class
 from reference_impl.protocol.build import build, get
 from reference_impl.protocol.errors import ErrorCode, KafkaError
+from reference_impl.protocol.records import BatchHeader
 
 from .registry import NoResponse, Reply, Respond, handles
 
 if TYPE_CHECKING:
     from ..broker import Broker, RequestContext
+
+
+def _transaction_check(broker: Broker, request: Any, key: tuple[str, int]) -> Callable[[BatchHeader], None]:
+    """KIP-890 part 1: a transactional batch must belong to a partition its transaction added."""
+    transactional_id = get(request, "transactional_id")
+
+    def check(header: BatchHeader) -> None:
+        if not header.is_transactional:
+            return
+        if transactional_id is None:
+            raise KafkaError(ErrorCode.invalid_request, "transactional batch without a transactional id")
+        broker.txn_coordinator.verify_partition(
+            transactional_id, header.producer_id, header.producer_epoch, key
+        )
+
+    return check
 
 
 @handles(0, 3, 13)
@@ -57,7 +76,9 @@ def handle_produce(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
                 entry["error_code"] = missing
             else:
                 try:
-                    info = part.append_as_leader(pdata.records, acks, now)
+                    info = part.append_as_leader(
+                        pdata.records, acks, now, verify=_transaction_check(broker, request, part.key)
+                    )
                 except KafkaError as exc:
                     entry["error_code"] = exc.code
                     entry["error_message"] = exc.message

@@ -4,9 +4,13 @@ Behaviour: without a transactional id the request is always granted a new
 producer id with epoch 0 (Kafka hands idempotent producers a fresh id even
 when they name their old one, KIP-360). Producer ids come in blocks recorded
 in the metadata log, so none is handed out twice across restarts. With a
-transactional id the transaction coordinator answers (fencing older epochs).
+transactional id the transaction coordinator bumps the epoch, fencing older
+producers; an open transaction of the fenced producer is aborted first and
+the caller told CONCURRENT_TRANSACTIONS (retriable). INVALID_TRANSACTION_TIMEOUT
+above ``transaction.max.timeout.ms``.
 Version notes: v3+ carries the current producer id and epoch (KIP-360);
-v6 (KIP-939 two-phase commit) is not implemented.
+v4+ PRODUCER_FENCED (older versions: INVALID_PRODUCER_EPOCH); v6 (KIP-939
+two-phase commit) is not implemented.
 """
 
 from __future__ import annotations
@@ -14,10 +18,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from reference_impl.protocol.apis import response_class
-from reference_impl.protocol.build import build
-from reference_impl.protocol.errors import ErrorCode
+from reference_impl.protocol.build import build, get, millis
+from reference_impl.protocol.errors import ErrorCode, KafkaError
 
 from .registry import Reply, Respond, handles
+from .txn_common import fenced_code
 
 if TYPE_CHECKING:
     from ..broker import Broker, RequestContext
@@ -27,7 +32,26 @@ if TYPE_CHECKING:
 def handle_init_producer_id(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
     if request.transactional_id is None:
         pid = broker.controller.allocate_producer_id(ctx.received_ms)
-        body: dict[str, Any] = {"error_code": ErrorCode.none, "producer_id": pid, "producer_epoch": 0}
+        code, epoch = ErrorCode.none, 0
     else:
-        body = {"error_code": ErrorCode.not_coordinator, "producer_id": -1, "producer_epoch": -1}
-    return Respond(build(response_class(22, ctx.api_version), {"throttle_time": 0, **body}))
+        try:
+            code, pid, epoch = broker.txn_coordinator.init_producer_id(
+                request.transactional_id,
+                millis(request.transaction_timeout),
+                int(get(request, "producer_id", -1)),
+                int(get(request, "producer_epoch", -1)),
+                ctx.received_ms,
+            )
+        except KafkaError as exc:
+            code, pid, epoch = exc.code, -1, -1
+    return Respond(
+        build(
+            response_class(22, ctx.api_version),
+            {
+                "throttle_time": 0,
+                "error_code": fenced_code(code, ctx.api_version, 4),
+                "producer_id": pid,
+                "producer_epoch": epoch,
+            },
+        )
+    )

@@ -1,0 +1,61 @@
+"""AddPartitionsToTxn: v0-3. Register partitions in a producer's open transaction.
+
+Behaviour: partitions of topics that do not exist get UNKNOWN_TOPIC_OR_PARTITION
+and the others OPERATION_NOT_ATTEMPTED (nothing is added); otherwise every
+partition gets the coordinator's answer: INVALID_PRODUCER_ID_MAPPING,
+PRODUCER_FENCED (INVALID_PRODUCER_EPOCH before v2), CONCURRENT_TRANSACTIONS.
+Not implemented: v4+ (the broker-to-coordinator batched verification of
+KIP-890, which this single coordinator does in-process).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from reference_impl.protocol.apis import response_class
+from reference_impl.protocol.build import build
+from reference_impl.protocol.errors import ErrorCode
+
+from .registry import Reply, Respond, handles
+from .txn_common import fenced_code, run
+
+if TYPE_CHECKING:
+    from ..broker import Broker, RequestContext
+
+
+@handles(24, 0, 3)
+def handle_add_partitions_to_txn(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
+    wanted = [(t.name, int(p)) for t in request.v3_and_below_topics for p in t.partitions]
+    missing = {key for key in wanted if broker.partition(*key) is None}
+    if missing:
+        codes = {
+            key: ErrorCode.unknown_topic_or_partition if key in missing else ErrorCode.operation_not_attempted
+            for key in wanted
+        }
+    else:
+        code = run(
+            broker,
+            lambda c: c.add_partitions(
+                request.v3_and_below_transactional_id,
+                int(request.v3_and_below_producer_id),
+                int(request.v3_and_below_producer_epoch),
+                wanted,
+                ctx.received_ms,
+            ),
+        )
+        code = fenced_code(code, ctx.api_version, 2)
+        codes = dict.fromkeys(wanted, code)
+    by_topic: dict[str, list[dict[str, Any]]] = {}
+    for (topic, p), code in codes.items():
+        by_topic.setdefault(topic, []).append({"partition_index": p, "partition_error_code": code})
+    return Respond(
+        build(
+            response_class(24, ctx.api_version),
+            {
+                "throttle_time": 0,
+                "results_by_topic_v3_and_below": [
+                    {"name": name, "results_by_partition": parts} for name, parts in by_topic.items()
+                ],
+            },
+        )
+    )
