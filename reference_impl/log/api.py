@@ -2,8 +2,9 @@
 
 Two implementations keep this contract:
 
-* :mod:`reference_impl.log.local_log` (file-backed): Kafka's on-disk format,
-  segments, indexes, checkpoints, recovery; what the broker process runs.
+* :class:`reference_impl.log.partition_log.FileLog` (file-backed): Kafka's
+  on-disk format, segments, indexes, checkpoints, recovery, retention; what
+  the broker process runs, through :class:`reference_impl.log.manager.LogManager`.
 * :mod:`reference_impl.log.memory` (in-memory): the same semantics with no
   files, plus :meth:`MemoryLog.crash` dropping the unflushed suffix; what the
   deterministic simulator runs and what model-based tests compare against.
@@ -30,7 +31,13 @@ from reference_impl.protocol.records import BatchHeader
 
 @dataclass(frozen=True, slots=True)
 class FileRegion:
-    """A byte range of a segment file, sent with ``os.sendfile`` by the shell."""
+    """A byte range of a segment file, sent with ``os.sendfile`` by the shell.
+
+    It covers whole batches written before the read. Open the file when the
+    region arrives: retention, truncation or topic deletion may remove or
+    shorten the file later, and a short read then means the answer is stale
+    (:func:`reference_impl.log.files.read_region` raises ``RegionReadError``).
+    """
 
     path: str
     position: int
@@ -115,8 +122,9 @@ class PartitionLog(Protocol):
     def append_as_follower(self, records: bytes) -> AppendInfo:
         """Append batches that already carry offsets and epochs (replica fetch).
 
-        The first batch must start at the LEO. Epoch-cache entries follow the
-        batches' partitionLeaderEpoch.
+        Offsets must start at or after the LEO and increase (ValueError
+        otherwise, Kafka's UnexpectedAppendOffsetException). Epoch-cache
+        entries follow the batches' partitionLeaderEpoch.
         """
         ...
 
@@ -137,7 +145,7 @@ class PartitionLog(Protocol):
         ...
 
     def batch_headers(self, start_offset: int = 0) -> list[BatchHeader]:
-        """Headers of every batch whose last offset is at or after ``start_offset``."""
+        """Headers of every batch whose last offset is at or after ``start_offset`` (and the log start)."""
         ...
 
     def offset_for_timestamp(self, timestamp_ms: int) -> tuple[int, int] | None:
@@ -145,7 +153,10 @@ class PartitionLog(Protocol):
         ...
 
     def max_timestamp(self) -> tuple[int, int] | None:
-        """(offset, timestamp) of the record with the largest timestamp (ListOffsets -3)."""
+        """(offset, timestamp) of the first record with the largest timestamp (ListOffsets -3).
+
+        As Kafka 3.8+ (KAFKA-16310): the record's own offset, not its batch's last offset.
+        """
         ...
 
     def truncate_to(self, offset: int) -> None:
@@ -176,7 +187,9 @@ class PartitionLog(Protocol):
         """(largest epoch ≤ ``epoch``, its end offset), as OffsetForLeaderEpoch answers.
 
         The end offset of an epoch is the start offset of the next larger
-        epoch, or the LEO for the latest epoch; (-1, -1) if no such epoch.
+        epoch, or the LEO for the latest epoch. As Kafka's ``endOffsetFor``:
+        an epoch below every cached one answers (``epoch``, first start
+        offset); one above every cached one, or an empty cache, (-1, -1).
         """
         ...
 

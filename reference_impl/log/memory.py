@@ -3,7 +3,10 @@
 Same contract as the file-backed log (:mod:`reference_impl.log.api`), held as a
 list of batches. :meth:`MemoryLog.crash` forgets everything past the flushed
 offset, as a machine losing its page cache would; the epoch cache survives
-only as far as it was flushed too.
+only as far as it was flushed too. Offsets, epochs and timestamps follow the
+same rules as :class:`reference_impl.log.partition_log.FileLog` (shared in
+:mod:`.batches` and :mod:`.epochs`), and the model-based tests hold the two
+side by side.
 """
 
 from __future__ import annotations
@@ -20,6 +23,9 @@ from reference_impl.protocol.records import (
 )
 
 from .api import AppendInfo, EpochEntry, OffsetOutOfRangeError, ReadResult
+from .batches import append_info, check_follower_offsets
+from .epochs import LeaderEpochCache
+from .timestamps import first_record_at_or_after
 
 
 @dataclass(slots=True)
@@ -39,7 +45,7 @@ class MemoryLog:
         self._log_start_offset = start_offset
         self._log_end_offset = start_offset
         self._flushed_offset = start_offset
-        self._epochs: list[EpochEntry] = []
+        self._epochs = LeaderEpochCache()
         self._flushed_epochs: list[EpochEntry] = []
 
     # -- offsets ---------------------------------------------------------------------------
@@ -65,39 +71,28 @@ class MemoryLog:
             set_base_offset(records, h, offset)
             set_partition_leader_epoch(records, h, leader_epoch)
             offset += h.last_offset_delta + 1
-        if headers and (not self._epochs or leader_epoch > self._epochs[-1].epoch):
+        if headers:
             self.assign_epoch(leader_epoch, self._log_end_offset)
         return self._store(bytes(records), [parse_header(records, h.position) for h in headers])
 
     def append_as_follower(self, records: bytes) -> AppendInfo:
         headers = list(iter_headers(records))
-        if headers and headers[0].base_offset != self._log_end_offset:
-            raise ValueError(
-                f"follower append at {headers[0].base_offset}, log end is {self._log_end_offset}"
-            )
+        check_follower_offsets(headers, self._log_end_offset)
         for h in headers:
-            latest = self._epochs[-1].epoch if self._epochs else -1
-            if h.partition_leader_epoch > latest:
+            if h.partition_leader_epoch > self._epochs.latest_epoch:
                 self.assign_epoch(h.partition_leader_epoch, h.base_offset)
         return self._store(bytes(records), headers)
 
     def _store(self, data: bytes, headers: list[BatchHeader]) -> AppendInfo:
-        if not headers:
-            return AppendInfo(self._log_end_offset, self._log_end_offset - 1, -1, -1, -1, ())
-        max_ts, max_ts_offset = -1, -1
         for h in headers:
             self._batches.append(
                 _Batch(h.base_offset, h.next_offset, h.max_timestamp,
                        data[h.position : h.position + h.size])
             )
             self._bases.append(h.base_offset)
-            if h.max_timestamp > max_ts:
-                max_ts, max_ts_offset = h.max_timestamp, h.last_offset
-        first = headers[0].base_offset
-        self._log_end_offset = headers[-1].next_offset
-        return AppendInfo(
-            first, self._log_end_offset - 1, max_ts, max_ts_offset, -1, tuple(headers)
-        )
+        if headers:
+            self._log_end_offset = headers[-1].next_offset
+        return append_info(headers, self._log_end_offset)
 
     # -- reads -----------------------------------------------------------------------------
 
@@ -137,8 +132,6 @@ class MemoryLog:
         return [parse_header(b.data) for b in self._batches[self._index_of(start_offset) :]]
 
     def offset_for_timestamp(self, timestamp_ms: int) -> tuple[int, int] | None:
-        from .timestamps import first_record_at_or_after  # per-record work: rare path
-
         for batch in self._batches:
             if batch.max_timestamp >= timestamp_ms and batch.next_offset > self._log_start_offset:
                 found = first_record_at_or_after(batch.data, timestamp_ms, self._log_start_offset)
@@ -147,28 +140,39 @@ class MemoryLog:
         return None
 
     def max_timestamp(self) -> tuple[int, int] | None:
-        best: tuple[int, int] | None = None
+        """(offset of the first record carrying the largest timestamp, that timestamp), as Kafka 3.8+."""
+        best: _Batch | None = None
         for batch in self._batches:
-            if best is None or batch.max_timestamp > best[1]:
-                best = (batch.next_offset - 1, batch.max_timestamp)
-        return best
+            if best is None or batch.max_timestamp > best.max_timestamp:
+                best = batch
+        if best is None:
+            return None
+        hit = first_record_at_or_after(best.data, best.max_timestamp, self._log_start_offset)
+        if hit is not None and hit[1] == best.max_timestamp:
+            return hit
+        return (best.next_offset - 1, best.max_timestamp)
 
     # -- truncation and retention -----------------------------------------------------------
 
     def truncate_to(self, offset: int) -> None:
         if offset >= self._log_end_offset:
             return
+        if offset < self._log_start_offset:
+            self.truncate_fully_and_start_at(offset)
+            return
         i = self._index_of(offset)
-        # A batch straddling ``offset`` cannot be split: Kafka truncates to batch boundaries,
-        # and callers truncate to a batch boundary (an epoch start or a fetched offset).
+        # A batch straddling ``offset`` cannot be split: it goes, and the log ends where it began.
+        if i < len(self._batches):
+            new_end = self._batches[i - 1].next_offset if i > 0 else self._batches[i].base_offset
+        else:
+            new_end = offset
         del self._batches[i:]
         del self._bases[i:]
-        self._log_end_offset = max(self._batches[-1].next_offset if self._batches else offset,
-                                   self._log_start_offset)
-        self._flushed_offset = min(self._flushed_offset, self._log_end_offset)
-        self._epochs = [e for e in self._epochs if e.start_offset < self._log_end_offset]
-        self._flushed_epochs = [e for e in self._flushed_epochs
-                                if e.start_offset < self._log_end_offset]
+        self._log_end_offset = new_end
+        self._log_start_offset = min(self._log_start_offset, new_end)
+        self._flushed_offset = min(self._flushed_offset, new_end)
+        self._epochs.truncate_from_end(new_end)
+        self._flushed_epochs = [e for e in self._flushed_epochs if e.start_offset < new_end]
 
     def truncate_fully_and_start_at(self, offset: int) -> None:
         self._batches.clear()
@@ -183,6 +187,8 @@ class MemoryLog:
         if offset > self._log_end_offset:
             raise OffsetOutOfRangeError(offset, self._log_start_offset, self._log_end_offset)
         self._log_start_offset = offset
+        self._flushed_offset = max(self._flushed_offset, offset)
+        self._epochs.truncate_from_start(offset)
         keep = self._index_of(offset)
         del self._batches[:keep]
         del self._bases[:keep]
@@ -190,38 +196,26 @@ class MemoryLog:
     def flush(self, offset: int | None = None) -> None:
         target = self._log_end_offset if offset is None else min(offset, self._log_end_offset)
         self._flushed_offset = max(self._flushed_offset, target)
-        self._flushed_epochs = list(self._epochs)
+        self._flushed_epochs = self._epochs.entries()
 
     # -- leader epochs ---------------------------------------------------------------------
 
     def epoch_entries(self) -> list[EpochEntry]:
-        return list(self._epochs)
+        return self._epochs.entries()
 
     def assign_epoch(self, epoch: int, start_offset: int) -> None:
-        if self._epochs and epoch <= self._epochs[-1].epoch:
-            return
-        # An entry may not start before the previous one (Kafka drops the older conflicting ones).
-        while self._epochs and self._epochs[-1].start_offset >= start_offset:
-            self._epochs.pop()
-        self._epochs.append(EpochEntry(epoch, start_offset))
+        self._epochs.assign(epoch, start_offset)
 
     def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
-        if not self._epochs or epoch < self._epochs[0].epoch:
-            return (-1, -1)
-        for i in range(len(self._epochs) - 1, -1, -1):
-            entry = self._epochs[i]
-            if entry.epoch <= epoch:
-                if i == len(self._epochs) - 1:
-                    return (entry.epoch, self._log_end_offset)
-                return (entry.epoch, self._epochs[i + 1].start_offset)
-        return (-1, -1)
+        return self._epochs.end_offset_for(epoch, self._log_end_offset)
 
     # -- lifecycle -------------------------------------------------------------------------
 
     def crash(self) -> None:
         """Lose the unflushed suffix, as an unclean stop would."""
         self.truncate_to(self._flushed_offset)
-        self._epochs = [e for e in self._flushed_epochs if e.start_offset < self._log_end_offset]
+        self._epochs = LeaderEpochCache(e for e in self._flushed_epochs
+                                        if e.start_offset < self._log_end_offset)
 
     def close(self) -> None:
         self.flush()
