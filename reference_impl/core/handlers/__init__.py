@@ -15,6 +15,7 @@ from . import (  # noqa: F401  (imported to register)
     k20_delete_topics,
     k21_delete_records,
     k22_init_producer_id,
+    k23_offset_for_leader_epoch,
     k24_add_partitions_to_txn,
     k25_add_offsets_to_txn,
     k26_end_txn,

@@ -386,3 +386,23 @@ def test_incremental_fetch_session_reports_only_changes() -> None:
     assert [p.partition_index for t in later.responses for p in t.partitions] == [1]
     assert session_fetch(opened.session_id, 1, {}).error_code == ErrorCode.invalid_fetch_session_epoch
     assert session_fetch(12345, 1, {}).error_code == ErrorCode.fetch_session_id_not_found
+
+
+def test_offset_for_leader_epoch_answers_from_the_epoch_cache() -> None:
+    """KIP-101: the end offset of an epoch is the log end for the latest epoch; an epoch older
+    than every cached one answers (-1, -1); a current_leader_epoch from the future is UNKNOWN."""
+    h = BrokerHarness()
+    create(h, "t")
+    for _ in range(3):
+        produce(h, "t", 0, build_batch([(None, b"x")], base_timestamp=START_MS))
+
+    def ask(epoch: int, current: int = -1) -> tuple[int, int, int]:
+        r = h.call(request(23, 4, replica_id=-1, topics=[{"topic": "t", "partitions": [
+            {"partition": 0, "current_leader_epoch": current, "leader_epoch": epoch}]}]))
+        p = r.topics[0].partitions[0]
+        return int(p.error_code), int(p.leader_epoch), int(p.end_offset)
+
+    assert ask(0) == (ErrorCode.none, 0, 3)
+    assert ask(5) == (ErrorCode.none, 0, 3)
+    assert ask(-1) == (ErrorCode.none, -1, -1)
+    assert ask(0, current=3)[0] == ErrorCode.unknown_leader_epoch
