@@ -389,8 +389,9 @@ def test_incremental_fetch_session_reports_only_changes() -> None:
 
 
 def test_offset_for_leader_epoch_answers_from_the_epoch_cache() -> None:
-    """KIP-101: the end offset of an epoch is the log end for the latest epoch; an epoch older
-    than every cached one answers (-1, -1); a current_leader_epoch from the future is UNKNOWN."""
+    """KIP-101 (Kafka's LeaderEpochFileCache.endOffsetFor): the latest epoch ends at the log end;
+    an epoch above every cached one, or -1, answers (-1, -1); a current_leader_epoch from the
+    future is UNKNOWN_LEADER_EPOCH."""
     h = BrokerHarness()
     create(h, "t")
     for _ in range(3):
@@ -403,6 +404,6 @@ def test_offset_for_leader_epoch_answers_from_the_epoch_cache() -> None:
         return int(p.error_code), int(p.leader_epoch), int(p.end_offset)
 
     assert ask(0) == (ErrorCode.none, 0, 3)
-    assert ask(5) == (ErrorCode.none, 0, 3)
+    assert ask(5) == (ErrorCode.none, -1, -1)
     assert ask(-1) == (ErrorCode.none, -1, -1)
     assert ask(0, current=3)[0] == ErrorCode.unknown_leader_epoch
