@@ -227,10 +227,23 @@ class Broker:
                 elif part.configs != configs:
                     part.update_configs(configs)
                     self.store.update_configs(topic.name, info.partition, configs)
-                if info.leader == self.node_id and (
-                    part.leader_epoch != info.leader_epoch or not part.is_leader
+                if info.leader == self.node_id:
+                    if (part.leader_epoch, part.partition_epoch, part.is_leader) != (
+                        info.leader_epoch,
+                        info.partition_epoch,
+                        True,
+                    ):
+                        part.become_leader(
+                            info.leader_epoch, info.partition_epoch, info.replicas, info.isr, now_ms
+                        )
+                elif (part.leader_id, part.leader_epoch, part.partition_epoch) != (
+                    info.leader,
+                    info.leader_epoch,
+                    info.partition_epoch,
                 ):
-                    part.become_leader(info.leader_epoch, info.partition_epoch, info.replicas, info.isr)
+                    part.become_follower(
+                        info.leader, info.leader_epoch, info.partition_epoch, info.replicas, info.isr
+                    )
         for key in [k for k in self.partitions if k not in wanted]:
             del self.partitions[key]
             self.store.delete_log(*key)

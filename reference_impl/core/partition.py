@@ -1,10 +1,18 @@
-"""One partition as this broker sees it: its log, its role, and its high watermark.
+"""One partition as this broker sees it: its log, its role (leader or follower), its high watermark.
 
-The leader appends produced batches stamped with its leader epoch and
-advances the high watermark as the in-sync replicas catch up; consumers read
-below the high watermark (read_uncommitted) or the last stable offset
-(read_committed). With one replica (a single-node broker) the ISR is the
-leader alone, so an append is committed when it is written.
+The leader appends produced batches stamped with its leader epoch, serves
+its followers' fetches, and advances the high watermark as the in-sync
+replicas catch up (:mod:`.replication.isr`); consumers read below the high
+watermark (read_uncommitted) or the last stable offset (read_committed). A
+follower appends what it fetched from the leader, and when the leader says
+its log diverged (KIP-320: the last epoch it fetched ends earlier on the
+leader) truncates to where the epochs agree, never to its own high
+watermark (KIP-101). With one replica the ISR is the leader alone, so an
+append is committed when it is written.
+
+Producer state (idempotence, transactions) is kept on every replica from the
+batches in the log, so a new leader answers duplicates and the last stable
+offset exactly as the old one did.
 """
 
 from __future__ import annotations
@@ -19,9 +27,11 @@ from reference_impl.protocol.record_set import build_control_batch, control_reco
 from reference_impl.protocol.records import BatchHeader, iter_headers
 
 from .producer_state import AbortedTxn, CompletedTxn, ProducerStateManager
+from .replication.isr import IsrProposal, IsrTracker
 from .validation import TopicLimits, validate_produce_records
 
 NO_EPOCH = -1
+READ_CHUNK_BYTES = 1 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +50,14 @@ class ReadInfo:
     high_watermark: int
     last_stable_offset: int
     log_start_offset: int
+    diverging_epoch: tuple[int, int] | None = None
+    """For a follower whose log diverged: (epoch, end offset) to truncate to (KIP-320)."""
+
+
+def _not_leader(partition: Partition) -> KafkaError:
+    return KafkaError(
+        ErrorCode.not_leader_or_follower, f"{partition.topic}-{partition.index} is led elsewhere"
+    )
 
 
 class Partition:
@@ -63,6 +81,8 @@ class Partition:
         self.partition_epoch = 0
         self.replicas: tuple[int, ...] = ()
         self.isr: tuple[int, ...] = ()
+        self.tracker: IsrTracker | None = None
+        self.epoch_start_offset = 0
         self.high_watermark = log.log_start_offset
         self.read_chunk = read_chunk
         self.producers = ProducerStateManager()
@@ -90,24 +110,62 @@ class Partition:
         unstable = self.producers.first_unstable_offset()
         return self.high_watermark if unstable is None else min(unstable, self.high_watermark)
 
+    @property
+    def effective_isr(self) -> tuple[int, ...]:
+        """The ISR acks=all and the high watermark wait for (the maximal one while a change is pending)."""
+        return self.tracker.maximal_isr if self.tracker is not None else self.isr
+
     def update_configs(self, configs: Mapping[str, str]) -> None:
         self.configs = dict(configs)
         self.limits = TopicLimits.from_configs(configs)
 
+    def restore_high_watermark(self, offset: int) -> None:
+        """From the replication-offset checkpoint: never above the LEO, never below the log start."""
+        self.high_watermark = max(self.log.log_start_offset, min(offset, self.log.log_end_offset))
+
+    # -- role changes ----------------------------------------------------------------------------
+
     def become_leader(
-        self, leader_epoch: int, partition_epoch: int, replicas: tuple[int, ...], isr: tuple[int, ...]
+        self,
+        leader_epoch: int,
+        partition_epoch: int,
+        replicas: tuple[int, ...],
+        isr: tuple[int, ...],
+        now_ms: int = 0,
     ) -> None:
+        """Lead ``leader_epoch``: record where the epoch starts, and track every follower afresh."""
+        new_epoch = leader_epoch != self.leader_epoch or not self.is_leader
         self.leader_id = self.local_id
         self.leader_epoch = leader_epoch
         self.partition_epoch = partition_epoch
         self.replicas = replicas
         self.isr = isr
+        if new_epoch or self.tracker is None:
+            self.log.assign_epoch(leader_epoch, self.log.log_end_offset)
+            self.epoch_start_offset = self.log.log_end_offset
+            self.tracker = IsrTracker(self.local_id, replicas, isr, now_ms)
+        else:
+            self.tracker.isr = isr
+            self.tracker.replicas = replicas
+            self.tracker.pending = None
         self.high_watermark = max(self.high_watermark, self.log.log_start_offset)
-        self._maybe_advance_high_watermark()
+        self.maybe_advance_high_watermark()
 
-    def restore_high_watermark(self, offset: int) -> None:
-        """From the replication-offset checkpoint: never above the LEO, never below the log start."""
-        self.high_watermark = max(self.log.log_start_offset, min(offset, self.log.log_end_offset))
+    def become_follower(
+        self,
+        leader_id: int,
+        leader_epoch: int,
+        partition_epoch: int,
+        replicas: tuple[int, ...],
+        isr: tuple[int, ...],
+    ) -> None:
+        """Follow ``leader_id``; truncation happens on the first fetch answer (KIP-320), not here."""
+        self.leader_id = leader_id
+        self.leader_epoch = leader_epoch
+        self.partition_epoch = partition_epoch
+        self.replicas = replicas
+        self.isr = isr
+        self.tracker = None
 
     # -- leader side ---------------------------------------------------------------------------
 
@@ -133,7 +191,7 @@ class Partition:
     ) -> AppendOutcome:
         """Validate and append one produced batch; a retried idempotent batch is not appended twice."""
         if not self.is_leader:
-            raise KafkaError(ErrorCode.not_leader_or_follower, f"{self.topic}-{self.index} is led elsewhere")
+            raise _not_leader(self)
         if required_acks == -1 and len(self.isr) < self.min_insync_replicas:
             raise KafkaError(
                 ErrorCode.not_enough_replicas,
@@ -149,7 +207,7 @@ class Partition:
         info = self.log.append_as_leader(data, self.leader_epoch, now_ms)
         for stored in info.batches:
             self.producers.on_data_batch(stored)
-        self._maybe_advance_high_watermark()
+        self.maybe_advance_high_watermark()
         return AppendOutcome(info.first_offset, info.last_offset)
 
     def append_marker(
@@ -157,7 +215,7 @@ class Partition:
     ) -> CompletedTxn | None:
         """Write a COMMIT or ABORT control batch for ``producer_id`` (WriteTxnMarkers)."""
         if not self.is_leader:
-            raise KafkaError(ErrorCode.not_leader_or_follower, f"{self.topic}-{self.index} is led elsewhere")
+            raise _not_leader(self)
         self.producers.validate_marker(producer_id, producer_epoch, coordinator_epoch)
         batch = bytearray(
             build_control_batch(
@@ -172,7 +230,7 @@ class Partition:
         completed = self.producers.on_marker(
             producer_id, producer_epoch, coordinator_epoch, info.first_offset, not commit, now_ms
         )
-        self._maybe_advance_high_watermark()
+        self.maybe_advance_high_watermark()
         if completed is not None and completed.aborted:
             self.aborted.append(
                 AbortedTxn(
@@ -181,16 +239,126 @@ class Partition:
             )
         return completed
 
-    def aborted_transactions(self, fetch_offset: int, upper_bound: int) -> list[AbortedTxn]:
-        """Aborted transactions a read_committed reader of [fetch_offset, upper_bound) must skip."""
-        return [a for a in self.aborted if a.last_offset >= fetch_offset and a.first_offset < upper_bound]
+    def committed(self, last_offset: int) -> bool:
+        """acks=all: the batch ending at ``last_offset`` is below the high watermark."""
+        return self.high_watermark > last_offset
 
-    def _maybe_advance_high_watermark(self) -> None:
-        """HW = the smallest LEO over the ISR; with the leader alone in the ISR, its own LEO."""
-        if self.isr == (self.local_id,) or not self.isr:
-            new = self.log.log_end_offset
-            if new > self.high_watermark:
-                self.high_watermark = new
+    def maybe_advance_high_watermark(self) -> bool:
+        """HW = the smallest LEO over the (maximal) ISR; it never moves back. True if it moved."""
+        if not self.is_leader or self.tracker is None:
+            return False
+        candidate = self.tracker.high_watermark_candidate(self.log.log_end_offset)
+        if candidate > self.high_watermark:
+            self.high_watermark = candidate
+            return True
+        return False
+
+    def read_for_follower(
+        self,
+        replica_id: int,
+        fetch_offset: int,
+        last_fetched_epoch: int,
+        current_leader_epoch: int,
+        max_bytes: int,
+        now_ms: int,
+    ) -> ReadInfo:
+        """A follower's fetch: update its state, answer records up to the LEO or a diverging epoch."""
+        if not self.is_leader or self.tracker is None:
+            raise _not_leader(self)
+        self.check_leader_epoch(current_leader_epoch)
+        if replica_id not in self.replicas:
+            raise KafkaError(ErrorCode.not_leader_or_follower, f"broker {replica_id} is not a replica")
+        if last_fetched_epoch >= 0:
+            epoch, end = self.log.end_offset_for_epoch(last_fetched_epoch)
+            if epoch < last_fetched_epoch or end < fetch_offset:
+                return ReadInfo(
+                    ReadResult.empty(),
+                    self.high_watermark,
+                    self.last_stable_offset,
+                    self.log.log_start_offset,
+                    diverging_epoch=(epoch, end),
+                )
+        try:
+            result = self.log.read(fetch_offset, max_bytes, min_one_batch=True)
+        except OffsetOutOfRangeError as exc:
+            raise KafkaError(ErrorCode.offset_out_of_range, str(exc)) from None
+        self.tracker.record_fetch(replica_id, fetch_offset, self.log.log_end_offset, now_ms)
+        self.maybe_advance_high_watermark()
+        return ReadInfo(result, self.high_watermark, self.last_stable_offset, self.log.log_start_offset)
+
+    def propose_isr_change(self, now_ms: int, max_lag_ms: int) -> IsrProposal | None:
+        """An ISR expansion (a follower caught up with this epoch) or shrink (one lagging too long)."""
+        if not self.is_leader or self.tracker is None or self.tracker.pending is not None:
+            return None
+        isr = set(self.isr)
+        joining = self.tracker.expansion_candidates(self.high_watermark, self.epoch_start_offset)
+        leaving = self.tracker.lagging(now_ms, max_lag_ms)
+        if not joining and not leaving:
+            return None
+        new_isr = tuple(sorted((isr | set(joining)) - set(leaving)))
+        proposal = IsrProposal(new_isr, self.partition_epoch, self.leader_epoch)
+        self.tracker.pending = proposal
+        return proposal
+
+    def isr_change_failed(self) -> None:
+        """The controller refused or lost the proposal: the next check proposes again."""
+        if self.tracker is not None:
+            self.tracker.pending = None
+
+    # -- follower side -------------------------------------------------------------------------
+
+    def follower_fetch_position(self) -> tuple[int, int]:
+        """(fetch offset, last fetched epoch) for the next fetch from the leader."""
+        entries = self.log.epoch_entries()
+        return self.log.log_end_offset, entries[-1].epoch if entries else NO_EPOCH
+
+    def apply_from_leader(
+        self,
+        records: bytes,
+        leader_high_watermark: int,
+        leader_log_start: int,
+        diverging_epoch: tuple[int, int] | None,
+    ) -> None:
+        """Append fetched batches (or truncate to where the logs agree), then follow the leader's HW."""
+        if self.is_leader:
+            return
+        if diverging_epoch is not None:
+            epoch, leader_end = diverging_epoch
+            local_epoch, local_end = self.log.end_offset_for_epoch(epoch)
+            target = (
+                min(leader_end, local_end) if local_epoch >= 0 else min(leader_end, self.log.log_end_offset)
+            )
+            if epoch < 0:
+                target = self.log.log_start_offset
+            self.truncate_to(max(target, self.log.log_start_offset))
+            return
+        if records:
+            info = self.log.append_as_follower(records)
+            if info.batches:
+                self._apply_batches(bytes(records))
+        if leader_log_start > self.log.log_start_offset:
+            if leader_log_start > self.log.log_end_offset:
+                self.log.truncate_fully_and_start_at(leader_log_start)
+                self._reset_producer_state()
+            else:
+                self.log.advance_log_start_offset(leader_log_start)
+        self.high_watermark = max(
+            self.log.log_start_offset, min(leader_high_watermark, self.log.log_end_offset)
+        )
+
+    def truncate_to(self, offset: int) -> None:
+        """Drop the log from ``offset`` (follower truncation) and rebuild what was derived from it."""
+        if offset >= self.log.log_end_offset:
+            return
+        self.log.truncate_to(offset)
+        self.high_watermark = min(self.high_watermark, self.log.log_end_offset)
+        self._reset_producer_state()
+
+    def reset_to_leader_start(self, leader_log_start: int) -> None:
+        """OFFSET_OUT_OF_RANGE from the leader: our log is wholly outside its range; start over."""
+        self.log.truncate_fully_and_start_at(leader_log_start)
+        self.high_watermark = leader_log_start
+        self._reset_producer_state()
 
     # -- reads ---------------------------------------------------------------------------------
 
@@ -216,10 +384,14 @@ class Partition:
             raise KafkaError(ErrorCode.offset_out_of_range, str(exc)) from None
         return ReadInfo(result, self.high_watermark, self.last_stable_offset, self.log.log_start_offset)
 
+    def aborted_transactions(self, fetch_offset: int, upper_bound: int) -> list[AbortedTxn]:
+        """Aborted transactions a read_committed reader of [fetch_offset, upper_bound) must skip."""
+        return [a for a in self.aborted if a.last_offset >= fetch_offset and a.first_offset < upper_bound]
+
     def delete_records_before(self, offset: int) -> int:
         """DeleteRecords: -1 means the high watermark; beyond it is OFFSET_OUT_OF_RANGE."""
         if not self.is_leader:
-            raise KafkaError(ErrorCode.not_leader_or_follower, f"{self.topic}-{self.index} is led elsewhere")
+            raise _not_leader(self)
         target = self.high_watermark if offset == -1 else offset
         if target < 0 or target > self.high_watermark:
             raise KafkaError(
@@ -239,23 +411,36 @@ class Partition:
                 break
         return found
 
-    def _rebuild_producer_state(self) -> None:
-        """Replay batch headers (and markers' control records) to rebuild producer state.
+    # -- producer state derived from the log ---------------------------------------------------
 
-        Kafka loads the latest producer snapshot and replays from there; the
-        log here is replayed from its start, batch by batch, reading only the
-        headers of data batches and the single record of each marker.
+    def _reset_producer_state(self) -> None:
+        self.producers = ProducerStateManager()
+        self.aborted = []
+        self._rebuild_producer_state()
+
+    def _rebuild_producer_state(self) -> None:
+        """Replay the log's batch headers (and each marker's control record) into producer state.
+
+        Kafka loads the latest producer snapshot and replays from there; this
+        replays from the log start, reading only headers of data batches and
+        the single record of each marker.
         """
         offset = self.log.log_start_offset
-        end = self.log.log_end_offset
-        while offset < end:
-            result = self.log.read(offset, 1 << 20)
+        while offset < self.log.log_end_offset:
+            result = self.log.read(offset, READ_CHUNK_BYTES)
             data = b"".join(self.read_chunk(c) for c in result.chunks)
-            if not data:
+            following = self._apply_batches(data) if data else -1
+            if following <= offset:
                 break
-            for header in iter_headers(data):
-                if header.is_control:
-                    (record,) = list(iter_records(data, header))[:1]
+            offset = following
+
+    def _apply_batches(self, data: bytes) -> int:
+        """Record the producer effects of stored batches; returns the offset after the last one."""
+        next_offset = -1
+        for header in iter_headers(data):
+            if header.is_control:
+                record = next(iter(iter_records(data, header)), None)
+                if record is not None:
                     aborted = control_record_type(record) == 0
                     coordinator_epoch = int.from_bytes((record.value or b"")[2:6], "big", signed=True)
                     completed = self.producers.on_marker(
@@ -270,6 +455,7 @@ class Partition:
                         self.aborted.append(
                             AbortedTxn(header.producer_id, completed.first_offset, completed.last_offset, -1)
                         )
-                else:
-                    self.producers.on_data_batch(header)
-                offset = header.next_offset
+            else:
+                self.producers.on_data_batch(header)
+            next_offset = header.next_offset
+        return next_offset

@@ -1,4 +1,4 @@
-"""OffsetForLeaderEpoch: v2-4. Where a leader epoch ended, for truncation and offset validation (KIP-101, KIP-320).
+"""OffsetForLeaderEpoch: v2-4. Where a leader epoch ended (KIP-101 truncation, KIP-320 validation).
 
 Behaviour: the answer is the largest epoch ≤ the requested one in the
 leader's epoch cache and its end offset (the next epoch's start offset, or
