@@ -1,0 +1,154 @@
+"""Leader and followers of one partition, wired by hand: HW, ISR, and the KIP-101/279/320 scenarios."""
+
+from __future__ import annotations
+
+import uuid
+
+from reference_impl.core.partition import Partition
+from reference_impl.log.api import Chunk
+from reference_impl.log.memory import MemoryLog
+from reference_impl.protocol.errors import ErrorCode, KafkaError
+from reference_impl.protocol.record_set import build_batch, records_of
+
+TOPIC_ID = uuid.UUID(int=7)
+
+
+def _bytes(chunk: Chunk) -> bytes:
+    assert isinstance(chunk, bytes)
+    return chunk
+
+
+def replica(node: int, log: MemoryLog | None = None) -> Partition:
+    return Partition("t", 0, TOPIC_ID, log or MemoryLog(), {"min.insync.replicas": "1"}, node, _bytes)
+
+
+def produce(leader: Partition, *values: bytes, now: int = 0) -> int:
+    return leader.append_as_leader(
+        build_batch([(None, v) for v in values], base_timestamp=1), 1, now
+    ).last_offset
+
+
+def fetch_round(leader: Partition, follower: Partition, now: int = 0) -> None:
+    """One follower fetch: the leader answers from the follower's position, the follower applies it."""
+    offset, epoch = follower.follower_fetch_position()
+    info = leader.read_for_follower(follower.local_id, offset, epoch, follower.leader_epoch, 1 << 20, now)
+    data = b"".join(_bytes(c) for c in info.records.chunks)
+    follower.apply_from_leader(data, info.high_watermark, info.log_start_offset, info.diverging_epoch)
+
+
+def values(p: Partition) -> list[bytes | None]:
+    data = b"".join(_bytes(c) for c in p.log.read(p.log.log_start_offset, 1 << 30).chunks)
+    return [r.value for r in records_of(data)]
+
+
+def test_high_watermark_is_the_smallest_isr_leo_and_reaches_followers() -> None:
+    """Seed 002: HW = min LEO over the ISR, where a follower's LEO is what its *next* fetch asks
+    for; a follower's HW = min(leader HW, its LEO)."""
+    a, b, c = replica(1), replica(2), replica(3)
+    a.become_leader(0, 0, (1, 2, 3), (1, 2, 3))
+    b.become_follower(1, 0, 0, (1, 2, 3), (1, 2, 3))
+    c.become_follower(1, 0, 0, (1, 2, 3), (1, 2, 3))
+    last = produce(a, b"m0", b"m1")
+    assert a.high_watermark == 0 and not a.committed(last)
+    fetch_round(a, b)
+    fetch_round(a, c)
+    assert a.high_watermark == 0  # the leader learns their LEO from their next fetch
+    fetch_round(a, b)
+    assert a.high_watermark == 0  # c has not fetched again
+    fetch_round(a, c)
+    assert a.high_watermark == 2 and a.committed(last)
+    assert b.high_watermark == 0
+    fetch_round(a, b)
+    assert b.high_watermark == 2 and b.log.log_end_offset == 2
+
+
+def test_a_lagging_follower_leaves_and_a_caught_up_one_rejoins() -> None:
+    """ISR shrink after replica.lag.time.max.ms; expansion only once the follower reaches the HW and
+    the start of the leader's current epoch (KIP-320)."""
+    a, b = replica(1), replica(2)
+    a.become_leader(0, 0, (1, 2), (1, 2), now_ms=0)
+    b.become_follower(1, 0, 0, (1, 2), (1, 2))
+    produce(a, b"x")
+    assert a.propose_isr_change(now_ms=10_000, max_lag_ms=30_000) is None
+    proposal = a.propose_isr_change(now_ms=30_001, max_lag_ms=30_000)
+    assert proposal is not None and proposal.new_isr == (1,)
+    a.become_leader(0, 1, (1, 2), (1,), now_ms=30_001)  # the controller accepted: partition epoch 1
+    assert a.isr == (1,) and a.high_watermark == 1
+    produce(a, b"y")
+    fetch_round(a, b, now=30_002)
+    fetch_round(a, b, now=30_003)
+    joining = a.propose_isr_change(now_ms=30_004, max_lag_ms=30_000)
+    assert joining is not None and joining.new_isr == (1, 2)
+
+
+def test_kip101_follower_does_not_truncate_to_its_hw_after_restart() -> None:
+    """KIP-101 scenario 1: a follower that restarts with records beyond its HW keeps them, so an
+    immediate election of that follower loses nothing acknowledged."""
+    log_b = MemoryLog()
+    a, b = replica(1), replica(2, log_b)
+    a.become_leader(0, 0, (1, 2), (1, 2))
+    b.become_follower(1, 0, 0, (1, 2), (1, 2))
+    produce(a, b"m1")
+    fetch_round(a, b)
+    produce(a, b"m2")
+    fetch_round(a, b)  # b has m2, its HW is still 1
+    fetch_round(a, b)
+    assert a.high_watermark == 2
+    log_b.flush()
+    log_b.crash()
+    restarted = replica(2, log_b)
+    restarted.become_leader(1, 1, (1, 2), (2,))  # a is gone: b is elected at once
+    assert values(restarted) == [b"m1", b"m2"]
+
+
+def test_kip101_divergence_after_multiple_hard_failures_is_truncated_by_epoch() -> None:
+    """KIP-101 scenario 2: the old leader's unreplicated suffix from epoch 0 is replaced by what the
+    new leader wrote in epoch 1; both logs end identical."""
+    a, b = replica(1), replica(2)
+    a.become_leader(0, 0, (1, 2), (1, 2))
+    b.become_follower(1, 0, 0, (1, 2), (1, 2))
+    produce(a, b"m1")
+    fetch_round(a, b)
+    produce(a, b"m2-lost")  # never replicated
+    b.become_leader(1, 1, (1, 2), (2,))
+    produce(b, b"m3")
+    a.become_follower(2, 1, 1, (1, 2), (2,))
+    fetch_round(b, a)  # diverging epoch: a truncates to offset 1
+    assert values(a) == [b"m1"]
+    fetch_round(b, a)
+    assert values(a) == values(b) == [b"m1", b"m3"]
+
+
+def test_kip279_fast_failover_leaders_converge() -> None:
+    """KIP-279: after leaders change twice quickly, a follower several epochs behind truncates
+    in steps until its log matches the leader below the HW."""
+    a, b, c = replica(1), replica(2), replica(3)
+    a.become_leader(0, 0, (1, 2, 3), (1, 2, 3))
+    for f in (b, c):
+        f.become_follower(1, 0, 0, (1, 2, 3), (1, 2, 3))
+    produce(a, b"base")
+    fetch_round(a, b)
+    fetch_round(a, c)
+    produce(a, b"a-only")  # epoch 0 suffix on a
+    b.become_leader(1, 1, (1, 2, 3), (2, 3))
+    produce(b, b"b-only")  # epoch 1 suffix on b
+    c.become_leader(2, 2, (1, 2, 3), (3,))
+    produce(c, b"c-epoch2")
+    for f in (a, b):
+        f.become_follower(3, 2, 2, (1, 2, 3), (3,))
+    for _ in range(4):
+        fetch_round(c, a)
+        fetch_round(c, b)
+    assert values(a) == values(b) == values(c) == [b"base", b"c-epoch2"]
+
+
+def test_stale_fetches_are_fenced() -> None:
+    """KIP-320: a fetch carrying an older leader epoch is FENCED_LEADER_EPOCH."""
+    a = replica(1)
+    a.become_leader(3, 0, (1, 2), (1, 2))
+    try:
+        a.read_for_follower(2, 0, -1, 2, 1024, 0)
+    except KafkaError as exc:
+        assert exc.code is ErrorCode.fenced_leader_epoch
+    else:
+        raise AssertionError("a stale epoch was served")
