@@ -1,0 +1,269 @@
+"""``kafka-harness load``: produce a deterministic dataset with PySpark, read it back, say what came back.
+
+The last lines are the throughput (records/s, MB/s, p50/p99 delivery latency)
+and, with ``--verify``, the verdict in the chaos command's form; the exit code
+is 0 valid, 1 invalid, 2 could not run. Files (delivery reports and reads as
+Parquet, summary.json, verdict.json, PNG plots) go to ``--out``.
+
+PySpark is imported only once the arguments are known to be good, so
+``--help`` and bad input answer at once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from .config import (
+    CLIENTS,
+    COMPRESSION_TYPES,
+    IO_MODES,
+    ISOLATION_LEVELS,
+    VALUE_SIZE_DISTRIBUTIONS,
+    DatasetSpec,
+    LoadConfig,
+    LoadConfigError,
+    ProducerSpec,
+    ReaderSpec,
+)
+from .report import RunResult
+from .topics import LoadRunError
+from .verdict import ANOMALIES
+
+EXIT_VALID, EXIT_INVALID, EXIT_COULD_NOT_RUN = 0, 1, 2
+
+
+def _key_value(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"expected key=value, got {text!r}")
+    return key.strip(), value.strip()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="kafka-harness load",
+        description="Generate load with PySpark (a real Kafka client per task), read it back and verify it.",
+        epilog="Exit status: 0 valid, 1 anomalies found, 2 could not run.",
+    )
+    where = parser.add_argument_group("target and Spark")
+    where.add_argument("--target", help="reference, tansu, bootstrap:HOST:PORT[,...] or container[:IMAGE]")
+    where.add_argument("--spark-master", default="local[2]", help="local[N], spark://..., yarn, k8s://...")
+    where.add_argument("--spark-conf", action="append", type=_key_value, default=[], metavar="KEY=VALUE")
+    where.add_argument(
+        "--spark-packages",
+        action="append",
+        default=[],
+        metavar="COORDINATES",
+        help="Maven coordinates for spark.jars.packages (e.g. the spark-sql-kafka-0-10 connector)",
+    )
+    where.add_argument("--driver-memory", default="2g")
+    where.add_argument(
+        "--io",
+        choices=IO_MODES,
+        default="executor",
+        help="executor: a client in every task (default); spark-kafka: Spark's Kafka sink/source",
+    )
+    where.add_argument(
+        "--out", type=Path, help="directory for Parquet, JSON and plots (default: a new temp dir)"
+    )
+
+    data = parser.add_argument_group("dataset")
+    data.add_argument("--records", type=int, default=100_000)
+    data.add_argument("--seed", type=int, default=0)
+    data.add_argument("--generator-id", help="identifies this run's values (default g<seed>)")
+    data.add_argument("--key-space", type=int, default=10_000)
+    data.add_argument(
+        "--key-skew", type=float, default=0.0, help="Zipf exponent over the key space (0 = uniform)"
+    )
+    data.add_argument("--value-size", type=int, default=100, help="value bytes (at least the value's header)")
+    data.add_argument("--value-size-distribution", choices=VALUE_SIZE_DISTRIBUTIONS, default="fixed")
+    data.add_argument("--topic", help="topic to create (default kh-load-<generator id>-<time>)")
+    data.add_argument("--partitions", type=int, default=12)
+    data.add_argument("--replication-factor", type=int, default=1)
+
+    produce = parser.add_argument_group("producing")
+    produce.add_argument("--client", choices=CLIENTS, default="confluent-kafka")
+    produce.add_argument("--tasks", type=int, help="producing tasks, one producer each (default: by size)")
+    produce.add_argument("--acks", default="all")
+    produce.add_argument("--no-idempotence", dest="idempotence", action="store_false")
+    produce.add_argument("--compression", choices=COMPRESSION_TYPES, default="none")
+    produce.add_argument("--batch-size", type=int, default=65_536)
+    produce.add_argument("--linger-ms", type=int, default=5)
+    produce.add_argument("--delivery-timeout-ms", type=int, default=60_000)
+    produce.add_argument(
+        "--producer-config",
+        action="append",
+        type=_key_value,
+        default=[],
+        metavar="KEY=VALUE",
+        help="more producer settings, in the chosen client's own names",
+    )
+    produce.add_argument("--rate", type=float, help="records/s per task (default: unlimited)")
+    produce.add_argument("--time-bound", type=float, help="stop sending after this many seconds per task")
+
+    check = parser.add_argument_group("reading and verifying")
+    check.add_argument("--verify", action="store_true", help="read everything back and verify it")
+    check.add_argument("--read-tasks", type=int, help="offset-range splits to aim for (default: 2 per core)")
+    check.add_argument("--isolation", choices=ISOLATION_LEVELS, default="read_uncommitted")
+    check.add_argument("--read-idle-timeout", type=float, default=10.0)
+    check.add_argument(
+        "--allow",
+        action="append",
+        default=[],
+        choices=ANOMALIES,
+        metavar="ANOMALY",
+        help=f"an anomaly that does not make the run invalid ({', '.join(ANOMALIES)}); "
+        "default without idempotence: duplicate and reordered",
+    )
+    check.add_argument("--no-plots", dest="plots", action="store_false")
+
+    synthetic = parser.add_argument_group("synthetic history (no target: times the verifier alone)")
+    synthetic.add_argument("--synthetic", type=int, metavar="N", help="verify an N-record synthetic history")
+    synthetic.add_argument("--inject-lost", type=int, default=0)
+    synthetic.add_argument("--inject-duplicated", type=int, default=0)
+    synthetic.add_argument("--inject-corrupted", type=int, default=0)
+    return parser
+
+
+def say(text: str) -> None:
+    print(text, flush=True)
+
+
+def config_from(args: argparse.Namespace, bootstrap: str, tasks: int, read_tasks: int) -> LoadConfig:
+    generator_id = args.generator_id or f"g{args.seed}"
+    topic = args.topic or f"kh-load-{generator_id}-{int(time.time())}"
+    config = LoadConfig(
+        bootstrap_servers=bootstrap,
+        topic=topic,
+        dataset=DatasetSpec(
+            records=args.records,
+            seed=args.seed,
+            generator_id=generator_id,
+            key_space=args.key_space,
+            key_skew=args.key_skew,
+            value_size=args.value_size,
+            value_size_distribution=args.value_size_distribution,
+        ),
+        producer=ProducerSpec(
+            client=args.client,
+            acks=args.acks,
+            idempotence=args.idempotence,
+            compression=args.compression,
+            batch_size=args.batch_size,
+            linger_ms=args.linger_ms,
+            rate_per_task=args.rate,
+            time_bound_s=args.time_bound,
+            delivery_timeout_ms=args.delivery_timeout_ms,
+            extra=tuple(args.producer_config),
+        ),
+        reader=ReaderSpec(
+            client=args.client, isolation_level=args.isolation, idle_timeout_s=args.read_idle_timeout
+        ),
+        partitions=args.partitions,
+        replication_factor=args.replication_factor,
+        tasks=tasks,
+        read_tasks=read_tasks,
+    )
+    config.validate()
+    return config
+
+
+def progress_printer(
+    phase: str, counter: str, total: int, done_key: str, total_tasks: int
+) -> Callable[[Any], None]:
+    last = {"value": 0, "elapsed": 0.0}
+
+    def show(sample: Any) -> None:
+        value = sample.counters.get(counter, 0)
+        interval = max(sample.elapsed_s - last["elapsed"], 1e-9)
+        rate = (value - last["value"]) / interval
+        last.update(value=value, elapsed=sample.elapsed_s)
+        extra = "".join(
+            f" {k}={v:,}" for k, v in sample.counters.items() if k not in (counter, done_key) and v
+        )
+        say(
+            f"{phase:8s} {sample.elapsed_s:6.1f}s {counter}={value:,}/{total:,} ({rate:,.0f}/s){extra} "
+            f"tasks {sample.counters.get(done_key, 0)}/{total_tasks}"
+        )
+
+    return show
+
+
+def allowed_anomalies(args: argparse.Namespace) -> set[str]:
+    if args.allow:
+        return set(args.allow)
+    return set() if args.idempotence else {"duplicate", "reordered"}
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.synthetic is None and not args.target:
+        say("kafka-harness load: --target is required (or --synthetic N to time the verifier alone)")
+        return EXIT_COULD_NOT_RUN
+    if args.synthetic is not None and args.synthetic < 0:
+        say("kafka-harness load: --synthetic must be >= 0")
+        return EXIT_COULD_NOT_RUN
+    try:  # validate everything before starting anything
+        config_from(args, "127.0.0.1:9092", args.tasks or 1, args.read_tasks or 1)
+    except LoadConfigError as exc:
+        say(f"kafka-harness load: {exc}")
+        return EXIT_COULD_NOT_RUN
+    out = args.out or Path(tempfile.mkdtemp(prefix="kafka-harness-load-"))
+    out.mkdir(parents=True, exist_ok=True)
+    from .jobs import driver  # imports pyspark
+
+    try:
+        if args.synthetic is not None:
+            result = driver.run_synthetic(args, out)
+        else:
+            result = driver.run_against_target(args, out)
+    except (LoadRunError, LoadConfigError) as exc:
+        say(f"kafka-harness load: could not run: {exc}")
+        return EXIT_COULD_NOT_RUN
+    return finish(result)
+
+
+def finish(result: RunResult) -> int:
+    result.write()
+    say(f"files: {result.run_dir}")
+    for note in result.notes:
+        say(f"note: {note}")
+    if result.metrics is not None:
+        say(result.metrics.line())
+    walls = " ".join(f"{phase}={seconds:.1f}s" for phase, seconds in result.wall_s.items())
+    say(f"wall time: {walls}")
+    if result.verdict is None:
+        say("not verified (add --verify to read everything back and judge it)")
+        return EXIT_VALID
+    verdict = result.verdict
+    if verdict.failing:
+        say(f"anomalies: {', '.join(f'{n}={verdict.counts[n]}' for n in verdict.failing)} (see verdict.json)")
+    if verdict.incomplete_read:
+        say("the read did not complete (see the notes above): the verdict cannot be valid")
+    say(verdict.line())
+    return EXIT_VALID if verdict.valid else EXIT_INVALID
+
+
+def main(argv: Sequence[str]) -> int:
+    args = build_parser().parse_args(list(argv))
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    try:
+        return run(args)
+    except KeyboardInterrupt:
+        say("kafka-harness load: interrupted")
+        return EXIT_COULD_NOT_RUN
+
+
+def split_records_for(total: int, read_tasks: int) -> int:
+    return max(1, math.ceil(total / max(1, read_tasks)))
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,194 @@
+"""The verifier: the delivery reports and the records read, compared as DataFrames.
+
+Pure DataFrame work: every count is an aggregation on the executors, and only
+counts and a few examples per anomaly (``sample_limit`` rows) reach the
+driver, so it scales with the cluster, not with the driver's memory. The
+anomalies and what is allowed are defined in :mod:`spark_load.verdict`.
+
+Inputs:
+
+* ``acks``: ``generator_id, seq, producer, key, partition, offset, error, ...`` (one row per
+  delivery report; ``error`` null means acknowledged; partition and offset may be null when the
+  producing path gives no per-record report, as Spark's Kafka sink does);
+* ``reads``: ``partition, offset, key, value, ...`` (one row per record read).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+
+from ..payloads import MAGIC
+from ..verdict import Verdict
+
+
+def _bar() -> Column:
+    return F.lit("|").cast("binary")
+
+
+def parse_reads(reads: DataFrame) -> DataFrame:
+    """Split each value into its fields and recompute its checksum (see :mod:`spark_load.payloads`).
+
+    Keeps ``partition, offset, key, value``; adds ``gen``, ``seq`` and ``intact``; values that
+    do not parse get null fields and ``intact`` false.
+    """
+    parts = F.split(F.col("value").cast("string"), r"\|", 5)
+    magic, gen = F.get(parts, 0), F.get(parts, 1)  # get() is null out of bounds (getItem raises under ANSI)
+    seq_text, crc_text, filler = F.get(parts, 2), F.get(parts, 3), F.get(parts, 4)
+    expected_crc = F.crc32(
+        F.concat(
+            gen.cast("binary"),
+            _bar(),
+            seq_text.cast("binary"),
+            _bar(),
+            F.col("key"),
+            _bar(),
+            filler.cast("binary"),
+        )
+    )
+    stored_crc = F.conv(crc_text, 16, 10).try_cast("long")
+    seq = seq_text.try_cast("long")
+    intact = (
+        (F.size(parts) == 5)
+        & (magic == F.lit(MAGIC))
+        & seq.isNotNull()
+        & (F.length(crc_text) == 8)
+        & stored_crc.isNotNull()
+        & F.col("key").isNotNull()
+        & (stored_crc == expected_crc)
+    )
+    return reads.select(
+        "partition",
+        "offset",
+        "key",
+        "value",
+        F.when(intact, gen).alias("gen"),
+        F.when(intact, seq).alias("seq"),
+        F.coalesce(intact, F.lit(False)).alias("intact"),
+    )
+
+
+def _sum_when(condition: Column, name: str) -> Column:
+    return F.coalesce(F.sum(F.when(condition, 1).otherwise(0)), F.lit(0)).alias(name)
+
+
+def _rows(df: DataFrame, limit: int) -> list[dict[str, Any]]:
+    def plain(value: Any) -> Any:
+        if isinstance(value, bytes | bytearray):
+            return value.decode("utf-8", "replace")
+        if isinstance(value, list):
+            return [plain(item) for item in value]
+        if isinstance(value, dict):
+            return {k: plain(v) for k, v in value.items()}
+        return value
+
+    return [plain(row.asDict(recursive=True)) for row in df.limit(limit).collect()]
+
+
+def verify(
+    acks: DataFrame,
+    reads: DataFrame,
+    *,
+    generator_ids: Iterable[str] | None = None,
+    allowed: Iterable[str] = (),
+    sample_limit: int = 5,
+    notes: Sequence[str] = (),
+    incomplete_read: bool = False,
+) -> Verdict:
+    """Compare what was acknowledged with what was read; return the counts and examples.
+
+    ``generator_ids`` are the generators of this run (default: those in ``acks``); intact
+    records of any other generator are counted as ``foreign`` and otherwise ignored.
+    """
+    if generator_ids is None:
+        generator_ids = [row[0] for row in acks.select("generator_id").distinct().limit(10_000).collect()]
+    ours = sorted(set(generator_ids))
+    parsed = parse_reads(reads)
+    mine = F.col("gen").isin(ours) if ours else F.lit(False)
+    good = parsed.where(F.col("intact") & mine)
+
+    per_read = parsed.agg(
+        F.count_distinct("partition", "offset").alias("read"),
+        _sum_when(~F.col("intact"), "corrupt"),
+        _sum_when(F.col("intact") & ~mine, "foreign"),
+    ).first()
+    assert per_read is not None
+
+    sends = acks.groupBy(F.col("generator_id").alias("gen"), "seq").agg(
+        F.max(F.when(F.col("error").isNull(), 1).otherwise(0)).alias("acked"),
+        F.count(F.lit(1)).alias("sends"),
+    )
+    copies = good.groupBy("gen", "seq").agg(F.count_distinct("partition", "offset").alias("copies"))
+    records = sends.join(copies, ["gen", "seq"], "full_outer")
+    conditions = {
+        "lost": (F.col("acked") == 1) & F.col("copies").isNull(),
+        "duplicate": F.col("copies") > 1,
+        "unacked_read": (F.col("acked") == 0) & F.col("copies").isNotNull(),
+        "unexpected": F.col("sends").isNull() & F.col("copies").isNotNull(),
+        "unacked": F.col("acked") == 0,
+    }
+    per_record = records.agg(
+        _sum_when(F.col("acked") == 1, "acked"), *(_sum_when(c, name) for name, c in conditions.items())
+    ).first()
+    assert per_record is not None
+
+    acked_positions = acks.where(F.col("error").isNull() & F.col("offset").isNotNull()).select(
+        "partition", "offset", F.col("generator_id").alias("gen"), "seq"
+    )
+    positions = acked_positions.unionByName(good.select("partition", "offset", "gen", "seq"))
+    inconsistent = (
+        positions.groupBy("partition", "offset")
+        .agg(
+            F.count_distinct("gen", "seq").alias("values"),
+            F.collect_set(F.struct("gen", "seq")).alias("records"),
+        )
+        .where(F.col("values") > 1)
+    )
+
+    producers = acks.select(F.col("generator_id").alias("gen"), "seq", "producer").dropDuplicates(
+        ["gen", "seq"]
+    )
+    first_copies = good.groupBy("gen", "seq", "partition", "key").agg(F.min("offset").alias("offset"))
+    order = Window.partitionBy("partition", "gen", "producer", "key").orderBy("offset")
+    ordered = first_copies.join(producers, ["gen", "seq"]).withColumn(
+        "previous_seq", F.lag("seq").over(order)
+    )
+    reordered = ordered.where(F.col("seq") < F.col("previous_seq"))
+
+    counts = {
+        "lost": int(per_record["lost"]),
+        "duplicate": int(per_record["duplicate"]),
+        "corrupt": int(per_read["corrupt"]),
+        "reordered": reordered.count(),
+        "inconsistent_offset": inconsistent.count(),
+        "unexpected": int(per_record["unexpected"]),
+        "unacked_read": int(per_record["unacked_read"]),
+        "unacked": int(per_record["unacked"]),
+        "foreign": int(per_read["foreign"]),
+    }
+    examples: dict[str, DataFrame] = {
+        "lost": records.where(conditions["lost"]).select("gen", "seq"),
+        "duplicate": good.join(copies.where(F.col("copies") > 1), ["gen", "seq"])
+        .select("gen", "seq", "partition", "offset")
+        .orderBy("gen", "seq", "offset"),
+        "corrupt": parsed.where(~F.col("intact")).select("partition", "offset", "key", "value"),
+        "reordered": reordered.select("partition", "key", "producer", "offset", "seq", "previous_seq"),
+        "inconsistent_offset": inconsistent.select("partition", "offset", "records"),
+        "unexpected": records.where(conditions["unexpected"]).select("gen", "seq"),
+        "unacked_read": records.where(conditions["unacked_read"]).select("gen", "seq"),
+    }
+    samples = {
+        name: _rows(df, sample_limit) for name, df in examples.items() if counts[name] and sample_limit > 0
+    }
+    return Verdict(
+        acked=int(per_record["acked"]),
+        read=int(per_read["read"]),
+        counts=counts,
+        allowed=frozenset(allowed),
+        samples=samples,
+        notes=tuple(notes),
+        incomplete_read=incomplete_read,
+    )
