@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kio.static.protocol import RequestPayload, ResponsePayload
+
 from reference_impl.log.api import FileRegion
 
 
@@ -32,7 +34,23 @@ class ConnectionClosed:
     connection_id: int
 
 
-Event = ConnectionOpened | FrameReceived | ConnectionClosed
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResponseReceived:
+    """The answer to a :class:`SendRequest` this broker made to a peer."""
+
+    request_id: int
+    body: ResponsePayload
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RequestFailed:
+    """A :class:`SendRequest` got no answer: the peer was unreachable or the connection dropped."""
+
+    request_id: int
+    reason: str
+
+
+Event = ConnectionOpened | FrameReceived | ConnectionClosed | ResponseReceived | RequestFailed
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -49,7 +67,18 @@ class CloseConnection:
     reason: str
 
 
-Effect = SendResponse | CloseConnection
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SendRequest:
+    """Send ``body`` to broker ``node_id`` at ``host:port``; answer with ResponseReceived or RequestFailed."""
+
+    request_id: int
+    node_id: int
+    host: str
+    port: int
+    body: RequestPayload
+
+
+Effect = SendResponse | CloseConnection | SendRequest
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,15 +11,17 @@ connection's later requests back until it completes.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import random
 import traceback
 import uuid
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kio.schema.api_versions.v0.response import ApiVersionsResponse as ApiVersionsResponseV0
-from kio.static.protocol import ResponsePayload
+from kio.static.protocol import RequestPayload, ResponsePayload
 
 from reference_impl.protocol.apis import API_VERSIONS_KEY, UnknownApiError, api_name
 from reference_impl.protocol.build import build
@@ -31,7 +33,7 @@ from reference_impl.protocol.codec import (
     encode_response,
     peek_header,
 )
-from reference_impl.protocol.errors import ErrorCode
+from reference_impl.protocol.errors import ErrorCode, KafkaError
 from reference_impl.timer.wheel import TimingWheel
 
 from .boundary import (
@@ -41,10 +43,13 @@ from .boundary import (
     Effect,
     Event,
     FrameReceived,
+    RequestFailed,
+    ResponseReceived,
+    SendRequest,
     SendResponse,
     Step,
 )
-from .configs import BrokerConfig, effective_topic_configs
+from .configs import BrokerConfig, effective_topic_configs, parse_peer_addresses
 from .fetch_sessions import FetchSessionCache
 from .handlers import HANDLERS, Deferred, NoResponse, Respond
 from .metadata.image import MetadataImage
@@ -52,11 +57,15 @@ from .metadata.local_controller import METADATA_TOPIC, LocalController
 from .partition import Partition
 from .ports import LogStore, TopicPartition
 from .purgatory import DelayedOperation, Purgatory
+from .replication.fetcher import ReplicaFetcher
+from .replication.isr import IsrProposal
 from .txn.coordinator import TransactionCoordinator
 
 log = logging.getLogger("reference_impl.broker")
 
 METADATA_TOPIC_ID = uuid.UUID(int=1)
+
+ResponseCallback = Callable[[ResponsePayload | None, str | None], None]
 HW_CHECKPOINT_INTERVAL_MS = 5_000
 
 
@@ -113,30 +122,42 @@ class Broker:
         now_ms: int,
         rng: random.Random | None = None,
         rack: str | None = None,
+        controller: LocalController | None = None,
     ) -> None:
+        """``controller`` shares another broker's controller (an in-process cluster in tests);
+        by default this broker is its own controller."""
         self.config = config
         self.node_id = config.node_id
         self.now_ms = now_ms
         self.store = store
         self.rng = rng or random.Random(config.node_id)
-        self.image = MetadataImage(cluster_id=cluster_id, controller_id=config.node_id)
-        metadata_log = store.open_log(METADATA_TOPIC, 0, METADATA_TOPIC_ID, {}, now_ms)
-        self.controller = LocalController(self.image, metadata_log, self.node_id, self.rng, store.read_chunk)
-        replayed = self.controller.load()
-        self.controller.register_broker(advertised_host, advertised_port, rack, now_ms)
+        replayed = 0
+        if controller is None:
+            image = MetadataImage(cluster_id=cluster_id, controller_id=config.node_id)
+            metadata_log = store.open_log(METADATA_TOPIC, 0, METADATA_TOPIC_ID, {}, now_ms)
+            controller = LocalController(image, metadata_log, self.node_id, self.rng, store.read_chunk)
+            replayed = controller.load()
+        self.controller = controller
+        self.image = controller.image
+        self.controller.register_broker(self.node_id, advertised_host, advertised_port, rack, now_ms)
         self.partitions: dict[TopicPartition, Partition] = {}
         self.purgatory = Purgatory(TimingWheel(start_ms=now_ms))
         self.fetch_sessions = FetchSessionCache(
             max_slots=config.get_int("max.incremental.fetch.session.cache.slots"), rng=self.rng
         )
         self._connections: dict[int, _Connection] = {}
+        self._pending_requests: dict[int, ResponseCallback] = {}
+        self._request_ids = itertools.count(1)
+        self._peer_overrides = parse_peer_addresses(config.get("inter.broker.addresses") or "")
         self._outbox: list[Effect] = []
         self._maintenance_interval_ms = min(
             config.get_int("log.retention.check.interval.ms"),
             config.get_int("transaction.abort.timed.out.transaction.cleanup.interval.ms"),
             HW_CHECKPOINT_INTERVAL_MS,
+            max(1, config.get_int("replica.lag.time.max.ms") // 2),
         )
         self.txn_coordinator = TransactionCoordinator(self)
+        self.fetcher = ReplicaFetcher(self)
         self._next_maintenance_ms = now_ms + self._maintenance_interval_ms
         self.sync_partitions(now_ms)
         for key, hw in store.high_watermarks().items():
@@ -170,18 +191,60 @@ class Broker:
                     conn.closed = True
                     if conn.delayed is not None:
                         self.purgatory.cancel_all([conn.delayed])
+            case ResponseReceived(request_id=rid, body=body):
+                callback = self._pending_requests.pop(rid, None)
+                if callback is not None:
+                    callback(body, None)
+            case RequestFailed(request_id=rid, reason=reason):
+                callback = self._pending_requests.pop(rid, None)
+                if callback is not None:
+                    callback(None, reason)
         return self.tick(now_ms)
+
+    # -- requests to peers -------------------------------------------------------------------------
+
+    def peer_address(self, node_id: int) -> tuple[str, int] | None:
+        """Where to reach broker ``node_id``: an ``inter.broker.addresses`` override, else its registration.
+
+        The override lets a proxy sit on every broker-to-broker link, one per
+        direction and pair, without the peers advertising different addresses.
+        """
+        override = self._peer_overrides.get(node_id)
+        if override is not None:
+            return override
+        info = self.image.brokers.get(node_id)
+        return (info.host, info.port) if info is not None else None
+
+    def send_request(self, node_id: int, body: RequestPayload, on_done: ResponseCallback) -> bool:
+        """Ask ``node_id``; ``on_done(response, None)`` or ``on_done(None, reason)`` follows. False if
+        the node's address is unknown (nothing is sent)."""
+        address = self.peer_address(node_id)
+        if address is None:
+            return False
+        request_id = next(self._request_ids)
+        self._pending_requests[request_id] = on_done
+        self._outbox.append(
+            SendRequest(request_id=request_id, node_id=node_id, host=address[0], port=address[1], body=body)
+        )
+        return True
 
     def tick(self, now_ms: int) -> Step:
         """Expire delayed operations and run periodic maintenance due by ``now_ms``."""
         self.now_ms = max(self.now_ms, now_ms)
         self.purgatory.advance(now_ms)
+        self.fetcher.maybe_fetch(now_ms)
         if now_ms >= self._next_maintenance_ms:
             self._maintain(now_ms)
         effects = tuple(self._outbox)
         self._outbox.clear()
         deadlines = [
-            d for d in (self.purgatory.next_deadline_ms(), self._next_maintenance_ms) if d is not None
+            d
+            for d in (
+                self.purgatory.next_deadline_ms(),
+                self._next_maintenance_ms,
+                self.fetcher.next_deadline_ms(),
+            )
+            if d is not None
         ]
         return Step(effects, min(deadlines) if deadlines else None)
 
@@ -251,6 +314,43 @@ class Broker:
         for key in self.store.existing_logs():
             if key not in wanted and key[0] != METADATA_TOPIC:
                 self.store.delete_log(*key)  # a stray log of a topic deleted while we were down
+
+    def after_follower_fetch(self, part: Partition, now_ms: int) -> None:
+        """A follower fetched: the HW may have moved (wake acks=all produces), the ISR may grow."""
+        self.notify_partition_changed(part.key, now_ms)
+        proposal = part.propose_isr_change(now_ms, self.config.get_int("replica.lag.time.max.ms"))
+        if proposal is not None:
+            self.propose_isr(part, proposal, now_ms)
+
+    def propose_isr(self, part: Partition, proposal: IsrProposal, now_ms: int) -> None:
+        """AlterPartition: this node is its own controller, so the change is decided here."""
+        try:
+            self.controller.alter_partition(
+                part.topic_id,
+                part.index,
+                self.node_id,
+                proposal.leader_epoch,
+                proposal.partition_epoch,
+                proposal.new_isr,
+                now_ms,
+            )
+        except KafkaError as exc:
+            log.info(
+                "ISR change of %s-%d to %s refused: %s", part.topic, part.index, list(proposal.new_isr), exc
+            )
+            part.isr_change_failed()
+            return
+        self.sync_partitions(now_ms)
+        self.notify_partition_changed(part.key, now_ms)
+
+    def _check_isr(self, now_ms: int) -> None:
+        """Shrink the ISR of every led partition whose followers lag (every lag/2, as Kafka does)."""
+        lag = self.config.get_int("replica.lag.time.max.ms")
+        for part in list(self.partitions.values()):
+            if part.is_leader and len(part.replicas) > 1:
+                proposal = part.propose_isr_change(now_ms, lag)
+                if proposal is not None:
+                    self.propose_isr(part, proposal, now_ms)
 
     def notify_partition_changed(self, key: TopicPartition, now_ms: int) -> None:
         """New data or a new high watermark: wake delayed operations watching the partition."""
@@ -366,6 +466,7 @@ class Broker:
     # -- maintenance -----------------------------------------------------------------------------
 
     def _maintain(self, now_ms: int) -> None:
+        self._check_isr(now_ms)
         self.txn_coordinator.expire_timed_out(now_ms)
         self.store.maintain(now_ms)
         self.store.checkpoint(self.high_watermarks())

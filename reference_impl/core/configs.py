@@ -113,6 +113,26 @@ def _ratio(v: str) -> bool:
     return 0.0 <= float(v) <= 1.0
 
 
+def parse_peer_addresses(value: str) -> dict[int, tuple[str, int]]:
+    """``inter.broker.addresses``: ``2=host:port,3=host:port`` → {2: (host, port), 3: ...}."""
+    out: dict[int, tuple[str, int]] = {}
+    for item in value.split(","):
+        item = item.strip()
+        if not item:
+            continue
+        node, sep, address = item.partition("=")
+        host, colon, port = address.rpartition(":")
+        if not sep or not colon or not node.strip().isdigit() or not port.isdigit():
+            raise ConfigError(f"inter.broker.addresses entry {item!r} is not NODE=HOST:PORT")
+        out[int(node)] = (host, int(port))
+    return out
+
+
+def _peer_addresses(value: str) -> bool:
+    parse_peer_addresses(value)
+    return True
+
+
 _T = ConfigType
 TOPIC_CONFIGS: dict[str, ConfigDef] = {
     d.name: d
@@ -361,6 +381,42 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {
         ),
         ConfigDef(
             "transaction.max.timeout.ms", _T.INT, "900000", "Largest transaction timeout.", valid=_at_least(1)
+        ),
+        ConfigDef(
+            "inter.broker.addresses",
+            _T.STRING,
+            "",
+            "Where to reach peers, NODE=HOST:PORT,... (default: their registered addresses).",
+            valid=_peer_addresses,
+            read_only=True,
+        ),
+        ConfigDef(
+            "replica.fetch.wait.max.ms",
+            _T.INT,
+            "500",
+            "Longest a follower's fetch waits at the leader for data.",
+            valid=_at_least(0),
+        ),
+        ConfigDef(
+            "replica.fetch.max.bytes",
+            _T.INT,
+            "1048576",
+            "Bytes a follower fetches per partition.",
+            valid=_at_least(0),
+        ),
+        ConfigDef(
+            "replica.fetch.response.max.bytes",
+            _T.INT,
+            "10485760",
+            "Bytes a follower's fetch answer may hold.",
+            valid=_at_least(0),
+        ),
+        ConfigDef(
+            "replica.fetch.backoff.ms",
+            _T.INT,
+            "1000",
+            "Pause after a failed replica fetch.",
+            valid=_at_least(0),
         ),
         ConfigDef(
             "transaction.abort.timed.out.transaction.cleanup.interval.ms",

@@ -59,8 +59,13 @@ class Purgatory:
         return False
 
     def check_and_complete(self, key: Hashable, now_ms: int) -> int:
-        """Try every operation watching ``key``; drop completed ones. Returns how many completed."""
-        ops = self._watchers.get(key)
+        """Try every operation watching ``key``; drop completed ones. Returns how many completed.
+
+        Re-entrant: completing one operation may change another partition (a
+        follower fetch moves the high watermark) and check again; the list
+        being worked on is taken out first, and what was added meanwhile kept.
+        """
+        ops = self._watchers.pop(key, None)
         if not ops:
             return 0
         done = 0
@@ -75,9 +80,7 @@ class Purgatory:
             else:
                 remaining.append(op)
         if remaining:
-            self._watchers[key] = remaining
-        else:
-            del self._watchers[key]
+            self._watchers.setdefault(key, []).extend(remaining)
         return done
 
     def advance(self, now_ms: int) -> int:

@@ -20,11 +20,13 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from reference_impl.protocol.apis import response_class
-from reference_impl.protocol.build import build, get
+from reference_impl.protocol.build import build, get, millis
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 from reference_impl.protocol.records import BatchHeader
 
-from .registry import NoResponse, Reply, Respond, handles
+from ..partition import Partition
+from ..purgatory import DelayedOperation
+from .registry import Deferred, NoResponse, Reply, Respond, handles
 
 if TYPE_CHECKING:
     from ..broker import Broker, RequestContext
@@ -51,6 +53,7 @@ def handle_produce(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
     acks = int(request.acks)
     now = ctx.received_ms
     topics = []
+    waiting: list[tuple[dict[str, Any], Partition, int]] = []
     for topic_data in request.topic_data:
         name = get(topic_data, "name")
         topic_id = get(topic_data, "topic_id")
@@ -96,10 +99,61 @@ def handle_produce(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
                     if part.limits.log_append_time:
                         entry["log_append_time"] = now
                     broker.notify_partition_changed(part.key, now)
+                    if acks == -1 and not part.committed(info.last_offset):
+                        waiting.append((entry, part, info.last_offset))
             partitions.append(entry)
         topics.append(
             {"name": get(topic_data, "name"), "topic_id": topic_id, "partition_responses": partitions}
         )
     if acks == 0:
         return NoResponse()
-    return Respond(build(response_class(0, ctx.api_version), {"responses": topics, "throttle_time": 0}))
+    body = {"responses": topics, "throttle_time": 0}
+    if waiting:
+        op = DelayedProduce(ctx, body, waiting, now + millis(request.timeout))
+        return Deferred(op, tuple(part.key for _e, part, _o in waiting))
+    return Respond(build(response_class(0, ctx.api_version), body))
+
+
+class DelayedProduce(DelayedOperation):
+    """An acks=all produce waiting until the ISR has every batch (Kafka's DelayedProduce).
+
+    Completes when each waiting partition's high watermark passes its batch;
+    a partition whose leader moved answers NOT_LEADER_OR_FOLLOWER, one whose ISR
+    fell below ``min.insync.replicas`` NOT_ENOUGH_REPLICAS_AFTER_APPEND, and at
+    the deadline the rest answer REQUEST_TIMED_OUT. The batches stay appended
+    either way: the producer's retry is deduplicated if it is idempotent.
+    """
+
+    def __init__(
+        self,
+        ctx: RequestContext,
+        body: dict[str, Any],
+        waiting: list[tuple[dict[str, Any], Partition, int]],
+        deadline_ms: int,
+    ) -> None:
+        super().__init__(deadline_ms)
+        self.ctx = ctx
+        self.body = body
+        self.waiting = waiting
+
+    def try_complete(self, now_ms: int) -> bool:
+        for _entry, part, last_offset in self.waiting:
+            if (
+                part.is_leader
+                and not part.committed(last_offset)
+                and len(part.effective_isr) >= (part.min_insync_replicas)
+            ):
+                return False
+        return self.force_complete(now_ms)
+
+    def on_complete(self, now_ms: int) -> None:
+        for entry, part, last_offset in self.waiting:
+            if not part.is_leader:
+                entry["error_code"] = ErrorCode.not_leader_or_follower
+            elif part.committed(last_offset):
+                continue
+            elif len(part.effective_isr) < part.min_insync_replicas:
+                entry["error_code"] = ErrorCode.not_enough_replicas_after_append
+            else:
+                entry["error_code"] = ErrorCode.request_timed_out
+        self.ctx.respond(build(response_class(0, self.ctx.api_version), self.body))

@@ -1,19 +1,23 @@
-"""Fetch: v4-18. Records from a fetch offset, below the high watermark, long-polled.
+"""Fetch: v4-18. Records from a fetch offset, for consumers and for follower replicas, long-polled.
 
-Behaviour: consumers read below the high watermark (read_uncommitted) or the
-last stable offset (read_committed, with ``aborted_transactions``). The
-answer waits in the purgatory until ``min_bytes`` are available or
-``max_wait_ms`` passes. ``max_bytes`` bounds the answer and
-``partition_max_bytes`` each partition, but the first batch of the first
-non-empty partition is returned whole even when larger (KIP-74).
-Incremental fetch sessions (KIP-227, v7+) are in :mod:`..fetch_sessions`.
+Behaviour: consumers (replica id -1) read below the high watermark
+(read_uncommitted) or the last stable offset (read_committed, with
+``aborted_transactions``). Followers (replica id ≥ 0: ``replica_id`` up to
+v14, ``replica_state`` from v15) read up to the log end; their fetch offset
+is their log end offset, which moves the high watermark (seed 002), and a
+fetch whose last fetched epoch ended earlier on the leader is answered with
+``diverging_epoch`` and no records (KIP-320). The answer waits in the
+purgatory until ``min_bytes`` are available or ``max_wait_ms`` passes.
+``max_bytes`` bounds the answer and ``partition_max_bytes`` each partition,
+but the first batch of the first non-empty partition is returned whole even
+when larger (KIP-74). Incremental fetch sessions (KIP-227, v7+) are in
+:mod:`..fetch_sessions`.
 Errors per partition: UNKNOWN_TOPIC_OR_PARTITION (v13+ UNKNOWN_TOPIC_ID),
 NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH (v9+,
 KIP-320), OFFSET_OUT_OF_RANGE; on errors the offsets are -1.
 Version notes: v9+ current_leader_epoch; v11+ rack_id (no follower reads:
-preferred_read_replica is -1); v12+ flexible, current_leader on leader
-errors; v13+ topic ids; v15+ replica_state.
-Not implemented yet: replica (follower) fetches (issue 4).
+preferred_read_replica is -1); v12+ flexible, diverging_epoch and
+current_leader; v13+ topic ids; v15+ replica_state.
 """
 
 from __future__ import annotations
@@ -32,61 +36,82 @@ if TYPE_CHECKING:
     from ..broker import Broker, RequestContext
 
 READ_COMMITTED = 1
+CONSUMER = -1
+
+
+class FetchRequestState:
+    """What one fetch asked for, resolved against this broker's topics."""
+
+    def __init__(
+        self,
+        ctx: RequestContext,
+        plan: FetchPlan,
+        unknown_ids: list[Any],
+        replica_id: int,
+        min_bytes: int,
+        max_bytes: int,
+        isolation: int,
+    ) -> None:
+        self.ctx = ctx
+        self.plan = plan
+        self.unknown_ids = unknown_ids
+        self.replica_id = replica_id
+        self.min_bytes = min_bytes
+        self.max_bytes = max_bytes
+        self.isolation = isolation
+
+    @property
+    def from_follower(self) -> bool:
+        return self.replica_id >= 0
 
 
 class DelayedFetch(DelayedOperation):
     """A fetch waiting for ``min_bytes`` of data or its deadline (Kafka's DelayedFetch)."""
 
-    def __init__(
-        self,
-        broker: Broker,
-        ctx: RequestContext,
-        plan: FetchPlan,
-        unknown_ids: list[Any],
-        min_bytes: int,
-        max_bytes: int,
-        isolation: int,
-        deadline_ms: int,
-    ) -> None:
+    def __init__(self, broker: Broker, state: FetchRequestState, deadline_ms: int) -> None:
         super().__init__(deadline_ms)
         self.broker = broker
-        self.ctx = ctx
-        self.plan = plan
-        self.unknown_ids = unknown_ids
-        self.min_bytes = min_bytes
-        self.max_bytes = max_bytes
-        self.isolation = isolation
+        self.state = state
 
     def try_complete(self, now_ms: int) -> bool:
         available = 0
-        for (topic, index), want in self.plan.partitions.items():
-            part = self.broker.partition(topic, index)
-            if part is None or not part.is_leader:
+        for key, want in self.state.plan.partitions.items():
+            part = self.broker.partition(*key)
+            if part is None or not part.is_leader or part.leader_epoch < want.current_leader_epoch:
                 return self.force_complete(now_ms)  # an error to report: answer at once
             try:
                 part.check_leader_epoch(want.current_leader_epoch)
-                info = part.read(
-                    want.fetch_offset,
-                    want.max_bytes,
-                    committed_only=True,
-                    transactional=self.isolation == READ_COMMITTED,
-                )
-            except KafkaError:
+                if self.state.from_follower:
+                    if want.last_fetched_epoch >= 0:
+                        epoch, end = part.log.end_offset_for_epoch(want.last_fetched_epoch)
+                        if epoch < want.last_fetched_epoch or end < want.fetch_offset:
+                            return self.force_complete(now_ms)
+                    size = part.log.read(want.fetch_offset, want.max_bytes).size
+                else:
+                    size = part.read(
+                        want.fetch_offset,
+                        want.max_bytes,
+                        committed_only=True,
+                        transactional=self.state.isolation == READ_COMMITTED,
+                    ).records.size
+            except Exception:  # OFFSET_OUT_OF_RANGE and friends: the answer carries the error
                 return self.force_complete(now_ms)
-            available += info.records.size
-            if available >= self.min_bytes:
+            available += size
+            if available >= self.state.min_bytes:
                 return self.force_complete(now_ms)
         return False
 
     def on_complete(self, now_ms: int) -> None:
-        self.ctx.respond(
-            answer(self.broker, self.ctx, self.plan, self.unknown_ids, self.max_bytes, self.isolation)
-        )
+        self.state.ctx.respond(answer(self.broker, self.state, now_ms))
 
 
 @handles(1, 4, 18)
 def handle_fetch(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
     version = ctx.api_version
+    replica_state = get(request, "replica_state")
+    replica_id = int(
+        replica_state.replica_id if replica_state is not None else get(request, "replica_id", -1)
+    )
     isolation = int(get(request, "isolation_level", 0))
     requested: list[tuple[PartitionKey, SessionPartition]] = []
     unknown_ids: list[Any] = []
@@ -103,6 +128,7 @@ def handle_fetch(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
                         fetch_offset=p.fetch_offset,
                         max_bytes=p.partition_max_bytes,
                         current_leader_epoch=get(p, "current_leader_epoch", -1),
+                        last_fetched_epoch=get(p, "last_fetched_epoch", -1),
                     ),
                 )
             )
@@ -117,7 +143,7 @@ def handle_fetch(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
         requested,
         forgotten,
         ctx.received_ms,
-        allow_new=version >= 7,
+        allow_new=version >= 7 and replica_id < 0,
     )
     if plan.error is not ErrorCode.none:
         return Respond(
@@ -127,21 +153,13 @@ def handle_fetch(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
             )
         )
     max_bytes = min(int(get(request, "max_bytes", 2**31 - 1)), broker.config.get_int("fetch.max.bytes"))
-    max_wait = millis(request.max_wait)
-    op = DelayedFetch(
-        broker,
-        ctx,
-        plan,
-        unknown_ids,
-        int(request.min_bytes),
-        max_bytes,
-        isolation,
-        ctx.received_ms + max(0, max_wait),
+    state = FetchRequestState(
+        ctx, plan, unknown_ids, replica_id, int(request.min_bytes), max_bytes, isolation
     )
+    max_wait = millis(request.max_wait)
     if max_wait <= 0 or request.min_bytes <= 0 or unknown_ids:
-        op.completed = True
-        return Respond(answer(broker, ctx, plan, unknown_ids, max_bytes, isolation))
-    return Deferred(op, tuple(plan.partitions))
+        return Respond(answer(broker, state, ctx.received_ms))
+    return Deferred(DelayedFetch(broker, state, ctx.received_ms + max_wait), tuple(plan.partitions))
 
 
 def _topic_name(broker: Broker, topic: Any) -> str | None:
@@ -152,27 +170,21 @@ def _topic_name(broker: Broker, topic: Any) -> str | None:
     return found.name if found else None
 
 
-def answer(
-    broker: Broker,
-    ctx: RequestContext,
-    plan: FetchPlan,
-    unknown_ids: list[Any],
-    max_bytes: int,
-    isolation: int,
-) -> Any:
+def answer(broker: Broker, state: FetchRequestState, now_ms: int) -> Any:
     """Read every partition of the plan now and build the response."""
-    remaining = max_bytes
+    remaining = state.max_bytes
     by_topic: dict[str, list[dict[str, Any]]] = {}
-    for key, want in plan.partitions.items():
-        entry, size = _read_partition(broker, key, want, remaining, isolation, first=remaining == max_bytes)
+    for key, want in state.plan.partitions.items():
+        entry, size = _read_partition(
+            broker, state, key, want, remaining, remaining == state.max_bytes, now_ms
+        )
         remaining = max(0, remaining - size)
-        has_records = size > 0
-        if plan.should_report(
+        if state.plan.should_report(
             key,
             entry["high_watermark"],
             entry["last_stable_offset"],
             entry["log_start_offset"],
-            has_records,
+            size > 0,
             entry["error_code"] is not ErrorCode.none,
         ):
             by_topic.setdefault(key[0], []).append(entry)
@@ -182,17 +194,17 @@ def answer(
         responses.append(
             {"topic": name, "topic_id": topic.topic_id if topic else None, "partitions": partitions}
         )
-    for topic_id, index in unknown_ids:
+    for topic_id, index in state.unknown_ids:
         responses.append(
             {
                 "topic": None,
                 "topic_id": topic_id,
-                "partitions": [_error_entry(index, ErrorCode.unknown_topic_id, isolation)],
+                "partitions": [_error_entry(index, ErrorCode.unknown_topic_id, state.isolation)],
             }
         )
     return build(
-        response_class(1, ctx.api_version),
-        {"throttle_time": 0, "error_code": 0, "session_id": plan.session_id, "responses": responses},
+        response_class(1, state.ctx.api_version),
+        {"throttle_time": 0, "error_code": 0, "session_id": state.plan.session_id, "responses": responses},
     )
 
 
@@ -210,35 +222,52 @@ def _error_entry(index: int, code: ErrorCode, isolation: int) -> dict[str, Any]:
 
 
 def _read_partition(
-    broker: Broker, key: PartitionKey, want: SessionPartition, remaining: int, isolation: int, first: bool
+    broker: Broker,
+    state: FetchRequestState,
+    key: PartitionKey,
+    want: SessionPartition,
+    remaining: int,
+    first: bool,
+    now_ms: int,
 ) -> tuple[dict[str, Any], int]:
     part = broker.partition(*key)
     if part is None:
-        return _error_entry(key[1], ErrorCode.unknown_topic_or_partition, isolation), 0
+        return _error_entry(key[1], ErrorCode.unknown_topic_or_partition, state.isolation), 0
     try:
         if not part.is_leader:
             raise KafkaError(ErrorCode.not_leader_or_follower)
-        part.check_leader_epoch(want.current_leader_epoch)
-        info = part.read(
-            want.fetch_offset,
-            min(want.max_bytes, remaining),
-            committed_only=True,
-            transactional=isolation == READ_COMMITTED,
-            min_one_batch=first,
-        )
+        if state.from_follower:
+            info = part.read_for_follower(
+                state.replica_id,
+                want.fetch_offset,
+                want.last_fetched_epoch,
+                want.current_leader_epoch,
+                min(want.max_bytes, remaining),
+                now_ms,
+            )
+            broker.after_follower_fetch(part, now_ms)
+        else:
+            part.check_leader_epoch(want.current_leader_epoch)
+            info = part.read(
+                want.fetch_offset,
+                min(want.max_bytes, remaining),
+                committed_only=True,
+                transactional=state.isolation == READ_COMMITTED,
+                min_one_batch=first,
+            )
     except KafkaError as exc:
-        entry = _error_entry(key[1], exc.code, isolation)
+        entry = _error_entry(key[1], exc.code, state.isolation)
         if exc.code in (ErrorCode.not_leader_or_follower, ErrorCode.fenced_leader_epoch):
             entry["current_leader"] = {"leader_id": part.leader_id, "leader_epoch": part.leader_epoch}
         return entry, 0
     data = b"".join(broker.store.read_chunk(c) for c in info.records.chunks)
     aborted = None
-    if isolation == READ_COMMITTED:
+    if state.isolation == READ_COMMITTED:
         aborted = [
             {"producer_id": a.producer_id, "first_offset": a.first_offset}
             for a in part.aborted_transactions(want.fetch_offset, info.last_stable_offset)
         ]
-    return {
+    entry = {
         "partition_index": key[1],
         "error_code": ErrorCode.none,
         "high_watermark": info.high_watermark,
@@ -247,4 +276,7 @@ def _read_partition(
         "aborted_transactions": aborted,
         "preferred_read_replica": -1,
         "records": data,
-    }, len(data)
+    }
+    if info.diverging_epoch is not None:
+        entry["diverging_epoch"] = {"epoch": info.diverging_epoch[0], "end_offset": info.diverging_epoch[1]}
+    return entry, len(data)

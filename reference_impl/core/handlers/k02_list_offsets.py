@@ -7,7 +7,7 @@ EARLIEST_LOCAL (v8+) the log start offset (no tiered storage); -5
 LATEST_TIERED (v9+) -1 (nothing is tiered). A timestamp finds the first
 record at or after it through the time index; nothing found, or found at or
 above the readable bound, answers offset -1 and timestamp -1.
-``replica_id`` -2 (debug) reads up to the log end.
+``replica_id`` -2 (debug) and followers (≥ 0) read up to the log end.
 Errors: UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER,
 FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH (v4+), INVALID_REQUEST for a
 partition listed twice. Version notes: v4+ leader_epoch of the answer.
@@ -35,7 +35,7 @@ DEBUG_REPLICA = -2
 @handles(2, 1, 11)
 def handle_list_offsets(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
     committed = int(get(request, "isolation_level", 0)) == 1
-    debug = int(request.replica_id) == DEBUG_REPLICA
+    debug = int(request.replica_id) == DEBUG_REPLICA or int(request.replica_id) >= 0  # followers: LEO
     seen = Counter((t.name, p.partition_index) for t in request.topics for p in t.partitions)
     topics = []
     for t in request.topics:

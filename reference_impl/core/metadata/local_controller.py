@@ -27,6 +27,7 @@ from .image import BROKER_RESOURCE, TOPIC_RESOURCE, MetadataImage
 from .records import (
     ConfigRecord,
     MetadataRecord,
+    PartitionChangeRecord,
     PartitionRecord,
     ProducerIdsRecord,
     RegisterBrokerRecord,
@@ -149,12 +150,10 @@ class LocalController:
 
     # -- brokers and producer ids --------------------------------------------------------------
 
-    def register_broker(self, host: str, port: int, rack: str | None, now_ms: int) -> None:
-        current = self.image.brokers.get(self.node_id)
+    def register_broker(self, node_id: int, host: str, port: int, rack: str | None, now_ms: int) -> None:
+        current = self.image.brokers.get(node_id)
         if current is None or (current.host, current.port, current.rack) != (host, port, rack):
-            self.commit(
-                [RegisterBrokerRecord(broker_id=self.node_id, host=host, port=port, rack=rack)], now_ms
-            )
+            self.commit([RegisterBrokerRecord(broker_id=node_id, host=host, port=port, rack=rack)], now_ms)
 
     def allocate_producer_id(self, now_ms: int) -> int:
         """Producer ids come in blocks recorded in the metadata log, so none is reused after a restart."""
@@ -332,6 +331,46 @@ class LocalController:
             ],
             now_ms,
         )
+
+    # -- ISR changes (AlterPartition) ----------------------------------------------------------
+
+    def alter_partition(
+        self,
+        topic_id: uuid.UUID,
+        partition: int,
+        leader_id: int,
+        leader_epoch: int,
+        partition_epoch: int,
+        new_isr: Sequence[int],
+        now_ms: int,
+    ) -> None:
+        """Accept an ISR change from the partition's current leader at the current partition epoch.
+
+        Kafka's AlterPartition checks: the leader and its epoch are current
+        (FENCED_LEADER_EPOCH), the partition epoch matches (INVALID_UPDATE_VERSION),
+        every ISR member is a replica (INVALID_REQUEST) and the leader stays in it.
+        """
+        topic = self.image.topic_by_id(topic_id)
+        if topic is None or partition not in topic.partitions:
+            raise KafkaError(ErrorCode.unknown_topic_or_partition, "no such partition")
+        info = topic.partitions[partition]
+        if leader_id != info.leader or leader_epoch != info.leader_epoch:
+            raise KafkaError(
+                ErrorCode.fenced_leader_epoch,
+                f"leader {leader_id} epoch {leader_epoch} is not the current {info.leader}/"
+                f"{info.leader_epoch}",
+            )
+        if partition_epoch != info.partition_epoch:
+            raise KafkaError(
+                ErrorCode.invalid_update_version,
+                f"partition epoch {partition_epoch} is not the current {info.partition_epoch}",
+            )
+        isr = tuple(sorted(set(new_isr)))
+        if leader_id not in isr or any(r not in info.replicas for r in isr):
+            raise KafkaError(
+                ErrorCode.invalid_request, f"ISR {list(isr)} must hold the leader and only replicas"
+            )
+        self.commit([PartitionChangeRecord(topic_id=topic_id, partition=partition, isr=isr)], now_ms)
 
     # -- configs -------------------------------------------------------------------------------
 

@@ -398,8 +398,21 @@ def test_offset_for_leader_epoch_answers_from_the_epoch_cache() -> None:
         produce(h, "t", 0, build_batch([(None, b"x")], base_timestamp=START_MS))
 
     def ask(epoch: int, current: int = -1) -> tuple[int, int, int]:
-        r = h.call(request(23, 4, replica_id=-1, topics=[{"topic": "t", "partitions": [
-            {"partition": 0, "current_leader_epoch": current, "leader_epoch": epoch}]}]))
+        r = h.call(
+            request(
+                23,
+                4,
+                replica_id=-1,
+                topics=[
+                    {
+                        "topic": "t",
+                        "partitions": [
+                            {"partition": 0, "current_leader_epoch": current, "leader_epoch": epoch}
+                        ],
+                    }
+                ],
+            )
+        )
         p = r.topics[0].partitions[0]
         return int(p.error_code), int(p.leader_epoch), int(p.end_offset)
 

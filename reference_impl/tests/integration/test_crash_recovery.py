@@ -32,7 +32,9 @@ def _create(bootstrap: str, topic: str, partitions: int) -> None:
 def _read_all(bootstrap: str, topic: str, partitions: int) -> dict[tuple[int, int], bytes]:
     from confluent_kafka import Consumer, TopicPartition
 
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "crash-check", "enable.auto.commit": False})
+    consumer = Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": "crash-check", "enable.auto.commit": False}
+    )
     ends = {}
     for p in range(partitions):
         _low, high = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=30)
@@ -41,7 +43,8 @@ def _read_all(bootstrap: str, topic: str, partitions: int) -> dict[tuple[int, in
     got: dict[tuple[int, int], bytes] = {}
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and any(
-            sum(1 for (pp, _o) in got if pp == p) < ends[p] for p in range(partitions)):
+        sum(1 for (pp, _o) in got if pp == p) < ends[p] for p in range(partitions)
+    ):
         for m in consumer.consume(5000, 0.5):
             if m.error() is None:
                 got[(m.partition(), m.offset())] = m.value()
@@ -78,8 +81,15 @@ def test_acks_1_records_survive_sigkill_during_produce(broker: Target) -> None:
                 acked[(msg.partition(), msg.offset())] = msg.value()  # type: ignore[attr-defined]
 
     def produce() -> None:
-        producer = Producer({"bootstrap.servers": broker.bootstrap_servers, "acks": "1", "linger.ms": 2,
-                             "message.timeout.ms": 3000, "retries": 0})
+        producer = Producer(
+            {
+                "bootstrap.servers": broker.bootstrap_servers,
+                "acks": "1",
+                "linger.ms": 2,
+                "message.timeout.ms": 3000,
+                "retries": 0,
+            }
+        )
         i = 0
         while not stop.is_set() and i < 2_000_000:
             try:
@@ -103,7 +113,9 @@ def test_acks_1_records_survive_sigkill_during_produce(broker: Target) -> None:
     broker.nodes[0].start()
     stored = _read_all(broker.bootstrap_servers, topic, 3)
     missing = {k: v for k, v in acked.items() if stored.get(k) != v}
-    assert not missing, f"{len(missing)} of {len(acked)} acknowledged records lost or changed, e.g. {list(missing)[:3]}"
+    assert not missing, (
+        f"{len(missing)} of {len(acked)} acknowledged records lost or changed, e.g. {list(missing)[:3]}"
+    )
 
 
 def test_a_torn_last_batch_is_truncated_and_recovery_is_stable(broker: Target) -> None:
