@@ -468,6 +468,6 @@ class Broker:
     def _maintain(self, now_ms: int) -> None:
         self._check_isr(now_ms)
         self.txn_coordinator.expire_timed_out(now_ms)
-        self.store.maintain(now_ms)
+        self.store.maintain(now_ms, self.high_watermarks())
         self.store.checkpoint(self.high_watermarks())
         self._next_maintenance_ms = now_ms + self._maintenance_interval_ms

@@ -49,8 +49,8 @@ class LogStore(Protocol):
         """(total, usable) bytes of the volume holding the logs; (-1, -1) when unknown."""
         ...
 
-    def maintain(self, now_ms: int) -> None:
-        """Retention and flush policy, called periodically."""
+    def maintain(self, now_ms: int, high_watermarks: Mapping[TopicPartition, int]) -> None:
+        """Retention (never past a partition's high watermark) and flush policy, called periodically."""
         ...
 
     def checkpoint(self, high_watermarks: Mapping[TopicPartition, int]) -> None:
@@ -108,7 +108,7 @@ class MemoryLogStore:
     def disk_usage(self) -> tuple[int, int]:
         return (-1, -1)
 
-    def maintain(self, now_ms: int) -> None:
+    def maintain(self, now_ms: int, high_watermarks: Mapping[TopicPartition, int]) -> None:
         return None
 
     def checkpoint(self, high_watermarks: Mapping[TopicPartition, int]) -> None:

@@ -15,6 +15,7 @@ import itertools
 import logging
 import os
 import time
+from collections import deque
 from collections.abc import Callable
 
 from reference_impl.core.boundary import (
@@ -23,11 +24,15 @@ from reference_impl.core.boundary import (
     ConnectionOpened,
     Event,
     FrameReceived,
+    RequestFailed,
+    ResponseReceived,
+    SendRequest,
     SendResponse,
     Step,
 )
 from reference_impl.core.broker import Broker
 from reference_impl.log.api import FileRegion
+from reference_impl.protocol.codec import decode_response, encode_request
 from reference_impl.protocol.frames import DEFAULT_MAX_FRAME_BYTES, FrameDecoder, FrameSizeError
 
 log = logging.getLogger("reference_impl.server")
@@ -103,6 +108,74 @@ class _Connection(asyncio.Protocol):
             self.transport.close()
 
 
+class _PeerConnection(asyncio.Protocol):
+    """This broker's connection to a peer: requests out, responses matched in order."""
+
+    def __init__(self, shell: BrokerShell, node_id: int) -> None:
+        self.shell = shell
+        self.node_id = node_id
+        self.decoder = FrameDecoder(shell.max_frame_bytes)
+        self.transport: asyncio.Transport | None = None
+        self.pending: list[bytes] = []
+        self.in_flight: deque[tuple[int, int, int]] = deque()  # (request id, api key, api version)
+        self.closed = False
+
+    def send(self, request_id: int, api_key: int, api_version: int, frame: bytes) -> None:
+        self.in_flight.append((request_id, api_key, api_version))
+        if self.transport is None:
+            self.pending.append(frame)
+        else:
+            self.transport.write(frame)
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        for frame in self.pending:
+            transport.write(frame)
+        self.pending.clear()
+
+    def data_received(self, data: bytes) -> None:
+        try:
+            frames = self.decoder.feed(data)
+        except FrameSizeError as exc:
+            log.warning("peer %d sent an oversized frame: %s", self.node_id, exc)
+            self.close()
+            return
+        for frame in frames:
+            if not self.in_flight:
+                log.warning(
+                    "peer %d answered a request we did not send; dropping the connection", self.node_id
+                )
+                self.close()
+                return
+            request_id, api_key, api_version = self.in_flight.popleft()
+            try:
+                _corr, body = decode_response(api_key, api_version, frame)
+            except Exception as exc:  # a peer's garbage must not take this broker down
+                self.shell.feed(RequestFailed(request_id=request_id, reason=f"undecodable response: {exc}"))
+                continue
+            self.shell.feed(ResponseReceived(request_id=request_id, body=body))
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.fail(f"connection to broker {self.node_id} lost: {exc or 'closed'}")
+
+    def fail(self, reason: str) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        self.transport = None
+        self.shell.forget_peer(self)
+        while self.in_flight:
+            request_id, _key, _version = self.in_flight.popleft()
+            self.shell.feed(RequestFailed(request_id=request_id, reason=reason))
+
+    def close(self) -> None:
+        if self.transport is not None:
+            self.transport.close()
+        else:
+            self.fail("closed")
+
+
 class BrokerShell:
     """Owns the broker, its listening socket and its wake-up timer."""
 
@@ -121,6 +194,8 @@ class BrokerShell:
         self._timer: asyncio.TimerHandle | None = None
         self._timer_at_ms: int | None = None
         self._server: asyncio.Server | None = None
+        self.peers: dict[tuple[int, str, int], _PeerConnection] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
 
     async def listen(self, host: str, port: int) -> tuple[str, int]:
         loop = asyncio.get_running_loop()
@@ -136,6 +211,9 @@ class BrokerShell:
 
     def apply(self, step: Step) -> None:
         for effect in step.effects:
+            if isinstance(effect, SendRequest):
+                self._send_request(effect)
+                continue
             conn = self.connections.get(effect.connection_id)
             if conn is None:
                 continue
@@ -144,6 +222,30 @@ class BrokerShell:
             elif isinstance(effect, CloseConnection):
                 conn.close()
         self._schedule(step.next_wakeup_ms)
+
+    def _send_request(self, effect: SendRequest) -> None:
+        key = (effect.node_id, effect.host, effect.port)
+        peer = self.peers.get(key)
+        if peer is None:
+            peer = self.peers[key] = _PeerConnection(self, effect.node_id)
+            task = asyncio.get_running_loop().create_task(self._connect(peer, effect.host, effect.port))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+        body = effect.body
+        frame = encode_request(body, effect.request_id, f"broker-{self.broker.node_id}")
+        peer.send(effect.request_id, int(body.__api_key__), int(body.__version__), frame)
+
+    async def _connect(self, peer: _PeerConnection, host: str, port: int) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            await asyncio.wait_for(loop.create_connection(lambda: peer, host, port), timeout=10)
+        except (TimeoutError, OSError) as exc:
+            peer.fail(f"cannot connect to broker {peer.node_id} at {host}:{port}: {exc}")
+
+    def forget_peer(self, peer: _PeerConnection) -> None:
+        for key, known in list(self.peers.items()):
+            if known is peer:
+                del self.peers[key]
 
     def _schedule(self, at_ms: int | None) -> None:
         if at_ms is None or (
@@ -166,6 +268,8 @@ class BrokerShell:
             self._server.close()
         for conn in list(self.connections.values()):
             conn.close()
+        for peer in list(self.peers.values()):
+            peer.close()
         if self._timer is not None:
             self._timer.cancel()
         self.broker.shutdown(self.clock())

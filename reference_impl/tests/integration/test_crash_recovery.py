@@ -12,6 +12,7 @@ import os
 import threading
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,7 @@ pytestmark = pytest.mark.slow
 
 
 def _create(bootstrap: str, topic: str, partitions: int) -> None:
-    from confluent_kafka.admin import AdminClient, NewTopic
+    from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
     admin = AdminClient({"bootstrap.servers": bootstrap})
     for future in admin.create_topics([NewTopic(topic, partitions, 1)]).values():
@@ -46,8 +47,9 @@ def _read_all(bootstrap: str, topic: str, partitions: int) -> dict[tuple[int, in
         sum(1 for (pp, _o) in got if pp == p) < ends[p] for p in range(partitions)
     ):
         for m in consumer.consume(5000, 0.5):
-            if m.error() is None:
-                got[(m.partition(), m.offset())] = m.value()
+            partition, offset, value = m.partition(), m.offset(), m.value()
+            if m.error() is None and partition is not None and offset is not None and value is not None:
+                got[(partition, offset)] = value
     consumer.close()
     return got
 
@@ -60,7 +62,7 @@ def _segment_digests(data_dir: Path, topic: str) -> dict[str, str]:
 
 
 @pytest.fixture()
-def broker(tmp_path: Path) -> Target:
+def broker(tmp_path: Path) -> Iterator[Target]:
     target = launch("reference", workdir=tmp_path)
     yield target
     target.close()
@@ -130,6 +132,7 @@ def test_a_torn_last_batch_is_truncated_and_recovery_is_stable(broker: Target) -
     assert producer.flush(30) == 0
     node = broker.nodes[0]
     node.kill()
+    assert broker.workdir is not None
     data_dir = broker.workdir / f"node-{node.node_id}"
     (segment,) = sorted((data_dir / f"{topic}-0").glob("*.log"))
     intact = segment.read_bytes()
