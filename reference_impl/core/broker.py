@@ -31,6 +31,7 @@ from reference_impl.protocol.codec import (
     decode_request_body,
     decode_request_header,
     encode_response,
+    encode_response_spliced,
     peek_header,
 )
 from reference_impl.protocol.errors import ErrorCode, KafkaError
@@ -52,6 +53,7 @@ from .boundary import (
 from .configs import BrokerConfig, effective_topic_configs, parse_peer_addresses
 from .fetch_sessions import FetchSessionCache
 from .handlers import HANDLERS, Deferred, NoResponse, Respond
+from .handlers.registry import Splices
 from .metadata.image import MetadataImage
 from .metadata.local_controller import METADATA_TOPIC, LocalController
 from .partition import Partition
@@ -88,12 +90,12 @@ class RequestContext:
     def client_id(self) -> str:
         return self.header.client_id or ""
 
-    def respond(self, body: ResponsePayload) -> None:
+    def respond(self, body: ResponsePayload, splices: Splices | None = None) -> None:
         """Send ``body`` as this request's response (once); lets the connection's next request run."""
         if self.answered:
             return
         self.answered = True
-        self.broker._finish(self, body)
+        self.broker._finish(self, body, splices)
 
 
 @dataclass
@@ -408,7 +410,7 @@ class Broker:
             self._close(conn, f"internal error handling {handler.name}")
             return
         if isinstance(reply, Respond):
-            ctx.respond(reply.body)
+            ctx.respond(reply.body, reply.splices)
         elif isinstance(reply, NoResponse):
             ctx.answered = True
             self._release(conn, now_ms)
@@ -416,13 +418,18 @@ class Broker:
             conn.delayed = reply.op
             self.purgatory.try_complete_else_watch(reply.op, reply.keys, now_ms)
 
-    def _finish(self, ctx: RequestContext, body: ResponsePayload) -> None:
+    def _finish(self, ctx: RequestContext, body: ResponsePayload, splices: Splices | None = None) -> None:
         conn = self._connections.get(ctx.connection_id)
         if conn is None or conn.closed:
             return
-        self._send(
-            conn, encode_response(ctx.header.api_key, ctx.header.api_version, ctx.header.correlation_id, body)
-        )
+        head = ctx.header
+        if splices:
+            parts = encode_response_spliced(
+                head.api_key, head.api_version, head.correlation_id, body, splices
+            )
+            self._outbox.append(SendResponse(connection_id=conn.connection_id, parts=tuple(parts)))
+        else:
+            self._send(conn, encode_response(head.api_key, head.api_version, head.correlation_id, body))
         conn.delayed = None
         self._release(conn, self.now_ms)
 

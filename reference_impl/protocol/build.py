@@ -65,10 +65,8 @@ def _plan(cls: type[Any]) -> tuple[_FieldPlan, ...]:
             tp = _strip_optional(args[0])
             is_array = True
         entity: type[Any] | None = tp if isinstance(tp, type) and dataclasses.is_dataclass(tp) else None
-        has_default = (f.default is not dataclasses.MISSING
-                       or f.default_factory is not dataclasses.MISSING)
-        plans.append(_FieldPlan(f.name, str(f.metadata.get("kafka_type", "")), entity, is_array,
-                                has_default))
+        has_default = f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
+        plans.append(_FieldPlan(f.name, str(f.metadata.get("kafka_type", "")), entity, is_array, has_default))
     _plans[cls] = result = tuple(plans)
     return result
 

@@ -14,20 +14,24 @@ from __future__ import annotations
 
 import io
 import struct
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, TypeVar
 
 from kio.serial import entity_reader, entity_writer
 from kio.static.protocol import Entity, RequestPayload, ResponsePayload
 
 from .apis import (
+    is_flexible,
     request_class,
     request_header_version,
     response_class,
     response_header_version,
 )
 from .frames import size_prefix
+
+T = TypeVar("T")
 
 _HEAD = struct.Struct(">hhi")
 _I16 = struct.Struct(">h")
@@ -155,9 +159,7 @@ def response_header_bytes(api_key: int, api_version: int, correlation_id: int) -
     return head
 
 
-def encode_response(
-    api_key: int, api_version: int, correlation_id: int, body: ResponsePayload
-) -> bytes:
+def encode_response(api_key: int, api_version: int, correlation_id: int, body: ResponsePayload) -> bytes:
     """A whole response frame: size, header, body.
 
     ``api_version`` selects the header version; the body's own class decides
@@ -165,6 +167,59 @@ def encode_response(
     """
     payload = response_header_bytes(api_key, api_version, correlation_id) + encode_body(body)
     return size_prefix(len(payload)) + payload
+
+
+def encode_response_spliced(
+    api_key: int,
+    api_version: int,
+    correlation_id: int,
+    body: ResponsePayload,
+    splices: Mapping[bytes, tuple[Sequence[T], int]],
+) -> list[bytes | T]:
+    """A response frame whose ``records`` placeholders are replaced by parts sent from elsewhere.
+
+    The fetch path's zero-copy trick: the body is encoded with a unique
+    placeholder token as each partition's records; each token (and its
+    length prefix, 4-byte legacy or varint compact) is then replaced by the
+    real length and the given parts (file regions the shell sends with
+    ``sendfile``) whose total length is given. Returns the frame as parts,
+    the size prefix first; record data never passes through Python.
+    """
+    payload = response_header_bytes(api_key, api_version, correlation_id) + encode_body(body)
+    flexible = is_flexible(api_key, api_version)
+    pieces: list[bytes | T] = []
+    total = 0
+    position = 0
+    for token, (parts, length) in splices.items():
+        at = payload.find(token, position)
+        if at < 0:
+            raise ValueError("placeholder not found in the encoded response")
+        if flexible:
+            prefix_at, real_prefix = at - 1, _uvarint(length + 1)
+            if payload[prefix_at] != len(token) + 1:
+                raise ValueError("placeholder is not a compact bytes field")
+        else:
+            prefix_at, real_prefix = at - 4, _I32.pack(length)
+            if _I32.unpack_from(payload, prefix_at)[0] != len(token):
+                raise ValueError("placeholder is not a legacy bytes field")
+        head = payload[position:prefix_at] + real_prefix
+        pieces.append(head)
+        pieces.extend(parts)
+        total += len(head) + length
+        position = at + len(token)
+    tail = payload[position:]
+    pieces.append(tail)
+    total += len(tail)
+    return [size_prefix(total), *pieces]
+
+
+def _uvarint(value: int) -> bytes:
+    out = bytearray()
+    while value & ~0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
 
 
 def encode_request(body: RequestPayload, correlation_id: int, client_id: str | None) -> bytes:

@@ -26,9 +26,7 @@ class FrameSizeError(ValueError):
     """A frame header declared a size that is negative or over the limit."""
 
     def __init__(self, size: int, limit: int) -> None:
-        super().__init__(
-            f"frame declares {size} bytes, outside 0..{limit} (socket.request.max.bytes)"
-        )
+        super().__init__(f"frame declares {size} bytes, outside 0..{limit} (socket.request.max.bytes)")
         self.size = size
         self.limit = limit
 

@@ -238,8 +238,13 @@ def control_record_type(record: Record) -> int:
 # -- building ----------------------------------------------------------------------------------
 
 
-def encode_record(offset_delta: int, timestamp_delta: int, key: bytes | None, value: bytes | None,
-                  headers: Iterable[tuple[str, bytes | None]] = ()) -> bytes:
+def encode_record(
+    offset_delta: int,
+    timestamp_delta: int,
+    key: bytes | None,
+    value: bytes | None,
+    headers: Iterable[tuple[str, bytes | None]] = (),
+) -> bytes:
     body = bytearray(b"\x00")
     _write_varint(timestamp_delta, body)
     _write_varint(offset_delta, body)
@@ -311,25 +316,49 @@ def build_batch(
         attributes |= CONTROL_BIT
     last_delta = max(d for d, *_ in items)
     batch_length = HEADER_SIZE - LOG_OVERHEAD + len(payload)
-    head = bytearray(_HEADER.pack(
-        base_offset, batch_length, partition_leader_epoch, MAGIC_V2, 0, attributes, last_delta,
-        first_ts, max_ts, producer_id, producer_epoch, base_sequence, len(items),
-    ))
+    head = bytearray(
+        _HEADER.pack(
+            base_offset,
+            batch_length,
+            partition_leader_epoch,
+            MAGIC_V2,
+            0,
+            attributes,
+            last_delta,
+            first_ts,
+            max_ts,
+            producer_id,
+            producer_epoch,
+            base_sequence,
+            len(items),
+        )
+    )
     body = bytes(head[21:]) + payload
     struct.pack_into(">I", head, 17, crc32c(body))
     return bytes(head[:21]) + body
 
 
 def build_control_batch(
-    *, commit: bool, producer_id: int, producer_epoch: int, coordinator_epoch: int,
-    timestamp: int, base_offset: int = 0, partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH,
+    *,
+    commit: bool,
+    producer_id: int,
+    producer_epoch: int,
+    coordinator_epoch: int,
+    timestamp: int,
+    base_offset: int = 0,
+    partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH,
 ) -> bytes:
     """A transaction marker: one control record, key (version 0, type), value (version 0, epoch)."""
     key = struct.pack(">hh", 0, CONTROL_COMMIT if commit else CONTROL_ABORT)
     value = struct.pack(">hi", 0, coordinator_epoch)
     return build_batch(
-        [(key, value)], base_offset=base_offset, base_timestamp=timestamp,
-        producer_id=producer_id, producer_epoch=producer_epoch, transactional=True, control=True,
+        [(key, value)],
+        base_offset=base_offset,
+        base_timestamp=timestamp,
+        producer_id=producer_id,
+        producer_epoch=producer_epoch,
+        transactional=True,
+        control=True,
         partition_leader_epoch=partition_leader_epoch,
     )
 

@@ -134,9 +134,7 @@ def parse_header(buf: bytes | bytearray | memoryview, position: int = 0) -> Batc
     """Read the header at ``position``; checks only that 61 bytes and magic 2 are there."""
     if len(buf) - position < HEADER_SIZE:
         if len(buf) - position >= 17 and buf[position + 16] != MAGIC_V2:
-            raise InvalidBatchError(
-                f"unsupported record batch magic {buf[position + 16]}", position=position
-            )
+            raise InvalidBatchError(f"unsupported record batch magic {buf[position + 16]}", position=position)
         raise InvalidBatchError(
             f"{len(buf) - position} bytes left, a batch header needs {HEADER_SIZE}",
             corrupt=True,

@@ -30,8 +30,9 @@ class FileLogStore:
     def log_dir(self) -> str:
         return self.manager.log_dir
 
-    def open_log(self, topic: str, partition: int, topic_id: uuid.UUID, configs: Mapping[str, str],
-                 now_ms: int) -> PartitionLog:
+    def open_log(
+        self, topic: str, partition: int, topic_id: uuid.UUID, configs: Mapping[str, str], now_ms: int
+    ) -> PartitionLog:
         return self.manager.open_log(topic, partition, topic_id, configs, now_ms)
 
     def update_configs(self, topic: str, partition: int, configs: Mapping[str, str]) -> None:

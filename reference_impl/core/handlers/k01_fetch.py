@@ -24,18 +24,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from reference_impl.log.api import FileRegion
 from reference_impl.protocol.apis import response_class
 from reference_impl.protocol.build import build, get, millis
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
 from ..fetch_sessions import FetchPlan, PartitionKey, SessionPartition
 from ..purgatory import DelayedOperation
-from .registry import Deferred, Reply, Respond, handles
+from .registry import Deferred, Reply, Respond, Splices, handles
 
 if TYPE_CHECKING:
     from ..broker import Broker, RequestContext
 
 READ_COMMITTED = 1
+SPLICE_MARK = b"\xfe\xedKH"
 CONSUMER = -1
 
 
@@ -102,7 +104,8 @@ class DelayedFetch(DelayedOperation):
         return False
 
     def on_complete(self, now_ms: int) -> None:
-        self.state.ctx.respond(answer(self.broker, self.state, now_ms))
+        body, splices = answer(self.broker, self.state, now_ms)
+        self.state.ctx.respond(body, splices)
 
 
 @handles(1, 4, 18)
@@ -158,7 +161,8 @@ def handle_fetch(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
     )
     max_wait = millis(request.max_wait)
     if max_wait <= 0 or request.min_bytes <= 0 or unknown_ids:
-        return Respond(answer(broker, state, ctx.received_ms))
+        body, splices = answer(broker, state, ctx.received_ms)
+        return Respond(body, splices)
     return Deferred(DelayedFetch(broker, state, ctx.received_ms + max_wait), tuple(plan.partitions))
 
 
@@ -170,24 +174,27 @@ def _topic_name(broker: Broker, topic: Any) -> str | None:
     return found.name if found else None
 
 
-def answer(broker: Broker, state: FetchRequestState, now_ms: int) -> Any:
-    """Read every partition of the plan now and build the response."""
+def answer(broker: Broker, state: FetchRequestState, now_ms: int) -> tuple[Any, Splices]:
+    """Read every partition of the plan now and build the response (and the file regions it carries)."""
     remaining = state.max_bytes
     by_topic: dict[str, list[dict[str, Any]]] = {}
+    splices: Splices = {}
     for key, want in state.plan.partitions.items():
-        entry, size = _read_partition(
-            broker, state, key, want, remaining, remaining == state.max_bytes, now_ms
-        )
+        first = remaining == state.max_bytes
+        entry, size = _read_partition(broker, state, key, want, remaining, first, now_ms, splices)
         remaining = max(0, remaining - size)
+        has_error = entry["error_code"] is not ErrorCode.none
         if state.plan.should_report(
             key,
             entry["high_watermark"],
             entry["last_stable_offset"],
             entry["log_start_offset"],
             size > 0,
-            entry["error_code"] is not ErrorCode.none,
+            has_error,
         ):
             by_topic.setdefault(key[0], []).append(entry)
+        elif isinstance(entry["records"], bytes) and entry["records"] in splices:
+            del splices[entry["records"]]  # left out of an incremental answer: nothing to send
     responses = []
     for name, partitions in by_topic.items():
         topic = broker.image.topics.get(name)
@@ -202,10 +209,11 @@ def answer(broker: Broker, state: FetchRequestState, now_ms: int) -> Any:
                 "partitions": [_error_entry(index, ErrorCode.unknown_topic_id, state.isolation)],
             }
         )
-    return build(
+    body = build(
         response_class(1, state.ctx.api_version),
         {"throttle_time": 0, "error_code": 0, "session_id": state.plan.session_id, "responses": responses},
     )
+    return body, splices
 
 
 def _error_entry(index: int, code: ErrorCode, isolation: int) -> dict[str, Any]:
@@ -229,6 +237,7 @@ def _read_partition(
     remaining: int,
     first: bool,
     now_ms: int,
+    splices: Splices,
 ) -> tuple[dict[str, Any], int]:
     part = broker.partition(*key)
     if part is None:
@@ -260,7 +269,13 @@ def _read_partition(
         if exc.code in (ErrorCode.not_leader_or_follower, ErrorCode.fenced_leader_epoch):
             entry["current_leader"] = {"leader_id": part.leader_id, "leader_epoch": part.leader_epoch}
         return entry, 0
-    data = b"".join(broker.store.read_chunk(c) for c in info.records.chunks)
+    chunks = info.records.chunks
+    data: bytes
+    if chunks and all(isinstance(c, FileRegion) for c in chunks):
+        data = SPLICE_MARK + broker.rng.randbytes(12)  # replaced by the file regions when encoded
+        splices[data] = (tuple(c for c in chunks if isinstance(c, FileRegion)), info.records.size)
+    else:
+        data = b"".join(broker.store.read_chunk(c) for c in chunks)
     aborted = None
     if state.isolation == READ_COMMITTED:
         aborted = [
@@ -279,4 +294,4 @@ def _read_partition(
     }
     if info.diverging_epoch is not None:
         entry["diverging_epoch"] = {"epoch": info.diverging_epoch[0], "end_offset": info.diverging_epoch[1]}
-    return entry, len(data)
+    return entry, info.records.size

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 from kio.static.protocol import ResponsePayload
 
+from reference_impl.log.api import FileRegion
 from reference_impl.protocol.apis import api_name, schema_versions
 
 if TYPE_CHECKING:
@@ -21,9 +22,14 @@ if TYPE_CHECKING:
     from ..purgatory import DelayedOperation
 
 
+Splices: TypeAlias = dict[bytes, tuple[tuple[FileRegion, ...], int]]
+
+
 @dataclass(frozen=True, slots=True)
 class Respond:
     body: ResponsePayload
+    splices: Splices | None = None
+    """Placeholder tokens in ``body`` to replace by file regions (the zero-copy fetch path)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,191 @@
+"""The follower side of replication: fetch from each leader what this broker follows.
+
+Kafka's replica fetcher threads, as a state machine: one Fetch in flight per
+leader broker, carrying every partition this broker follows from it, with
+the follower's log end offset as the fetch offset and the epoch of its last
+batch (KIP-320) so the leader can say where their logs diverge. The leader
+holds the fetch until data arrives (``replica.fetch.wait.max.ms``), so a
+follower is at most one round trip behind. An answer is applied at once and
+the next fetch sent; a failure backs off ``replica.fetch.backoff.ms``. A
+follower whose log lies wholly below the leader's log start (retention,
+DeleteRecords) asks the leader for its earliest offset and starts over there.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from kio.static.protocol import ResponsePayload
+
+from reference_impl.protocol.apis import request_class
+from reference_impl.protocol.build import build, get
+from reference_impl.protocol.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from ..broker import Broker
+    from ..partition import Partition
+
+log = logging.getLogger("reference_impl.replication")
+
+FETCH_VERSION = 17
+LIST_OFFSETS_VERSION = 9
+EARLIEST = -2
+LATEST = -1
+
+
+class ReplicaFetcher:
+    def __init__(self, broker: Broker) -> None:
+        self.broker = broker
+        self.in_flight: set[int] = set()
+        self.backoff_until: dict[int, int] = {}
+
+    def followed(self) -> dict[int, list[Partition]]:
+        """Partitions this broker follows, by leader."""
+        by_leader: dict[int, list[Partition]] = {}
+        for part in self.broker.partitions.values():
+            if not part.is_leader and part.leader_id >= 0 and part.leader_id != self.broker.node_id:
+                by_leader.setdefault(part.leader_id, []).append(part)
+        return by_leader
+
+    def next_deadline_ms(self) -> int | None:
+        waiting = [t for leader, t in self.backoff_until.items() if leader not in self.in_flight]
+        return min(waiting) if waiting else None
+
+    def maybe_fetch(self, now_ms: int) -> None:
+        for leader, parts in self.followed().items():
+            if leader in self.in_flight or self.backoff_until.get(leader, 0) > now_ms:
+                continue
+            self._send_fetch(leader, parts, now_ms)
+
+    def _send_fetch(self, leader: int, parts: list[Partition], now_ms: int) -> None:
+        config = self.broker.config
+        topics: dict[Any, list[dict[str, Any]]] = {}
+        for part in parts:
+            offset, last_epoch = part.follower_fetch_position()
+            topics.setdefault(part.topic_id, []).append(
+                {
+                    "partition": part.index,
+                    "current_leader_epoch": part.leader_epoch,
+                    "fetch_offset": offset,
+                    "last_fetched_epoch": last_epoch,
+                    "log_start_offset": part.log.log_start_offset,
+                    "partition_max_bytes": config.get_int("replica.fetch.max.bytes"),
+                }
+            )
+        body = build(
+            request_class(1, FETCH_VERSION),
+            {
+                "replica_state": {"replica_id": self.broker.node_id, "replica_epoch": -1},
+                "max_wait": config.get_int("replica.fetch.wait.max.ms"),
+                "min_bytes": 1,
+                "max_bytes": config.get_int("replica.fetch.response.max.bytes"),
+                "isolation_level": 0,
+                "session_id": 0,
+                "session_epoch": -1,
+                "forgotten_topics_data": [],
+                "rack_id": "",
+                "topics": [{"topic_id": tid, "partitions": ps} for tid, ps in topics.items()],
+            },
+        )
+        if self.broker.send_request(leader, body, lambda resp, err: self._on_fetch(leader, resp, err)):
+            self.in_flight.add(leader)
+        else:
+            self.backoff_until[leader] = now_ms + config.get_int("replica.fetch.backoff.ms")
+
+    def _on_fetch(self, leader: int, response: ResponsePayload | None, error: str | None) -> None:
+        self.in_flight.discard(leader)
+        now_ms = self.broker.now_ms
+        if response is None or int(get(response, "error_code", 0)) != ErrorCode.none:
+            reason = error or f"error {get(response, 'error_code')}"
+            log.info("fetch from leader %d failed: %s; backing off", leader, reason)
+            self.backoff_until[leader] = now_ms + self.broker.config.get_int("replica.fetch.backoff.ms")
+            return
+        self.backoff_until.pop(leader, None)
+        failed = False
+        answer: Any = response
+        for topic in answer.responses:
+            info = self.broker.image.topic_by_id(topic.topic_id)
+            for p in topic.partitions:
+                part = self.broker.partition(info.name, int(p.partition_index)) if info else None
+                if part is None or part.is_leader or part.leader_id != leader:
+                    continue
+                code = ErrorCode(int(p.error_code))
+                if code is ErrorCode.none:
+                    diverging = None
+                    if (p.diverging_epoch is not None and int(p.diverging_epoch.epoch) >= 0) or (
+                        p.diverging_epoch is not None and int(p.diverging_epoch.end_offset) >= 0
+                    ):
+                        diverging = (int(p.diverging_epoch.epoch), int(p.diverging_epoch.end_offset))
+                    part.apply_from_leader(
+                        bytes(p.records or b""), int(p.high_watermark), int(p.log_start_offset), diverging
+                    )
+                    self.broker.notify_partition_changed(part.key, now_ms)
+                elif code is ErrorCode.offset_out_of_range:
+                    self._reset_to_leader_start(leader, part)
+                else:
+                    failed = True  # not leader, fenced epoch: wait for metadata to catch up
+        if failed:
+            self.backoff_until[leader] = now_ms + self.broker.config.get_int("replica.fetch.backoff.ms")
+        else:
+            self.maybe_fetch(now_ms)
+
+    def _reset_to_leader_start(self, leader: int, part: Partition) -> None:
+        """OFFSET_OUT_OF_RANGE: ask the leader for its log end, then its log start, and reposition.
+
+        Ahead of the leader's end (its log was truncated by an unclean election)
+        the follower truncates to that end; behind its start (retention,
+        DeleteRecords) it empties its log and starts at the leader's start.
+        """
+
+        def ask(timestamp: int, then: Callable[[int], None]) -> None:
+            body = build(
+                request_class(2, LIST_OFFSETS_VERSION),
+                {
+                    "replica_id": self.broker.node_id,
+                    "isolation_level": 0,
+                    "timeout": 30_000,
+                    "topics": [
+                        {
+                            "name": part.topic,
+                            "partitions": [
+                                {
+                                    "partition_index": part.index,
+                                    "timestamp": timestamp,
+                                    "current_leader_epoch": part.leader_epoch,
+                                }
+                            ],
+                        }
+                    ],
+                },
+            )
+
+            def done(response: ResponsePayload | None, _error: str | None) -> None:
+                if response is None:
+                    return
+                answer: Any = response
+                entry = answer.topics[0].partitions[0]
+                if int(entry.error_code) == ErrorCode.none:
+                    then(int(entry.offset))
+
+            self.broker.send_request(leader, body, done)
+
+        def with_end(leader_end: int) -> None:
+            if leader_end < part.log.log_end_offset:
+                log.info("%s-%d: truncating to the leader's end %d", part.topic, part.index, leader_end)
+                part.truncate_to(max(leader_end, part.log.log_start_offset))
+            else:
+                ask(EARLIEST, with_start)
+
+        def with_start(leader_start: int) -> None:
+            if leader_start > part.log.log_end_offset:
+                log.info(
+                    "%s-%d: our log ends below the leader's start %d; starting over there",
+                    part.topic,
+                    part.index,
+                    leader_start,
+                )
+                part.reset_to_leader_start(leader_start)
+
+        ask(LATEST, with_end)
