@@ -65,8 +65,12 @@ def _create_topic(bootstrap: str, topic: str, partitions: int) -> None:
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         md = admin.list_topics(topic, timeout=5).topics.get(topic)
-        if md is not None and md.error is None and len(md.partitions) == partitions and all(
-                p.leader >= 0 for p in md.partitions.values()):
+        if (
+            md is not None
+            and md.error is None
+            and len(md.partitions) == partitions
+            and all(p.leader >= 0 for p in md.partitions.values())
+        ):
             return
         time.sleep(0.05)
     raise TargetUnavailableError(f"topic {topic} has no leaders after 30 s")
@@ -78,9 +82,16 @@ def measure(bootstrap: str, scenario: Scenario, progress: Callable[[str], None])
 
     topic = f"bench-{uuid.uuid4().hex[:10]}"
     _create_topic(bootstrap, topic, scenario.partitions)
-    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5, "batch.size": 65536,
-                         "acks": scenario.acks, "queue.buffering.max.messages": 2_000_000,
-                         "queue.buffering.max.kbytes": 1_048_576})
+    producer = Producer(
+        {
+            "bootstrap.servers": bootstrap,
+            "linger.ms": 5,
+            "batch.size": 65536,
+            "acks": scenario.acks,
+            "queue.buffering.max.messages": 2_000_000,
+            "queue.buffering.max.kbytes": 1_048_576,
+        }
+    )
     value = b"x" * scenario.value_size
     failures: list[object] = []
 
@@ -101,10 +112,19 @@ def measure(bootstrap: str, scenario: Scenario, progress: Callable[[str], None])
     remaining = producer.flush(120)
     produce_s = time.perf_counter() - start
     if remaining or failures:
-        raise RuntimeError(f"{remaining} records undelivered, {len(failures)} failed (first: "
-                           f"{failures[:1]}) producing to {bootstrap}")
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"bench-{topic}", "enable.auto.commit": False,
-                         "fetch.max.bytes": 52_428_800, "max.partition.fetch.bytes": 10_485_760})
+        raise RuntimeError(
+            f"{remaining} records undelivered, {len(failures)} failed (first: "
+            f"{failures[:1]}) producing to {bootstrap}"
+        )
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"bench-{topic}",
+            "enable.auto.commit": False,
+            "fetch.max.bytes": 52_428_800,
+            "max.partition.fetch.bytes": 10_485_760,
+        }
+    )
     consumer.assign([TopicPartition(topic, p, 0) for p in range(scenario.partitions)])
     got = 0
     start = time.perf_counter()
@@ -118,7 +138,9 @@ def measure(bootstrap: str, scenario: Scenario, progress: Callable[[str], None])
     if got < scenario.records:
         raise RuntimeError(f"fetched {got} of {scenario.records} records from {bootstrap} in 120 s")
     mb = scenario.records * scenario.value_size / 1e6
-    figures = Figures(scenario.records / produce_s, mb / produce_s, got / fetch_s, mb / fetch_s, produce_s, fetch_s)
+    figures = Figures(
+        scenario.records / produce_s, mb / produce_s, got / fetch_s, mb / fetch_s, produce_s, fetch_s
+    )
     progress(f"  produce {figures.produce_rps:>12,.0f} rec/s  fetch {figures.fetch_rps:>12,.0f} rec/s")
     return figures
 
@@ -132,12 +154,19 @@ def format_table(results: list[Result], targets: list[str]) -> str:
     for sc in scenarios:
         label = f"{sc.name} ({sc.value_size} B, acks={sc.acks})"
         by_target = {r.target: r for r in results if r.scenario == sc}
-        for metric, name in (("produce rec/s", "produce_rps"), ("fetch rec/s", "fetch_rps"),
-                             ("produce MB/s", "produce_mbps"), ("fetch MB/s", "fetch_mbps")):
-            values = [by_target[t].median(name) if t in by_target and by_target[t].runs else float("nan")
-                      for t in targets]
-            row = f"{label:<34}{metric:<16}" + "".join(f"{v:>14,.1f}" if "MB" in metric else f"{v:>14,.0f}"
-                                                        for v in values)
+        for metric, name in (
+            ("produce rec/s", "produce_rps"),
+            ("fetch rec/s", "fetch_rps"),
+            ("produce MB/s", "produce_mbps"),
+            ("fetch MB/s", "fetch_mbps"),
+        ):
+            values = [
+                by_target[t].median(name) if t in by_target and by_target[t].runs else float("nan")
+                for t in targets
+            ]
+            row = f"{label:<34}{metric:<16}" + "".join(
+                f"{v:>14,.1f}" if "MB" in metric else f"{v:>14,.0f}" for v in values
+            )
             if len(values) == 2 and values[1]:
                 row += f"{values[0] / values[1]:>17.2f}x"
             lines.append(row)
@@ -171,10 +200,13 @@ def main(argv: list[str]) -> int:
         for rep in range(args.repeat):
             for sc in scenarios:
                 for spec in specs:
-                    print(f"[{rep + 1}/{args.repeat}] {spec}: {sc.name}, {sc.records:,} x {sc.value_size} B",
-                          flush=True)
+                    print(
+                        f"[{rep + 1}/{args.repeat}] {spec}: {sc.name}, {sc.records:,} x {sc.value_size} B",
+                        flush=True,
+                    )
                     results[(sc, spec)].runs.append(
-                        measure(running[spec].bootstrap_servers, sc, lambda line: print(line, flush=True)))
+                        measure(running[spec].bootstrap_servers, sc, lambda line: print(line, flush=True))
+                    )
     finally:
         for target in running.values():
             target.close()
@@ -183,9 +215,14 @@ def main(argv: list[str]) -> int:
     print()
     print(table)
     args.out.mkdir(parents=True, exist_ok=True)
-    payload = {"created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "table": table,
-               "results": [{"scenario": asdict(r.scenario), "target": r.target,
-                            "runs": [asdict(f) for f in r.runs]} for r in ordered]}
+    payload = {
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "table": table,
+        "results": [
+            {"scenario": asdict(r.scenario), "target": r.target, "runs": [asdict(f) for f in r.runs]}
+            for r in ordered
+        ],
+    }
     (args.out / "bench.json").write_text(json.dumps(payload, indent=2))
     print(f"\nwritten to {args.out / 'bench.json'}")
     return 0

@@ -41,8 +41,15 @@ def round_trip(bootstrap: str, records_per_codec: int) -> list[str]:
     _say(f"created topic {topic} with 3 partitions")
     sent: dict[int, list[bytes]] = defaultdict(list)
     for codec in CODECS:
-        producer = Producer({"bootstrap.servers": bootstrap, "compression.type": codec, "linger.ms": 5,
-                             "acks": "all", "enable.idempotence": True})
+        producer = Producer(
+            {
+                "bootstrap.servers": bootstrap,
+                "compression.type": codec,
+                "linger.ms": 5,
+                "acks": "all",
+                "enable.idempotence": True,
+            }
+        )
         acked = 0
         failures: list[str] = []
 
@@ -56,8 +63,9 @@ def round_trip(bootstrap: str, records_per_codec: int) -> list[str]:
 
         start = time.perf_counter()
         for i in range(records_per_codec):
-            producer.produce(topic, key=f"key-{i % 100}".encode(), value=f"{codec}:{i}".encode(),
-                             on_delivery=on_delivery)
+            producer.produce(
+                topic, key=f"key-{i % 100}".encode(), value=f"{codec}:{i}".encode(), on_delivery=on_delivery
+            )
             if i % 5000 == 0:
                 producer.poll(0)
         producer.flush(60)
@@ -65,8 +73,12 @@ def round_trip(bootstrap: str, records_per_codec: int) -> list[str]:
         _say(f"  confluent-kafka produced {acked:,} {codec} records (acks=all, idempotent) in {took:.2f} s")
         if failures:
             problems.append(f"{len(failures)} {codec} deliveries failed, first: {failures[0]}")
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, consumer_timeout_ms=5000,
-                             auto_offset_reset="earliest")
+    consumer = KafkaConsumer(
+        bootstrap_servers=bootstrap,
+        enable_auto_commit=False,
+        consumer_timeout_ms=5000,
+        auto_offset_reset="earliest",
+    )
     consumer.assign([TopicPartition(topic, p) for p in range(3)])
     received: dict[int, list[bytes]] = defaultdict(list)
     for message in consumer:
@@ -76,8 +88,10 @@ def round_trip(bootstrap: str, records_per_codec: int) -> list[str]:
     _say(f"  kafka-python read {total:,} records back")
     for partition in range(3):
         if received[partition] != sent[partition]:
-            problems.append(f"partition {partition}: sent {len(sent[partition])} records, read "
-                            f"{len(received[partition])}, equal in order: no")
+            problems.append(
+                f"partition {partition}: sent {len(sent[partition])} records, read "
+                f"{len(received[partition])}, equal in order: no"
+            )
     return problems
 
 

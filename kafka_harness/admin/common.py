@@ -1,0 +1,82 @@
+"""What the admin commands share: finding the cluster, printing tables or JSON, reporting errors."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+TIMEOUT_S = 30.0
+
+
+class AdminError(Exception):
+    """A broker refused or failed an admin operation; the message names the Kafka error."""
+
+
+def add_connection_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--bootstrap", "-b", help="HOST:PORT[,HOST:PORT...] of the cluster")
+    parser.add_argument("--target", help="bootstrap:HOST:PORT[,...] (same as --bootstrap)")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+
+def bootstrap_of(args: argparse.Namespace, parser: argparse.ArgumentParser) -> str:
+    if args.bootstrap:
+        return str(args.bootstrap)
+    if args.target and args.target.startswith("bootstrap:"):
+        return str(args.target[len("bootstrap:") :])
+    if args.target:
+        parser.error(
+            f"--target {args.target}: admin commands work on a running cluster; give bootstrap:HOST:PORT"
+        )
+    parser.error("give --bootstrap HOST:PORT (or --target bootstrap:HOST:PORT)")
+
+
+def describe_error(exc: BaseException) -> str:
+    """'TOPIC_ALREADY_EXISTS: Topic 't' already exists.' from a confluent-kafka exception."""
+    err = exc.args[0] if exc.args else exc
+    name = getattr(err, "name", None)
+    text = getattr(err, "str", None)
+    if callable(name) and callable(text):
+        return f"{name()}: {text()}"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def wait(future: Any) -> Any:
+    try:
+        return future.result(timeout=TIMEOUT_S)
+    except Exception as exc:  # confluent-kafka raises KafkaException wrapping a KafkaError
+        raise AdminError(describe_error(exc)) from None
+
+
+def print_table(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> None:
+    widths = {c: max([len(c)] + [len(_cell(r.get(c))) for r in rows]) for c in columns}
+    print("  ".join(c.upper().ljust(widths[c]) for c in columns).rstrip())
+    for row in rows:
+        print("  ".join(_cell(row.get(c)).ljust(widths[c]) for c in columns).rstrip())
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, list | tuple):
+        return ",".join(str(v) for v in value)
+    return "" if value is None else str(value)
+
+
+def emit(args: argparse.Namespace, rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> None:
+    if args.json:
+        print(json.dumps(list(rows), indent=2, default=str))
+    else:
+        print_table(rows, columns)
+
+
+def run(command: Callable[[], int], prog: str) -> int:
+    from confluent_kafka import KafkaException
+
+    try:
+        return command()
+    except AdminError as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+    except KafkaException as exc:
+        print(f"{prog}: {describe_error(exc)}", file=sys.stderr)
+    return 1
