@@ -74,7 +74,10 @@ def confluent_settings(config: LoadConfig) -> dict[str, Any]:
         "delivery.timeout.ms": spec.delivery_timeout_ms,
         # Java's default partitioner, so a key lands where a Java client would put it.
         "partitioner": "murmur2_random",
-        "queue.buffering.max.messages": 200_000,
+        # A short local queue: an open-loop task otherwise queues its whole share at once and the
+        # "delivery latency" measured is mostly time spent waiting in the client (p50 ~850 ms vs ~6 ms
+        # at the same throughput against Tansu). Override with --producer-config.
+        "queue.buffering.max.messages": 20_000,
     }
     settings.update(dict(spec.extra))
     return settings
@@ -136,6 +139,17 @@ class TaskProducer:
             from kafka import KafkaProducer
 
             self._producer = KafkaProducer(**kafka_python_settings(config))
+        self._warm_up()
+
+    def _warm_up(self) -> None:
+        """Fetch the topic's metadata before the first send, so no record's latency includes it."""
+        try:
+            if self._client == "confluent-kafka":
+                self._producer.list_topics(self.config.topic, timeout=10)
+            else:
+                self._producer.partitions_for(self.config.topic)
+        except Exception:  # not fatal: the first sends then wait for the metadata themselves
+            pass
 
     # --- delivery reports -------------------------------------------------------------
 

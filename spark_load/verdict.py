@@ -6,8 +6,8 @@ Anomalies (each a count of records, or of offsets for ``inconsistent_offset``):
 * ``duplicate``: read at more than one offset.
 * ``corrupt``: read, but the value does not parse or its checksum does not match its fields and key.
 * ``reordered``: within one partition, for one producer and one key, a record read at a later
-  offset than a record with a higher sequence number (first copies only, so a duplicate is
-  counted as a duplicate and not again as a reorder).
+  offset than a record with a higher sequence number (each record's earliest copy only, so a
+  duplicate is counted as a duplicate and not again as a reorder).
 * ``inconsistent_offset``: one offset holding two different records (two acknowledgements for one
   offset, or a read that disagrees with what was acknowledged there).
 * ``unexpected``: a record of this run read, though no send of it was ever reported.
@@ -46,7 +46,7 @@ class Verdict:
     acked: int
     """Distinct records with a successful delivery report."""
     read: int
-    """Distinct offsets read."""
+    """Records read (every copy, intact or not)."""
     counts: dict[str, int]
     allowed: frozenset[str] = frozenset()
     samples: dict[str, list[dict[str, Any]]] = field(default_factory=dict)

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
@@ -102,36 +103,104 @@ def verify(
 
     ``generator_ids`` are the generators of this run (default: those in ``acks``); intact
     records of any other generator are counted as ``foreign`` and otherwise ignored.
+
+    Three shuffles in all: one groupBy per record (sends and copies side by side), one per
+    offset (inconsistent offsets) and one window per key (order). The parsed reads and the
+    per-record table are persisted while the counts are taken, and released at the end.
     """
     if generator_ids is None:
         generator_ids = [row[0] for row in acks.select("generator_id").distinct().limit(10_000).collect()]
     ours = sorted(set(generator_ids))
-    parsed = parse_reads(reads)
-    mine = F.col("gen").isin(ours) if ours else F.lit(False)
-    good = parsed.where(F.col("intact") & mine)
+    judged = parse_reads(reads).select("partition", "offset", "key", "gen", "seq", "intact")
+    judged = judged.persist(StorageLevel.MEMORY_AND_DISK)
+    records = _per_record(acks, judged.where(F.col("intact") & _mine(ours)))
+    records = records.persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        return _judge(acks, reads, judged, records, ours, allowed, sample_limit, notes, incomplete_read)
+    finally:
+        records.unpersist()
+        judged.unpersist()
 
-    per_read = parsed.agg(
-        F.count_distinct("partition", "offset").alias("read"),
-        _sum_when(~F.col("intact"), "corrupt"),
-        _sum_when(F.col("intact") & ~mine, "foreign"),
+
+def _mine(ours: Sequence[str]) -> Column:
+    return F.col("gen").isin(list(ours)) if ours else F.lit(False)
+
+
+def _per_record(acks: DataFrame, good: DataFrame) -> DataFrame:
+    """One row per (gen, seq): sends, acknowledged, copies read, producer, first copy read, key.
+
+    The producer is the one whose acknowledgement came first in the log (a record sent twice by
+    two producers is ordered with the producer of its first copy).
+    """
+    ok = F.col("error").isNull()
+    ack_at = "struct<partition:int,offset:bigint,producer:int>"
+    read_at = "struct<partition:int,offset:bigint>"
+    sends = acks.select(
+        F.col("generator_id").alias("gen"),
+        "seq",
+        F.lit(1).alias("send"),
+        F.when(ok, 1).otherwise(0).alias("ok"),
+        F.lit(0).alias("copy"),
+        F.when(ok, F.struct("partition", "offset", "producer")).cast(ack_at).alias("ack_at"),
+        F.col("producer").cast("int").alias("producer"),
+        F.lit(None).cast(read_at).alias("read_at"),
+        F.lit(None).cast("binary").alias("read_key"),
+    )
+    copies = good.select(
+        "gen",
+        "seq",
+        F.lit(0).alias("send"),
+        F.lit(0).alias("ok"),
+        F.lit(1).alias("copy"),
+        F.lit(None).cast(ack_at).alias("ack_at"),
+        F.lit(None).cast("int").alias("producer"),
+        F.struct("partition", "offset").cast(read_at).alias("read_at"),
+        F.col("key").alias("read_key"),
+    )
+    return (
+        sends.unionByName(copies)
+        .groupBy("gen", "seq")
+        .agg(
+            F.sum("send").alias("sends"),
+            F.max("ok").alias("acked"),
+            F.sum("copy").alias("copies"),
+            F.coalesce(F.min("ack_at").getField("producer"), F.min("producer")).alias("producer"),
+            F.min("read_at").alias("first_read"),
+            F.max("read_key").alias("key"),
+        )
+    )
+
+
+def _judge(
+    acks: DataFrame,
+    reads: DataFrame,
+    judged: DataFrame,
+    records: DataFrame,
+    ours: Sequence[str],
+    allowed: Iterable[str],
+    sample_limit: int,
+    notes: Sequence[str],
+    incomplete_read: bool,
+) -> Verdict:
+    intact, mine = F.col("intact"), _mine(ours)
+    per_read = judged.agg(
+        F.count(F.lit(1)).alias("read"),
+        _sum_when(~intact, "corrupt"),
+        _sum_when(intact & ~mine, "foreign"),
     ).first()
     assert per_read is not None
+    good = judged.where(intact & mine)
 
-    sends = acks.groupBy(F.col("generator_id").alias("gen"), "seq").agg(
-        F.max(F.when(F.col("error").isNull(), 1).otherwise(0)).alias("acked"),
-        F.count(F.lit(1)).alias("sends"),
-    )
-    copies = good.groupBy("gen", "seq").agg(F.count_distinct("partition", "offset").alias("copies"))
-    records = sends.join(copies, ["gen", "seq"], "full_outer")
+    sends, acked, copies = F.col("sends"), F.col("acked"), F.col("copies")
     conditions = {
-        "lost": (F.col("acked") == 1) & F.col("copies").isNull(),
-        "duplicate": F.col("copies") > 1,
-        "unacked_read": (F.col("acked") == 0) & F.col("copies").isNotNull(),
-        "unexpected": F.col("sends").isNull() & F.col("copies").isNotNull(),
-        "unacked": F.col("acked") == 0,
+        "lost": (acked == 1) & (copies == 0),
+        "duplicate": copies > 1,
+        "unacked_read": (sends > 0) & (acked == 0) & (copies > 0),
+        "unexpected": (sends == 0) & (copies > 0),
+        "unacked": (sends > 0) & (acked == 0),
     }
     per_record = records.agg(
-        _sum_when(F.col("acked") == 1, "acked"), *(_sum_when(c, name) for name, c in conditions.items())
+        _sum_when(acked == 1, "acked"), *(_sum_when(c, name) for name, c in conditions.items())
     ).first()
     assert per_record is not None
 
@@ -139,22 +208,25 @@ def verify(
         "partition", "offset", F.col("generator_id").alias("gen"), "seq"
     )
     positions = acked_positions.unionByName(good.select("partition", "offset", "gen", "seq"))
+    value = F.struct("gen", "seq")
     inconsistent = (
         positions.groupBy("partition", "offset")
-        .agg(
-            F.count_distinct("gen", "seq").alias("values"),
-            F.collect_set(F.struct("gen", "seq")).alias("records"),
-        )
-        .where(F.col("values") > 1)
+        .agg(F.min(value).alias("low"), F.max(value).alias("high"))
+        .where(F.col("low") != F.col("high"))
     )
 
-    producers = acks.select(F.col("generator_id").alias("gen"), "seq", "producer").dropDuplicates(
-        ["gen", "seq"]
-    )
-    first_copies = good.groupBy("gen", "seq", "partition", "key").agg(F.min("offset").alias("offset"))
     order = Window.partitionBy("partition", "gen", "producer", "key").orderBy("offset")
-    ordered = first_copies.join(producers, ["gen", "seq"]).withColumn(
-        "previous_seq", F.lag("seq").over(order)
+    ordered = (
+        records.where((copies > 0) & (sends > 0))
+        .select(
+            "gen",
+            "seq",
+            "producer",
+            "key",
+            F.col("first_read.partition").alias("partition"),
+            F.col("first_read.offset").alias("offset"),
+        )
+        .withColumn("previous_seq", F.lag("seq").over(order))
     )
     reordered = ordered.where(F.col("seq") < F.col("previous_seq"))
 
@@ -171,12 +243,16 @@ def verify(
     }
     examples: dict[str, DataFrame] = {
         "lost": records.where(conditions["lost"]).select("gen", "seq"),
-        "duplicate": good.join(copies.where(F.col("copies") > 1), ["gen", "seq"])
+        "duplicate": good.join(records.where(conditions["duplicate"]).select("gen", "seq"), ["gen", "seq"])
         .select("gen", "seq", "partition", "offset")
         .orderBy("gen", "seq", "offset"),
-        "corrupt": parsed.where(~F.col("intact")).select("partition", "offset", "key", "value"),
+        "corrupt": parse_reads(reads).where(~intact).select("partition", "offset", "key", "value"),
         "reordered": reordered.select("partition", "key", "producer", "offset", "seq", "previous_seq"),
-        "inconsistent_offset": inconsistent.select("partition", "offset", "records"),
+        "inconsistent_offset": positions.join(
+            inconsistent.select("partition", "offset"), ["partition", "offset"]
+        )
+        .groupBy("partition", "offset")
+        .agg(F.sort_array(F.collect_set(value)).alias("records")),
         "unexpected": records.where(conditions["unexpected"]).select("gen", "seq"),
         "unacked_read": records.where(conditions["unacked_read"]).select("gen", "seq"),
     }
