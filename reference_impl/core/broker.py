@@ -392,8 +392,11 @@ class Broker:
             header, offset = decode_request_header(frame)
             body = decode_request_body(header, frame, offset)
         except (MalformedRequestError, UnknownApiError) as exc:
-            self._close(conn, f"malformed {api_name(api_key)} v{api_version} request: {exc} "
-                              f"(first bytes: {frame[:64].hex()})")
+            self._close(
+                conn,
+                f"malformed {api_name(api_key)} v{api_version} request: {exc} "
+                f"(first bytes: {frame[:64].hex()})",
+            )
             return
         ctx = RequestContext(self, conn.connection_id, header, conn.client_host, now_ms)
         conn.in_flight = ctx

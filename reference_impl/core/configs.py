@@ -13,6 +13,9 @@ import enum
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
+from .mutants import ALL as MUTANTS
+from .mutants import MUTANT_CONFIG
+
 LONG_MAX = 2**63 - 1
 INT_MAX = 2**31 - 1
 
@@ -59,6 +62,8 @@ class ConfigDef:
     valid: Callable[[str], bool] | None = None
     choices: tuple[str, ...] = ()
     read_only: bool = False
+    hidden: bool = False
+    """Not listed by DescribeConfigs unless set (the seeded bug modes' switch)."""
 
     def validate(self, value: str | None) -> str | None:
         """The value normalised, or :class:`ConfigError` naming the key."""
@@ -318,6 +323,15 @@ TOPIC_CONFIGS: dict[str, ConfigDef] = {
             "Whether an out-of-sync replica may become leader.",
             (("unclean.leader.election.enable", _same),),
         ),
+        ConfigDef(
+            MUTANT_CONFIG,
+            _T.STRING,
+            None,
+            "A seeded bug mode for the property suite's mutation check; never set in production.",
+            ((MUTANT_CONFIG, _same),),
+            choices=MUTANTS,
+            hidden=True,
+        ),
     )
 }
 
@@ -478,14 +492,16 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {
 def _register_topic_synonyms() -> None:
     """Every broker synonym of a topic config is a broker config too."""
     for tdef in TOPIC_CONFIGS.values():
-        for name, _convert in tdef.synonyms:
+        for name, convert in tdef.synonyms:
             if name not in BROKER_CONFIGS:
                 default = tdef.default if name == tdef.synonyms[0][0] else None
                 BROKER_CONFIGS[name] = ConfigDef(
                     name,
-                    tdef.type if default is not None else _T.LONG,
+                    tdef.type if convert is _same else _T.LONG,
                     default,
                     f"Broker default of topic config {tdef.name}.",
+                    choices=tdef.choices,
+                    hidden=tdef.hidden,
                 )
 
 
@@ -555,7 +571,7 @@ class BrokerConfig:
         entries = []
         for name in wanted:
             definition = BROKER_CONFIGS.get(name)
-            if definition is None:
+            if definition is None or (definition.hidden and self.get(name) is None):
                 continue
             synonyms: list[tuple[str, str | None, ConfigSource]] = []
             if name in self.dynamic:
@@ -619,6 +635,8 @@ def describe_topic_configs(
         if definition is None:
             continue
         chain = topic_default_chain(name, broker)
+        if definition.hidden and chain[0][1] is None and name not in overrides:
+            continue
         if name in overrides:
             chain.insert(0, (name, overrides[name], ConfigSource.DYNAMIC_TOPIC_CONFIG))
         value, source = chain[0][1], chain[0][2]

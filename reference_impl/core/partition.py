@@ -26,6 +26,18 @@ from reference_impl.protocol.errors import ErrorCode, KafkaError
 from reference_impl.protocol.record_set import build_control_batch, control_record_type, iter_records
 from reference_impl.protocol.records import BatchHeader, iter_headers
 
+from .mutants import (
+    ACKS_ALL_EARLY,
+    HW_OVER_ALL_REPLICAS,
+    HW_WITHOUT_FOLLOWERS,
+    ISR_EXPAND_EARLY,
+    KIP279_HOLE,
+    LSO_ABOVE_HW,
+    MUTANT_CONFIG,
+    NO_DEDUP,
+    STALE_EPOCH_ACCEPTED,
+    TRUNCATE_TO_HW,
+)
 from .producer_state import AbortedTxn, CompletedTxn, ProducerStateManager
 from .replication.isr import IsrProposal, IsrTracker
 from .validation import TopicLimits, validate_produce_records
@@ -107,6 +119,8 @@ class Partition:
     @property
     def last_stable_offset(self) -> int:
         """The high watermark, or the first offset of the oldest open transaction if that is lower."""
+        if self._mutant(LSO_ABOVE_HW):
+            return self.log.log_end_offset
         unstable = self.producers.first_unstable_offset()
         return self.high_watermark if unstable is None else min(unstable, self.high_watermark)
 
@@ -118,6 +132,11 @@ class Partition:
     def update_configs(self, configs: Mapping[str, str]) -> None:
         self.configs = dict(configs)
         self.limits = TopicLimits.from_configs(configs)
+        self.mutant = configs.get(MUTANT_CONFIG) or None
+
+    def _mutant(self, name: str) -> bool:
+        """A seeded bug mode is on (:mod:`.mutants`): only the property suite's mutation check sets one."""
+        return self.mutant == name
 
     def restore_high_watermark(self, offset: int) -> None:
         """From the replication-offset checkpoint: never above the LEO, never below the log start."""
@@ -160,6 +179,8 @@ class Partition:
         isr: tuple[int, ...],
     ) -> None:
         """Follow ``leader_id``; truncation happens on the first fetch answer (KIP-320), not here."""
+        if self._mutant(TRUNCATE_TO_HW):
+            self.truncate_to(self.high_watermark)  # pre-KIP-101: drops acknowledged records it alone holds
         self.leader_id = leader_id
         self.leader_epoch = leader_epoch
         self.partition_epoch = partition_epoch
@@ -172,6 +193,8 @@ class Partition:
     def check_leader_epoch(self, current_leader_epoch: int) -> None:
         """KIP-320: a client's view of the leader epoch fences stale or future requests."""
         if current_leader_epoch == NO_EPOCH or current_leader_epoch == self.leader_epoch:
+            return
+        if self._mutant(STALE_EPOCH_ACCEPTED) and current_leader_epoch < self.leader_epoch:
             return
         if current_leader_epoch < self.leader_epoch:
             raise KafkaError(
@@ -198,10 +221,11 @@ class Partition:
                 f"ISR {list(self.isr)} is smaller than min.insync.replicas {self.min_insync_replicas}",
             )
         data, header = validate_produce_records(records, self.limits, now_ms)
-        duplicate = self.producers.check_duplicate(header)
+        duplicate = None if self._mutant(NO_DEDUP) else self.producers.check_duplicate(header)
         if duplicate is not None:
             return AppendOutcome(duplicate.first_offset, duplicate.last_offset, duplicate=True)
-        self.producers.validate(header)
+        if not self._mutant(NO_DEDUP):
+            self.producers.validate(header)
         if verify is not None:
             verify(header)
         info = self.log.append_as_leader(data, self.leader_epoch, now_ms)
@@ -241,13 +265,20 @@ class Partition:
 
     def committed(self, last_offset: int) -> bool:
         """acks=all: the batch ending at ``last_offset`` is below the high watermark."""
+        if self._mutant(ACKS_ALL_EARLY):
+            return True
         return self.high_watermark > last_offset
 
     def maybe_advance_high_watermark(self) -> bool:
         """HW = the smallest LEO over the (maximal) ISR; it never moves back. True if it moved."""
         if not self.is_leader or self.tracker is None:
             return False
-        candidate = self.tracker.high_watermark_candidate(self.log.log_end_offset)
+        if self._mutant(HW_WITHOUT_FOLLOWERS):
+            candidate = self.log.log_end_offset
+        elif self._mutant(HW_OVER_ALL_REPLICAS):
+            candidate = self.tracker.high_watermark_candidate(self.log.log_end_offset, self.replicas)
+        else:
+            candidate = self.tracker.high_watermark_candidate(self.log.log_end_offset)
         if candidate > self.high_watermark:
             self.high_watermark = candidate
             return True
@@ -291,7 +322,8 @@ class Partition:
         if not self.is_leader or self.tracker is None or self.tracker.pending is not None:
             return None
         isr = set(self.isr)
-        joining = self.tracker.expansion_candidates(self.high_watermark, self.epoch_start_offset)
+        epoch_start = 0 if self._mutant(ISR_EXPAND_EARLY) else self.epoch_start_offset
+        joining = self.tracker.expansion_candidates(self.high_watermark, epoch_start)
         leaving = self.tracker.lagging(now_ms, max_lag_ms)
         if not joining and not leaving:
             return None
@@ -328,6 +360,8 @@ class Partition:
             target = (
                 min(leader_end, local_end) if local_epoch >= 0 else min(leader_end, self.log.log_end_offset)
             )
+            if self._mutant(KIP279_HOLE):
+                target = leader_end  # trusts the leader's end offset: keeps a diverged suffix below it
             if epoch < 0:
                 target = self.log.log_start_offset
             self.truncate_to(max(target, self.log.log_start_offset))

@@ -73,10 +73,10 @@ class IsrTracker:
         state.last_fetch_ms = now_ms
         state.last_fetch_leader_leo = leader_leo
 
-    def high_watermark_candidate(self, leader_leo: int) -> int:
+    def high_watermark_candidate(self, leader_leo: int, members: tuple[int, ...] | None = None) -> int:
         """The smallest LEO over the maximal ISR (the leader counts with its own LEO)."""
         lowest = leader_leo
-        for member in self.maximal_isr:
+        for member in self.maximal_isr if members is None else members:
             if member == self.local_id:
                 continue
             state = self.followers.get(member)

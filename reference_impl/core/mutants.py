@@ -1,0 +1,47 @@
+"""Seeded bug modes: known replication bugs the reference broker can be told to re-enable.
+
+A passing property suite means something only if it fails on a broken
+broker, so each mode below brings back one bug that Kafka fixed (or would
+be one), and ``kafka-harness mutants`` checks that the property suite catches
+every one. A mode is switched on per topic with the hidden config
+``reference.mutant`` (the simulator and property tests set it directly); no
+normal deployment sets it.
+"""
+
+from __future__ import annotations
+
+MUTANT_CONFIG = "reference.mutant"
+
+TRUNCATE_TO_HW = "truncate-to-hw"
+"""Pre-KIP-101: a replica becoming follower truncates its log to its own high watermark."""
+KIP279_HOLE = "kip279-hole"
+"""Pre-KIP-279: a follower truncates to the leader's end offset of an epoch, not bounded by its own."""
+HW_OVER_ALL_REPLICAS = "hw-over-all-replicas"
+"""The high watermark waits for every assigned replica, not just the ISR (acks=all stalls)."""
+HW_WITHOUT_FOLLOWERS = "hw-without-followers"
+"""The high watermark is the leader's log end: followers are not waited for."""
+ACKS_ALL_EARLY = "acks-all-early"
+"""acks=all is acknowledged as soon as the leader has written the batch."""
+ISR_EXPAND_EARLY = "isr-expand-early"
+"""A follower rejoins the ISR before reaching the start of the leader's current epoch (KIP-320)."""
+LSO_ABOVE_HW = "lso-above-hw"
+"""The last stable offset is the log end, above the high watermark."""
+NO_DEDUP = "no-dedup"
+"""Idempotent retries are appended again (no duplicate or sequence checks)."""
+STALE_EPOCH_ACCEPTED = "stale-epoch-accepted"
+"""A fetch carrying an older leader epoch is served instead of FENCED_LEADER_EPOCH (KIP-320)."""
+UNCLEAN_ELECTION = "unclean-election"
+"""The controller may elect a replica outside the ISR although unclean election is off."""
+
+ALL = (
+    TRUNCATE_TO_HW,
+    KIP279_HOLE,
+    HW_OVER_ALL_REPLICAS,
+    HW_WITHOUT_FOLLOWERS,
+    ACKS_ALL_EARLY,
+    ISR_EXPAND_EARLY,
+    LSO_ABOVE_HW,
+    NO_DEDUP,
+    STALE_EPOCH_ACCEPTED,
+    UNCLEAN_ELECTION,
+)
