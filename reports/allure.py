@@ -9,7 +9,7 @@ pytest (the CLI) works whether or not allure-pytest is active.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -63,3 +63,54 @@ def attach_file(name: str, path: str | Path) -> None:
         ".csv": allure.attachment_type.CSV,
     }
     allure.attach.file(str(path), name=name, attachment_type=kinds.get(suffix, allure.attachment_type.TEXT))
+
+
+def write_result(
+    results_dir: str | Path,
+    *,
+    name: str,
+    full_name: str,
+    epic: str,
+    feature: str,
+    story: str,
+    passed: bool,
+    message: str = "",
+    parameters: dict[str, object] | None = None,
+    attachments: Sequence[tuple[str, str | Path]] = (),
+    start_ms: int | None = None,
+    stop_ms: int | None = None,
+) -> None:
+    """Write one test result for a check that ran outside pytest (a CLI run), with its files attached.
+
+    The result lands in ``results_dir`` beside pytest's, so one Allure report shows both.
+    """
+    import time
+    import uuid
+
+    from allure_commons.logger import AllureFileLogger
+    from allure_commons.model2 import Attachment, Label, Parameter, Status, StatusDetails, TestResult
+
+    logger = AllureFileLogger(str(results_dir))
+    mime = {".png": "image/png", ".json": "application/json", ".txt": "text/plain", ".html": "text/html"}
+    files: list[Attachment] = []
+    for title, path in attachments:
+        suffix = Path(path).suffix.lower()
+        source = f"{uuid.uuid4()}-attachment{suffix}"
+        logger.report_attached_file(str(path), source)
+        files.append(Attachment(name=title, source=source, type=mime.get(suffix, "text/plain")))
+    now_ms = int(time.time() * 1000)
+    result = TestResult(
+        uuid=str(uuid.uuid4()),
+        name=name,
+        fullName=full_name,
+        historyId=full_name,
+        status=Status.PASSED if passed else Status.FAILED,
+        statusDetails=StatusDetails(message=message) if message else None,
+        start=start_ms or now_ms,
+        stop=stop_ms or now_ms,
+        labels=[Label(name="epic", value=epic), Label(name="feature", value=feature),
+                Label(name="story", value=story)],
+        parameters=[Parameter(name=k, value=str(v)) for k, v in (parameters or {}).items()],
+        attachments=files,
+    )
+    logger.report_result(result)

@@ -33,7 +33,7 @@ from .config import (
     ProducerSpec,
     ReaderSpec,
 )
-from .report import RunResult
+from .report import RunResult, write_allure_result
 from .topics import LoadRunError
 from .verdict import ANOMALIES
 
@@ -73,6 +73,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     where.add_argument(
         "--out", type=Path, help="directory for Parquet, JSON and plots (default: a new temp dir)"
+    )
+    where.add_argument(
+        "--alluredir", type=Path, help="also write the run as an Allure result into this directory"
     )
 
     data = parser.add_argument_group("dataset")
@@ -131,6 +134,11 @@ def build_parser() -> argparse.ArgumentParser:
     synthetic.add_argument("--inject-duplicated", type=int, default=0)
     synthetic.add_argument("--inject-corrupted", type=int, default=0)
     return parser
+
+
+def split_records_for(total: int, read_tasks: int) -> int:
+    """Offsets per read split, so that about ``read_tasks`` splits cover ``total`` offsets."""
+    return max(1, math.ceil(total / max(1, read_tasks)))
 
 
 def say(text: str) -> None:
@@ -207,8 +215,9 @@ def run(args: argparse.Namespace) -> int:
     if args.synthetic is None and not args.target:
         say("kafka-harness load: --target is required (or --synthetic N to time the verifier alone)")
         return EXIT_COULD_NOT_RUN
-    if args.synthetic is not None and args.synthetic < 0:
-        say("kafka-harness load: --synthetic must be >= 0")
+    injected = (args.inject_lost, args.inject_duplicated, args.inject_corrupted)
+    if args.synthetic is not None and (args.synthetic < 0 or min(injected) < 0):
+        say("kafka-harness load: --synthetic and --inject-* must be >= 0")
         return EXIT_COULD_NOT_RUN
     try:  # validate everything before starting anything
         config_from(args, "127.0.0.1:9092", args.tasks or 1, args.read_tasks or 1)
@@ -227,12 +236,15 @@ def run(args: argparse.Namespace) -> int:
     except (LoadRunError, LoadConfigError) as exc:
         say(f"kafka-harness load: could not run: {exc}")
         return EXIT_COULD_NOT_RUN
-    return finish(result)
+    return finish(result, args.alluredir)
 
 
-def finish(result: RunResult) -> int:
+def finish(result: RunResult, alluredir: Path | None = None) -> int:
     result.write()
     say(f"files: {result.run_dir}")
+    if alluredir is not None:
+        write_allure_result(result, alluredir)
+        say(f"allure result: {alluredir}")
     for note in result.notes:
         say(f"note: {note}")
     if result.metrics is not None:
@@ -259,10 +271,6 @@ def main(argv: Sequence[str]) -> int:
     except KeyboardInterrupt:
         say("kafka-harness load: interrupted")
         return EXIT_COULD_NOT_RUN
-
-
-def split_records_for(total: int, read_tasks: int) -> int:
-    return max(1, math.ceil(total / max(1, read_tasks)))
 
 
 if __name__ == "__main__":

@@ -77,3 +77,29 @@ def publish_run_dir(run_dir: Path, *, target: str, story: str) -> None:
             report.attach_file(name, run_dir / name)
     for plot in sorted(run_dir.glob("*.png")):
         report.attach_file(plot.stem, plot)
+
+
+def write_allure_result(result: RunResult, results_dir: Path) -> None:
+    """Record a CLI run as one Allure result (epic Load) beside pytest's, with its files attached."""
+    from reports import allure as report
+
+    verdict = result.verdict
+    lines = [verdict.line() if verdict else "not verified"]
+    if result.metrics is not None:
+        lines.append(result.metrics.line())
+    lines += [f"note: {note}" for note in result.notes]
+    files = [(name, result.run_dir / name) for name in ("summary.json", "verdict.json")]
+    files += [(plot.stem, plot) for plot in result.plots]
+    records = result.settings.get("records", "?")
+    report.write_result(
+        results_dir,
+        name=f"kafka-harness load: {records} records on {result.target}",
+        full_name=f"spark_load.cli.{result.target}.records-{records}",
+        epic="Load",
+        feature=result.target,
+        story="produce, read back and verify" if verdict else "produce",
+        passed=verdict.valid if verdict else True,
+        message="\n".join(lines),
+        parameters=result.settings,
+        attachments=[(name, path) for name, path in files if path.exists()],
+    )

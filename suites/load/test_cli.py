@@ -35,10 +35,11 @@ def last_line(process: subprocess.CompletedProcess[str]) -> str:
 
 
 def test_smoke_load_against_tansu_is_valid_with_figures_plots_and_verdict(tmp_path: Path) -> None:
-    out = tmp_path / "run"
+    out, allure_results = tmp_path / "run", tmp_path / "allure-results"
     process = run_load(
-        "--target", "tansu", "--records", "20000", "--partitions", "4", "--verify", "--out", str(out)
-    )
+        "--target", "tansu", "--records", "20000", "--partitions", "4", "--verify", "--out", str(out),
+        "--alluredir", str(allure_results),
+    )  # fmt: skip
     publish_run_dir(out, target="tansu", story="smoke: 20,000 records produced, read back and verified")
     assert process.returncode == 0, process.stdout + process.stderr
     assert last_line(process).startswith(
@@ -52,6 +53,14 @@ def test_smoke_load_against_tansu_is_valid_with_figures_plots_and_verdict(tmp_pa
     assert json.loads((out / "verdict.json").read_text())["valid"] is True
     for name in ("throughput.png", "latency.png"):
         assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    (result_file,) = allure_results.glob("*-result.json")
+    result = json.loads(result_file.read_text())
+    assert result["status"] == "passed"
+    assert {"name": "epic", "value": "Load"} in result["labels"]
+    assert result["statusDetails"]["message"].startswith("VERDICT: valid acked=20000")
+    attached = {a["name"]: allure_results / a["source"] for a in result["attachments"]}
+    assert set(attached) == {"summary.json", "verdict.json", "throughput", "latency"}
+    assert all(path.exists() for path in attached.values())
 
 
 @pytest.mark.parametrize(
