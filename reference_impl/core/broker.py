@@ -52,6 +52,7 @@ from .boundary import (
 )
 from .configs import BrokerConfig, effective_topic_configs, parse_peer_addresses
 from .fetch_sessions import FetchSessionCache
+from .group.coordinator import GroupCoordinator
 from .handlers import HANDLERS, Deferred, NoResponse, Respond
 from .handlers.registry import Splices
 from .metadata.image import MetadataImage
@@ -159,6 +160,7 @@ class Broker:
             max(1, config.get_int("replica.lag.time.max.ms") // 2),
         )
         self.txn_coordinator = TransactionCoordinator(self)
+        self.group_coordinator = GroupCoordinator(self)  # group coordinator: created before the first sync
         self.fetcher = ReplicaFetcher(self)
         self._next_maintenance_ms = now_ms + self._maintenance_interval_ms
         self.sync_partitions(now_ms)
@@ -166,6 +168,7 @@ class Broker:
             if key in self.partitions:
                 self.partitions[key].restore_high_watermark(hw)
         self.txn_coordinator.load()
+        self.group_coordinator.start(now_ms)  # group coordinator: replay the led __consumer_offsets shards
         log.info(
             "broker %d ready: cluster %s, %d metadata records replayed, %d partitions",
             self.node_id,
@@ -316,6 +319,7 @@ class Broker:
         for key in self.store.existing_logs():
             if key not in wanted and key[0] != METADATA_TOPIC:
                 self.store.delete_log(*key)  # a stray log of a topic deleted while we were down
+        self.group_coordinator.on_partitions_changed(now_ms)  # group coordinator: load or unload shards
 
     def after_follower_fetch(self, part: Partition, now_ms: int) -> None:
         """A follower fetched: the HW may have moved (wake acks=all produces), the ISR may grow."""
@@ -479,6 +483,7 @@ class Broker:
     def _maintain(self, now_ms: int) -> None:
         self._check_isr(now_ms)
         self.txn_coordinator.expire_timed_out(now_ms)
+        self.group_coordinator.maintain(now_ms)  # group coordinator: offsets retention
         self.store.maintain(now_ms, self.high_watermarks())
         self.store.checkpoint(self.high_watermarks())
         self._next_maintenance_ms = now_ms + self._maintenance_interval_ms

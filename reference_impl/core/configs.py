@@ -452,6 +452,25 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {
         ConfigDef(
             "group.max.session.timeout.ms", _T.INT, "1800000", "Largest session timeout.", valid=_at_least(0)
         ),
+        # -- group coordinator (reference_impl/core/group) --
+        ConfigDef("group.max.size", _T.INT, str(INT_MAX), "Most members of a classic group.", valid=_at_least(1)),
+        ConfigDef(
+            "offset.metadata.max.bytes", _T.INT, "4096", "Longest committed offset metadata.", valid=_at_least(0)
+        ),
+        ConfigDef(
+            "offsets.retention.check.interval.ms",
+            _T.LONG,
+            "600000",
+            "How often expired offsets are removed.",
+            valid=_at_least(1),
+        ),
+        ConfigDef(
+            "offsets.commit.timeout.ms",
+            _T.INT,
+            "5000",
+            "How long a coordinator write waits for the replicas.",
+            valid=_at_least(1),
+        ),
         ConfigDef(
             "replica.lag.time.max.ms",
             _T.LONG,

@@ -1,0 +1,679 @@
+"""The group coordinator of one broker: its shards of ``__consumer_offsets``, their groups and offsets.
+
+A group belongs to partition ``abs(javaHashCode(group_id)) % partitions`` of
+``__consumer_offsets``; this broker coordinates the groups of the partitions
+it leads. When it becomes leader of such a partition (at start, or when
+leadership moves here) it replays the partition's log to rebuild groups and
+offsets; when it stops leading one, the groups there are unloaded and their
+waiting members told NOT_COORDINATOR.
+
+Every change is a record in Kafka's format (:mod:`.log_format`), appended
+through the partition's normal leader path with acks=all and applied when
+committed: an offset commit is answered, and its offset becomes visible, once
+the high watermark passes its record; a SyncGroup assignment is handed out
+once the group's record is committed. A write that fails answers with the
+error Kafka maps it to (NOT_COORDINATOR for a lost leadership,
+COORDINATOR_NOT_AVAILABLE for a timeout or too few replicas).
+
+Timers (session, join, sync) are delayed operations on the broker's timing
+wheel, so a simulator drives them with its virtual clock.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import logging
+import uuid
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from reference_impl.protocol.errors import ErrorCode, KafkaError
+from reference_impl.protocol.record_set import build_batch, control_record_type, iter_records
+from reference_impl.protocol.records import iter_headers
+
+from ..internal_topics import CONSUMER_OFFSETS, partition_for
+from ..partition import Partition
+from ..purgatory import DelayedOperation
+from .log_format import (
+    CommittedOffset,
+    GroupKey,
+    GroupLogFormatError,
+    OffsetKey,
+    StoredGroup,
+    StoredMember,
+    decode_group_value,
+    decode_key,
+    decode_offset_value,
+    encode_group_key,
+    encode_group_value,
+    encode_offset_key,
+    encode_offset_value,
+)
+from .membership import JoinRequest, Membership, SyncRequest, join_error, sync_answer
+from .offsets import OffsetStore, TopicPartition
+from .state import ClassicGroup, GroupState, JoinReply, Member, Protocol, SyncReply
+
+if TYPE_CHECKING:
+    from ..broker import Broker
+
+log = logging.getLogger("reference_impl.group")
+
+Done = Callable[[ErrorCode], None]
+RecordKV = tuple[bytes, bytes | None]
+
+_APPEND_ERRORS = {
+    ErrorCode.not_leader_or_follower: ErrorCode.not_coordinator,
+    ErrorCode.kafka_storage_error: ErrorCode.not_coordinator,
+    ErrorCode.unknown_topic_or_partition: ErrorCode.coordinator_not_available,
+    ErrorCode.not_enough_replicas: ErrorCode.coordinator_not_available,
+    ErrorCode.not_enough_replicas_after_append: ErrorCode.coordinator_not_available,
+    ErrorCode.request_timed_out: ErrorCode.coordinator_not_available,
+    ErrorCode.message_too_large: ErrorCode.unknown_server_error,
+    ErrorCode.record_list_too_large: ErrorCode.unknown_server_error,
+}
+
+
+def coordinator_error(code: ErrorCode) -> ErrorCode:
+    """A write's failure as the coordinator reports it (Kafka's ``handleOperationException``)."""
+    return _APPEND_ERRORS.get(code, code)
+
+
+class _Timer(DelayedOperation):
+    """One coordinator timer on the broker's wheel; it fires only if still the current one for its key."""
+
+    def __init__(self, owner: GroupCoordinator, key: tuple[str, ...], token: int, deadline_ms: int) -> None:
+        super().__init__(deadline_ms)
+        self.owner, self.key, self.token = owner, key, token
+
+    def try_complete(self, now_ms: int) -> bool:
+        return False
+
+    def on_complete(self, now_ms: int) -> None:
+        self.owner._fire(self.key, self.token, now_ms)
+
+
+class _CommitWait(DelayedOperation):
+    """A coordinator write waiting for the high watermark to pass it (acks=all), or its timeout."""
+
+    def __init__(
+        self, owner: GroupCoordinator, part: Partition, last_offset: int, done: Done, deadline_ms: int
+    ) -> None:
+        super().__init__(deadline_ms)
+        self.owner, self.part, self.last_offset, self.done = owner, part, last_offset, done
+
+    def try_complete(self, now_ms: int) -> bool:
+        if self.part.is_leader and not self.part.committed(self.last_offset):
+            return False
+        return self.force_complete(now_ms)
+
+    def on_complete(self, now_ms: int) -> None:
+        if not self.part.is_leader:
+            code = ErrorCode.not_coordinator
+        elif self.part.committed(self.last_offset):
+            code = ErrorCode.none
+        else:
+            code = ErrorCode.coordinator_not_available
+        with self.owner.operation(now_ms):
+            self.done(code)
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetCommitItem:
+    topic: str
+    partition: int
+    offset: int
+    leader_epoch: int
+    metadata: str | None
+
+
+class GroupCoordinator:
+    def __init__(self, broker: Broker) -> None:
+        self.broker = broker
+        self.groups: dict[str, ClassicGroup] = {}
+        self.offsets = OffsetStore()
+        self.membership = Membership(self.groups, self)
+        self.loaded: set[int] = set()
+        self.started = False
+        self.now_ms = broker.now_ms
+        self._timers: dict[tuple[str, ...], tuple[int, Callable[[int], None]]] = {}
+        self._tokens = itertools.count(1)
+        self._depth = 0
+        self._ready: list[tuple[str, int]] = []
+        self._next_expiry_ms = self.now_ms + self._config("offsets.retention.check.interval.ms")
+
+    # -- configuration (MembershipHost) ----------------------------------------------------------
+
+    def _config(self, name: str) -> int:
+        return self.broker.config.get_int(name)
+
+    def initial_rebalance_delay_ms(self) -> int:
+        return self._config("group.initial.rebalance.delay.ms")
+
+    def max_group_size(self) -> int:
+        return self._config("group.max.size")
+
+    def session_timeout_valid(self, timeout_ms: int) -> bool:
+        low = self._config("group.min.session.timeout.ms")
+        return low <= timeout_ms <= self._config("group.max.session.timeout.ms")
+
+    def new_member_id(self, prefix: str) -> str:
+        return f"{prefix}-{uuid.UUID(int=self.broker.rng.getrandbits(128), version=4)}"
+
+    # -- timers (MembershipHost) -----------------------------------------------------------------
+
+    def schedule(self, key: tuple[str, ...], delay_ms: int, fn: Callable[[int], None]) -> None:
+        token = next(self._tokens)
+        self._timers[key] = (token, fn)
+        timer = _Timer(self, key, token, self.now_ms + max(delay_ms, 0))
+        self.broker.purgatory.try_complete_else_watch(timer, (), self.now_ms)
+
+    def cancel(self, key: tuple[str, ...]) -> None:
+        self._timers.pop(key, None)
+
+    def _fire(self, key: tuple[str, ...], token: int, now_ms: int) -> None:
+        entry = self._timers.get(key)
+        if entry is None or entry[0] != token:
+            return  # rescheduled or cancelled since
+        del self._timers[key]
+        with self.operation(now_ms):
+            entry[1](now_ms)
+
+    def _enter(self, now_ms: int) -> None:
+        self.now_ms = max(self.now_ms, now_ms)
+        self.membership.now_ms = self.now_ms
+
+    @contextmanager
+    def operation(self, now_ms: int) -> Iterator[None]:
+        """Run one coordinator operation; answers it produces go out only when it is over."""
+        self._enter(now_ms)
+        self._depth += 1
+        try:
+            yield
+        finally:
+            self._depth -= 1
+            if self._depth == 0:
+                self._flush()
+
+    def deliver(self, key: tuple[str, int]) -> None:
+        """A pending reply has its answer: complete it now, or when the running operation ends."""
+        self._ready.append(key)
+        if self._depth == 0:
+            self._flush()
+
+    def _flush(self) -> None:
+        while self._ready:
+            self.broker.purgatory.check_and_complete(self._ready.pop(0), self.now_ms)
+
+    # -- shards ---------------------------------------------------------------------------------
+
+    def shard_of(self, group_id: str) -> int:
+        return partition_for(group_id, CONSUMER_OFFSETS.partitions(self.broker))
+
+    def check_coordinator(self, group_id: str) -> Partition:
+        """The group's partition if this broker coordinates it, else NOT_COORDINATOR / LOAD_IN_PROGRESS."""
+        if CONSUMER_OFFSETS.name not in self.broker.image.topics:
+            raise KafkaError(ErrorCode.not_coordinator, "__consumer_offsets does not exist yet")
+        index = self.shard_of(group_id)
+        part = self.broker.partition(CONSUMER_OFFSETS.name, index)
+        if part is None or not part.is_leader:
+            raise KafkaError(ErrorCode.not_coordinator, f"group {group_id!r} is coordinated elsewhere")
+        if index not in self.loaded:
+            raise KafkaError(ErrorCode.coordinator_load_in_progress, f"loading __consumer_offsets-{index}")
+        return part
+
+    def start(self, now_ms: int) -> None:
+        """Load every led shard, once the broker restored its high watermarks (later moves: the hook)."""
+        self.started = True
+        self.on_partitions_changed(now_ms)
+
+    def on_partitions_changed(self, now_ms: int) -> None:
+        """Leadership of ``__consumer_offsets`` may have moved: load new shards, unload lost ones."""
+        if not self.started:
+            return
+        self._enter(now_ms)
+        led = {
+            index
+            for (topic, index), part in self.broker.partitions.items()
+            if topic == CONSUMER_OFFSETS.name and part.is_leader
+        }
+        for index in sorted(self.loaded - led):
+            self._unload(index)
+        for index in sorted(led - self.loaded):
+            self._load(index)
+
+    def _unload(self, index: int) -> None:
+        self.loaded.discard(index)
+        gone = [g for g in self.groups.values() if self.shard_of(g.group_id) == index]
+        for group in gone:
+            self.membership.kill(group, ErrorCode.not_coordinator)
+            self.offsets.drop_group(group.group_id)
+        log.info("unloaded __consumer_offsets-%d: %d groups", index, len(gone))
+
+    def _load(self, index: int) -> None:
+        part = self.broker.partitions[(CONSUMER_OFFSETS.name, index)]
+        stored: dict[str, StoredGroup | None] = {}
+        offset = part.log.log_start_offset
+        while offset < part.log.log_end_offset:
+            result = part.log.read(offset, 1 << 20)
+            data = b"".join(self.broker.store.read_chunk(c) for c in result.chunks)
+            if not data:
+                break
+            for header in iter_headers(data):
+                offset = header.next_offset
+                producer_id = header.producer_id if header.is_transactional else -1
+                for record in iter_records(data, header):
+                    if header.is_control:
+                        self.offsets.complete_transaction(
+                            header.producer_id, control_record_type(record) == 1
+                        )
+                        continue
+                    self._replay(record.key, record.value, producer_id, stored)
+        for group_id, value in stored.items():
+            if value is None:
+                self.groups.pop(group_id, None)
+            else:
+                self._restore_group(group_id, value)
+        for group_id in list(self.offsets.committed):
+            self._simple_group(group_id)
+        self.loaded.add(index)
+        log.info("loaded __consumer_offsets-%d: %d groups", index, len(stored))
+
+    def _replay(
+        self, key: bytes | None, value: bytes | None, producer_id: int, stored: dict[str, StoredGroup | None]
+    ) -> None:
+        if key is None:
+            return
+        try:
+            decoded = decode_key(key)
+            if isinstance(decoded, OffsetKey):
+                tp = (decoded.topic, decoded.partition)
+                committed = decode_offset_value(value) if value is not None else None
+                if producer_id >= 0:
+                    self.offsets.put_pending(producer_id, decoded.group_id, tp, committed)
+                else:
+                    self.offsets.put(decoded.group_id, tp, committed)
+            elif isinstance(decoded, GroupKey):
+                stored[decoded.group_id] = decode_group_value(value) if value is not None else None
+        except GroupLogFormatError as exc:
+            log.warning("skipping an unreadable __consumer_offsets record: %s", exc)
+
+    def _restore_group(self, group_id: str, value: StoredGroup) -> None:
+        old = self.groups.pop(group_id, None)
+        if old is not None:
+            self.membership.kill(old, ErrorCode.not_coordinator)
+        group = ClassicGroup(
+            group_id,
+            state=GroupState.STABLE if value.members else GroupState.EMPTY,
+            state_timestamp_ms=value.state_timestamp_ms,
+            generation=value.generation,
+            protocol_type=value.protocol_type or None,
+            protocol_name=value.protocol,
+            leader_id=value.leader,
+        )
+        for m in value.members:
+            group.members[m.member_id] = Member(
+                m.member_id,
+                m.group_instance_id,
+                m.client_id,
+                m.client_host,
+                m.rebalance_timeout_ms,
+                m.session_timeout_ms,
+                value.protocol_type,
+                (Protocol(value.protocol or "", m.subscription),),
+                assignment=m.assignment,
+            )
+            if m.group_instance_id is not None:
+                group.static_members[m.group_instance_id] = m.member_id
+        group.subscribed_topics = group.compute_subscribed_topics()
+        self.groups[group_id] = group
+        self.membership.loaded(group)
+
+    def _simple_group(self, group_id: str) -> ClassicGroup:
+        """The group offsets were committed for without membership (Kafka's "simple" group)."""
+        group = self.groups.get(group_id)
+        if group is None:
+            group = self.groups[group_id] = ClassicGroup(group_id, state_timestamp_ms=self.now_ms)
+        return group
+
+    # -- membership requests --------------------------------------------------------------------
+
+    def join(self, req: JoinRequest, reply: JoinReply, now_ms: int) -> None:
+        with self.operation(now_ms):
+            if not req.group_id:
+                reply(join_error(ErrorCode.invalid_group_id, req.member_id))
+                return
+            if not self.session_timeout_valid(req.session_timeout_ms):
+                reply(join_error(ErrorCode.invalid_session_timeout, req.member_id))
+                return
+            try:
+                self.check_coordinator(req.group_id)
+            except KafkaError as exc:
+                reply(join_error(exc.code, req.member_id))
+                return
+            self.membership.join(req, reply, now_ms)
+
+    def sync(self, req: SyncRequest, reply: SyncReply, now_ms: int) -> None:
+        with self.operation(now_ms):
+            error = self._group_request_error(req.group_id)
+            if error is not None:
+                reply(sync_answer(error))
+                return
+            self.membership.sync(req, reply, now_ms)
+
+    def heartbeat(
+        self, group_id: str, generation: int, member_id: str, instance_id: str | None, now_ms: int
+    ) -> ErrorCode:
+        with self.operation(now_ms):
+            error = self._group_request_error(group_id)
+            if error is not None:
+                return error
+            return self.membership.heartbeat(group_id, generation, member_id, instance_id, now_ms)
+
+    def leave(
+        self, group_id: str, identities: list[tuple[str, str | None]], now_ms: int
+    ) -> tuple[ErrorCode, list[ErrorCode]]:
+        with self.operation(now_ms):
+            error = self._group_request_error(group_id)
+            if error is not None:
+                return error, []
+            return self.membership.leave(group_id, identities, now_ms)
+
+    def _group_request_error(self, group_id: str) -> ErrorCode | None:
+        if not group_id:
+            return ErrorCode.invalid_group_id
+        try:
+            self.check_coordinator(group_id)
+        except KafkaError as exc:
+            return exc.code
+        return None
+
+    # -- writing ---------------------------------------------------------------------------------
+
+    def append(self, group_id: str, records: list[RecordKV], done: Done) -> None:
+        """Write ``records`` to the group's partition, acks=all; ``done`` runs once committed or failed."""
+        try:
+            part = self.check_coordinator(group_id)
+            batch = build_batch(records, base_timestamp=self.now_ms)
+            outcome = part.append_as_leader(batch, -1, self.now_ms)
+        except KafkaError as exc:
+            done(coordinator_error(exc.code))
+            return
+        self.broker.notify_partition_changed(part.key, self.now_ms)
+        deadline = self.now_ms + self._config("offsets.commit.timeout.ms")
+        wait = _CommitWait(self, part, outcome.last_offset, done, deadline)
+        self.broker.purgatory.try_complete_else_watch(wait, (part.key,), self.now_ms)
+
+    def store_group(self, group: ClassicGroup, assignment: dict[str, bytes], on_done: Done) -> None:
+        members = tuple(
+            StoredMember(
+                m.member_id,
+                m.group_instance_id,
+                m.client_id,
+                m.client_host,
+                m.rebalance_timeout_ms,
+                m.session_timeout_ms,
+                m.metadata_for(group.protocol_name),
+                assignment.get(m.member_id, b""),
+            )
+            for m in group.members.values()
+        )
+        value = StoredGroup(
+            group.protocol_type or "",
+            group.generation,
+            group.protocol_name,
+            group.leader_id,
+            group.state_timestamp_ms,
+            members if group.protocol_name is not None else (),
+        )
+        self.append(group.group_id, [(encode_group_key(group.group_id), encode_group_value(value))], on_done)
+
+    # -- offsets ---------------------------------------------------------------------------------
+
+    def commit_offsets(
+        self,
+        group_id: str,
+        generation: int,
+        member_id: str,
+        instance_id: str | None,
+        retention_ms: int,
+        items: list[OffsetCommitItem],
+        api_version: int,
+        done: Callable[[dict[TopicPartition, ErrorCode]], None],
+        now_ms: int,
+    ) -> None:
+        """OffsetCommit: validate the committer, write one record per offset, apply them once committed."""
+        self._enter(now_ms)
+        codes: dict[TopicPartition, ErrorCode] = {}
+        valid = []
+        for item in items:
+            key = (item.topic, item.partition)
+            if not self._partition_exists(*key):
+                codes[key] = ErrorCode.unknown_topic_or_partition
+            else:
+                valid.append(item)
+        if not valid:
+            done(codes)
+            return
+        group_error = self._validate_commit(group_id, generation, member_id, instance_id, api_version)
+        if group_error is not None:
+            done({**codes, **{(i.topic, i.partition): group_error for i in valid}})
+            return
+        limit = self._config("offset.metadata.max.bytes")
+        expire = now_ms + retention_ms if retention_ms >= 0 else None
+        records: list[RecordKV] = []
+        applied: list[tuple[TopicPartition, CommittedOffset]] = []
+        for item in valid:
+            key = (item.topic, item.partition)
+            if item.metadata is not None and len(item.metadata) > limit:
+                codes[key] = ErrorCode.offset_metadata_too_large
+                continue
+            value = CommittedOffset(item.offset, item.leader_epoch, item.metadata or "", now_ms, expire)
+            records.append((encode_offset_key(group_id, *key), encode_offset_value(value)))
+            applied.append((key, value))
+        if not records:
+            done(codes)
+            return
+
+        def written(code: ErrorCode) -> None:
+            if code is ErrorCode.none:
+                self._simple_group(group_id)
+                for key, value in applied:
+                    self.offsets.put(group_id, key, value)
+            done({**codes, **{key: code for key, _ in applied}})
+
+        self.append(group_id, records, written)
+
+    def _validate_commit(
+        self, group_id: str, generation: int, member_id: str, instance_id: str | None, api_version: int
+    ) -> ErrorCode | None:
+        try:
+            self.check_coordinator(group_id)
+        except KafkaError as exc:
+            return exc.code
+        group = self.groups.get(group_id)
+        if group is None:
+            if generation < 0:
+                self._simple_group(group_id)
+                return None
+            return ErrorCode.group_id_not_found if api_version >= 9 else ErrorCode.illegal_generation
+        error = self.membership.validate_offset_commit(group, member_id, instance_id, generation, False)
+        if error is None:
+            self.membership.touch(group, member_id)
+        return error
+
+    def _partition_exists(self, topic: str, partition: int) -> bool:
+        info = self.broker.image.topics.get(topic)
+        return info is not None and partition in info.partitions
+
+    def fetch_offsets(
+        self, group_id: str, wanted: list[tuple[str, list[int]]] | None, require_stable: bool, now_ms: int
+    ) -> list[tuple[str, int, CommittedOffset | None, ErrorCode]]:
+        """OffsetFetch of one group: (topic, partition, offset or None, error) in request order.
+
+        ``wanted`` None asks for every committed offset. Raises KafkaError for
+        a group-level error (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS).
+        """
+        self._enter(now_ms)
+        self.check_coordinator(group_id)
+        group = self.groups.get(group_id)
+        known = group is not None and not group.is_in(GroupState.DEAD)
+        if wanted is None:
+            if not known:
+                return []
+            committed = self.offsets.of_group(group_id)
+            by_topic: dict[str, list[int]] = {}
+            for topic, partition in sorted(committed):
+                by_topic.setdefault(topic, []).append(partition)
+            wanted = list(by_topic.items())
+        out: list[tuple[str, int, CommittedOffset | None, ErrorCode]] = []
+        for topic, partitions in wanted:
+            for partition in partitions:
+                tp = (topic, partition)
+                if require_stable and self.offsets.has_pending(group_id, tp):
+                    out.append((topic, partition, None, ErrorCode.unstable_offset_commit))
+                else:
+                    value = self.offsets.get(group_id, tp) if known else None
+                    out.append((topic, partition, value, ErrorCode.none))
+        return out
+
+    def delete_offsets(
+        self,
+        group_id: str,
+        topics: list[tuple[str, list[int]]],
+        done: Callable[[ErrorCode, dict[TopicPartition, ErrorCode]], None],
+        now_ms: int,
+    ) -> None:
+        """OffsetDelete: offsets of topics the group does not subscribe to, for any group state."""
+        self._enter(now_ms)
+        try:
+            self.check_coordinator(group_id)
+        except KafkaError as exc:
+            done(exc.code, {})
+            return
+        group = self.groups.get(group_id)
+        if group is None or group.is_in(GroupState.DEAD):
+            done(ErrorCode.group_id_not_found, {})
+            return
+        if (
+            group.is_in(GroupState.STABLE, GroupState.PREPARING_REBALANCE, GroupState.COMPLETING_REBALANCE)
+            and group.protocol_type != "consumer"
+        ):
+            done(ErrorCode.non_empty_group, {})
+            return
+        codes: dict[TopicPartition, ErrorCode] = {}
+        records: list[RecordKV] = []
+        removed: list[TopicPartition] = []
+        for topic, partitions in topics:
+            for partition in partitions:
+                tp = (topic, partition)
+                if not self._partition_exists(topic, partition):
+                    codes[tp] = ErrorCode.unknown_topic_or_partition
+                elif group.is_subscribed_to(topic):
+                    codes[tp] = ErrorCode.group_subscribed_to_topic
+                else:
+                    codes[tp] = ErrorCode.none
+                    if self.offsets.get(group_id, tp) is not None or self.offsets.has_pending(group_id, tp):
+                        records.append((encode_offset_key(group_id, topic, partition), None))
+                        removed.append(tp)
+        if not records:
+            done(ErrorCode.none, codes)
+            return
+
+        def written(code: ErrorCode) -> None:
+            if code is not ErrorCode.none:
+                done(code, {})
+                return
+            for tp in removed:
+                self.offsets.put(group_id, tp, None)
+            done(ErrorCode.none, codes)
+
+        self.append(group_id, records, written)
+
+    # -- groups ----------------------------------------------------------------------------------
+
+    def delete_groups(
+        self, group_ids: list[str], done: Callable[[dict[str, ErrorCode]], None], now_ms: int
+    ) -> None:
+        """DeleteGroups: tombstones for Empty groups' offsets and metadata; answers when all are written."""
+        self._enter(now_ms)
+        results: dict[str, ErrorCode] = {}
+        waiting = set()
+        for group_id in group_ids:
+            try:
+                self.check_coordinator(group_id)
+            except KafkaError as exc:
+                results[group_id] = exc.code
+                continue
+            group = self.groups.get(group_id)
+            if group is None or group.is_in(GroupState.DEAD):
+                results[group_id] = ErrorCode.group_id_not_found
+            elif not group.is_in(GroupState.EMPTY):
+                results[group_id] = ErrorCode.non_empty_group
+            else:
+                waiting.add(group_id)
+        if not waiting:
+            done(results)
+            return
+
+        def finish(group_id: str, code: ErrorCode) -> None:
+            results[group_id] = code
+            waiting.discard(group_id)
+            if not waiting:
+                done(results)
+
+        for group_id in sorted(waiting):
+            self._tombstone_group(group_id, functools.partial(finish, group_id))
+
+    def _tombstone_group(
+        self, group_id: str, done: Done, partitions: Iterable[TopicPartition] | None = None
+    ) -> None:
+        """Write tombstones for ``partitions`` (default: every offset) and then the group itself."""
+        if partitions is None:
+            partitions = set(self.offsets.of_group(group_id))
+            for by_group in self.offsets.pending.values():
+                partitions |= set(by_group.get(group_id, {}))
+        records: list[RecordKV] = [(encode_offset_key(group_id, t, p), None) for t, p in sorted(partitions)]
+        records.append((encode_group_key(group_id), None))
+
+        def written(code: ErrorCode) -> None:
+            if code is ErrorCode.none:
+                group = self.groups.get(group_id)
+                if group is not None:
+                    self.membership.kill(group, ErrorCode.coordinator_not_available)
+                self.offsets.drop_group(group_id)
+            done(code)
+
+        self.append(group_id, records, written)
+
+    def maintain(self, now_ms: int) -> None:
+        """Every ``offsets.retention.check.interval.ms``: expire old offsets, and empty groups left bare."""
+        if not self.started or now_ms < self._next_expiry_ms:
+            return
+        self._enter(now_ms)
+        self._next_expiry_ms = now_ms + self._config("offsets.retention.check.interval.ms")
+        retention_ms = self._config("offsets.retention.minutes") * 60_000
+        for group in list(self.groups.values()):
+            if self.shard_of(group.group_id) not in self.loaded:
+                continue
+            expired = self.offsets.expired(group, now_ms, retention_ms)
+            left = set(self.offsets.of_group(group.group_id)) - set(expired)
+            whole = (
+                not left
+                and group.is_in(GroupState.EMPTY)
+                and not self.offsets.has_open_transactions(group.group_id)
+            )
+            if whole:
+                log.info("group %s: offsets expired, removing the empty group", group.group_id)
+                self._tombstone_group(group.group_id, lambda _code: None, expired)
+            elif expired:
+                gid = group.group_id
+                records: list[RecordKV] = [(encode_offset_key(gid, t, p), None) for t, p in expired]
+                self.append(gid, records, functools.partial(self._drop, gid, expired))
+
+    def _drop(self, group_id: str, partitions: list[TopicPartition], code: ErrorCode) -> None:
+        if code is ErrorCode.none:
+            for tp in partitions:
+                self.offsets.put(group_id, tp, None)

@@ -1,0 +1,89 @@
+"""OffsetFetch: v1-10. A group's committed offsets, for named partitions or all of them.
+
+Behaviour: a partition without a committed offset (or of an unknown group
+or topic) answers offset -1, leader epoch -1, metadata "". With
+``require_stable`` (v7+) a partition whose offset is pending in an open
+transaction answers UNSTABLE_OFFSET_COMMIT (retriable).
+Errors for a group: NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS
+(top-level from v2, per partition in v1).
+Version notes: v2+ a null topic list asks for every committed offset, and a
+top-level error; v5+ leader epochs; v7+ ``require_stable``; v8+ several
+groups per request (KIP-709); v9+ member id and epoch (for KIP-848 groups;
+ignored by classic groups); v10 topics by id.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from reference_impl.protocol.apis import response_class
+from reference_impl.protocol.build import build, get
+from reference_impl.protocol.errors import ErrorCode, KafkaError
+
+from .registry import Reply, Respond, handles
+
+if TYPE_CHECKING:
+    from ..broker import Broker, RequestContext
+
+
+def _partition(index: int, offset: Any, code: ErrorCode) -> dict[str, Any]:
+    return {
+        "partition_index": index,
+        "committed_offset": offset.offset if offset is not None else -1,
+        "committed_leader_epoch": offset.leader_epoch if offset is not None else -1,
+        "metadata": offset.metadata if offset is not None else "",
+        "error_code": code,
+    }
+
+
+def fetch_group(
+    broker: Broker, group_id: str, wanted: list[tuple[str, list[int]]] | None, stable: bool, now_ms: int
+) -> tuple[ErrorCode, dict[str, list[dict[str, Any]]]]:
+    """The group's error and its partitions by topic, in request order."""
+    by_topic: dict[str, list[dict[str, Any]]] = {}
+    try:
+        rows = broker.group_coordinator.fetch_offsets(group_id, wanted, stable, now_ms)
+    except KafkaError as exc:
+        for topic, partitions in wanted or []:
+            by_topic[topic] = [_partition(p, None, exc.code) for p in partitions]
+        return exc.code, by_topic
+    for topic, _parts in wanted or []:
+        by_topic.setdefault(topic, [])
+    for topic, partition, offset, code in rows:
+        by_topic.setdefault(topic, []).append(_partition(partition, offset, code))
+    return ErrorCode.none, by_topic
+
+
+@handles(9, 1, 10)
+def handle_offset_fetch(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
+    version = ctx.api_version
+    cls = response_class(9, version)
+    stable = bool(get(request, "require_stable", False))
+    now = ctx.received_ms
+    if version < 8:
+        wanted = (
+            None if request.topics is None else [(t.name, list(t.partition_indexes)) for t in request.topics]
+        )
+        error, by_topic = fetch_group(broker, request.group_id, wanted, stable, now)
+        topics = [{"name": name, "partitions": parts} for name, parts in by_topic.items()]
+        return Respond(build(cls, {"throttle_time": 0, "topics": topics, "error_code": error}))
+    names = {t.topic_id: t.name for t in broker.image.topics.values()}
+    ids = {name: tid for tid, name in names.items()}
+    groups = []
+    for g in request.groups:
+        if g.topics is None:
+            wanted = None
+        elif version >= 10:
+            wanted = [(names.get(t.topic_id, ""), list(t.partition_indexes)) for t in g.topics]
+        else:
+            wanted = [(t.name, list(t.partition_indexes)) for t in g.topics]
+        error, by_topic = fetch_group(broker, g.group_id, wanted, stable, now)
+        if error is not ErrorCode.none:
+            by_topic = {}
+        group_topics: list[dict[str, Any]] = [
+            {"name": name, "topic_id": ids.get(name), "partitions": parts}
+            for name, parts in by_topic.items()
+            if version < 10 or name in ids
+        ]
+        groups.append({"group_id": g.group_id, "topics": group_topics, "error_code": error})
+    return Respond(build(cls, {"throttle_time": 0, "groups": groups}))

@@ -1,0 +1,81 @@
+"""DescribeGroups: v0-6. State, protocol and members of groups this broker coordinates.
+
+Behaviour: a Stable group shows its protocol and each member's metadata and
+assignment; in other states members are listed without them, as Kafka does.
+A group that does not exist is reported Dead with no error, and from v6 as
+GROUP_ID_NOT_FOUND (KIP-1043). A group coordinated elsewhere:
+NOT_COORDINATOR (or COORDINATOR_LOAD_IN_PROGRESS) for that group.
+Version notes: v3+ authorized operations when asked (no authorizer here:
+everything a group allows, READ, DELETE and DESCRIBE); v4+ group instance
+ids; v6 an error message.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from reference_impl.protocol.apis import response_class
+from reference_impl.protocol.build import build, get
+from reference_impl.protocol.errors import ErrorCode, KafkaError
+
+from ..group.state import GroupState
+from .registry import Reply, Respond, handles
+
+if TYPE_CHECKING:
+    from ..broker import Broker, RequestContext
+
+GROUP_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8)
+"""READ, DELETE, DESCRIBE: AclOperation codes as a bit field."""
+NOT_REQUESTED = -(2**31)
+
+
+def describe_group(broker: Broker, group_id: str, version: int, with_operations: bool) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "error_code": ErrorCode.none,
+        "error_message": None,
+        "group_id": group_id,
+        "group_state": "",
+        "protocol_type": "",
+        "protocol_data": "",
+        "members": [],
+        "authorized_operations": GROUP_OPERATIONS if with_operations else NOT_REQUESTED,
+    }
+    coordinator = broker.group_coordinator
+    try:
+        coordinator.check_coordinator(group_id)
+    except KafkaError as exc:
+        entry.update(error_code=exc.code, error_message=exc.message if version >= 6 else None)
+        return entry
+    group = coordinator.groups.get(group_id)
+    if group is None:
+        entry["group_state"] = GroupState.DEAD.value
+        if version >= 6:
+            entry.update(
+                error_code=ErrorCode.group_id_not_found, error_message=f"Group {group_id} not found."
+            )
+        return entry
+    stable = group.is_in(GroupState.STABLE)
+    entry.update(
+        group_state=group.state.value,
+        protocol_type=group.protocol_type or "",
+        protocol_data=(group.protocol_name or "") if stable else "",
+        members=[
+            {
+                "member_id": m.member_id,
+                "group_instance_id": m.group_instance_id,
+                "client_id": m.client_id,
+                "client_host": m.client_host,
+                "member_metadata": m.metadata_for(group.protocol_name) if stable else b"",
+                "member_assignment": m.assignment if stable else b"",
+            }
+            for m in group.members.values()
+        ],
+    )
+    return entry
+
+
+@handles(15, 0, 6)
+def handle_describe_groups(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
+    asked = bool(get(request, "include_authorized_operations", False))
+    groups = [describe_group(broker, g, ctx.api_version, asked) for g in request.groups]
+    return Respond(build(response_class(15, ctx.api_version), {"throttle_time": 0, "groups": groups}))

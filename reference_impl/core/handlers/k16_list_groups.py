@@ -1,0 +1,46 @@
+"""ListGroups: v0-5. Every group this broker coordinates, optionally filtered by state and type.
+
+Behaviour: groups of the loaded shards of ``__consumer_offsets``, including
+"simple" groups that only commit offsets (protocol type ""). All groups
+here are classic groups.
+Version notes: v4+ a state filter, case-insensitive (KIP-518); v4+ each
+group's state; v5+ a type filter (``classic``, ``consumer``, ``share``,
+case-insensitive; KIP-848) and each group's type.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from reference_impl.protocol.apis import response_class
+from reference_impl.protocol.build import build, get
+from reference_impl.protocol.errors import ErrorCode
+
+from .registry import Reply, Respond, handles
+
+if TYPE_CHECKING:
+    from ..broker import Broker, RequestContext
+
+GROUP_TYPE = "classic"
+
+
+@handles(16, 0, 5)
+def handle_list_groups(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
+    states = {s.strip().lower() for s in get(request, "states_filter", ())}
+    types = {t.strip().lower() for t in get(request, "types_filter", ())}
+    groups = []
+    for group in sorted(broker.group_coordinator.groups.values(), key=lambda g: g.group_id):
+        if states and group.state.value.lower() not in states:
+            continue
+        if types and GROUP_TYPE not in types:
+            continue
+        groups.append(
+            {
+                "group_id": group.group_id,
+                "protocol_type": group.protocol_type or "",
+                "group_state": group.state.value,
+                "group_type": GROUP_TYPE,
+            }
+        )
+    body = {"throttle_time": 0, "error_code": ErrorCode.none, "groups": groups}
+    return Respond(build(response_class(16, ctx.api_version), body))
