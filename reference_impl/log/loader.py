@@ -10,10 +10,9 @@ Kafka's ``LogLoader``, in three steps:
 3. After an unclean stop (no clean-shutdown marker), recover every segment
    from the one holding the recovery point onwards: check each batch's
    length and CRC32C, cut the first segment with a bad byte there, and
-   delete the segments after it. A recovered segment whose first offset does
-   not continue the one before it is dropped as well: its predecessor lost
-   a tail the operating system never wrote, so what follows cannot be kept
-   (Kafka keeps it; dropping it keeps the log a prefix of what was written).
+   delete the segments after it. As a segment is flushed before the next one
+   takes data, only the active segment can lose bytes in a crash, so what
+   survives is a prefix of what was written.
 
 After a clean stop nothing is scanned but the active segment's batches after
 its last index entry.
@@ -109,19 +108,10 @@ def load_segments(directory: str, config: LogConfig, *, recovery_point: int, cle
 
     unflushed = set() if clean_shutdown else {s.base_offset for s in segments.from_offset(recovery_point)}
     ordered = list(segments)
-    previous: LogSegment | None = None
     for i, segment in enumerate(ordered):
         is_unflushed = segment.base_offset in unflushed
         if not is_unflushed and segment.base_offset not in needs_rebuild:
-            previous = segment
             continue
-        if (is_unflushed and previous is not None and previous.base_offset in unflushed
-                and segment.base_offset != previous.next_offset):
-            log.warning("%s: segment %d does not continue segment %d (which ends at %d): "
-                        "dropped it and every later one", directory, segment.base_offset,
-                        previous.base_offset, previous.next_offset)
-            _delete(segments, ordered[i:], report)
-            break
         result = segment.recover(config.index_interval_bytes)
         report.recovered_segments.append(segment.base_offset)
         if segment.base_offset in needs_rebuild:
@@ -133,7 +123,6 @@ def load_segments(directory: str, config: LogConfig, *, recovery_point: int, cle
             if is_unflushed:
                 _delete(segments, ordered[i + 1:], report)
                 break
-        previous = segment
 
     active = segments.active
     if active.base_offset not in report.recovered_segments:

@@ -49,8 +49,7 @@ class LocalLog:
                max_timestamp: int, offset_of_max_timestamp: int, now_ms: int) -> list[LogSegment]:
         """Write batches already carrying their offsets, rolling first if Kafka would.
 
-        Returns the segment rolled for this append (empty if none), so the
-        caller can flush what came before it.
+        Returns the segment rolled for this append (empty if none).
         """
         segment = self.segments.active
         rolled: list[LogSegment] = []
@@ -75,7 +74,13 @@ class LocalLog:
                 or len(segment.time_index) >= config.max_time_index_entries)
 
     def roll(self, base_offset: int, now_ms: int) -> LogSegment:
-        """Start a new active segment at ``max(base_offset, LEO)``; the old one becomes read-only."""
+        """Start a new active segment at ``max(base_offset, LEO)``; the old one becomes read-only.
+
+        Kafka flushes a rolled segment (asynchronously, right after the roll);
+        here it is flushed before the new segment takes any data, so only the
+        active segment can ever hold bytes a crash may lose, and recovery
+        yields a prefix of what was written.
+        """
         base_offset = max(base_offset, self.log_end_offset)
         old = self.segments.active
         if old.base_offset == base_offset and old.size == 0:
@@ -87,6 +92,7 @@ class LocalLog:
             old.delete()
         else:
             old.on_become_inactive()
+            self.flush(self.log_end_offset)
         segment = self.new_segment(base_offset, now_ms)
         self.segments.add(segment)
         log.debug("%s: rolled a new segment at offset %d", self.directory, base_offset)
@@ -129,12 +135,19 @@ class LocalLog:
     # -- truncation and deletion ---------------------------------------------------------------
 
     def truncate_to(self, offset: int) -> None:
-        """Drop every batch whose last offset is at or after ``offset``."""
+        """Drop every batch whose last offset is at or after ``offset``; the LEO becomes ``offset``.
+
+        As Kafka's ``LocalLog.truncateTo``: a batch straddling ``offset`` goes
+        whole, and the log end is ``offset`` even if the data now ends below
+        it (a gap, or that batch); a reopen counts the LEO from the data.
+        """
         doomed = self.segments.above(offset)
         for segment in doomed:
             self.segments.remove(segment.base_offset)
             segment.delete()
-        self.segments.active.truncate_to(offset)
+        active = self.segments.active
+        active.truncate_to(offset)
+        active.next_offset = offset
         fsync_dir(self.directory)
         self.recovery_point = min(self.recovery_point, self.log_end_offset)
 

@@ -94,7 +94,11 @@ class LogManager:
         os.makedirs(self.data_dir, exist_ok=True)
         self.default_config = default_config or LogConfig()
         self._lock_fd = self._lock()
-        self.meta = self._ensure_meta(node_id, cluster_id)
+        try:
+            self.meta = self._ensure_meta(node_id, cluster_id)
+        except BaseException:
+            self._release()
+            raise
         self.clean_start = had_clean_shutdown(self.data_dir)
         if self.clean_start:
             remove_if_exists(os.path.join(self.data_dir, CLEAN_SHUTDOWN))

@@ -161,11 +161,8 @@ class MemoryLog:
             self.truncate_fully_and_start_at(offset)
             return
         i = self._index_of(offset)
-        # A batch straddling ``offset`` cannot be split: it goes, and the log ends where it began.
-        if i < len(self._batches):
-            new_end = self._batches[i - 1].next_offset if i > 0 else self._batches[i].base_offset
-        else:
-            new_end = offset
+        # As Kafka: a batch straddling ``offset`` goes whole, and the log ends at ``offset``.
+        new_end = offset
         del self._batches[i:]
         del self._bases[i:]
         self._log_end_offset = new_end
@@ -216,6 +213,11 @@ class MemoryLog:
         self.truncate_to(self._flushed_offset)
         self._epochs = LeaderEpochCache(e for e in self._flushed_epochs
                                         if e.start_offset < self._log_end_offset)
+
+    def restart(self) -> None:
+        """What reopening does after a clean stop: Kafka's load trims the epoch cache to the log
+        end, dropping an epoch that starts exactly there (no record written in it yet)."""
+        self._epochs.truncate_from_end(self._log_end_offset)
 
     def close(self) -> None:
         self.flush()

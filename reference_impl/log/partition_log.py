@@ -161,17 +161,14 @@ class FileLog:
         info = append_info(headers, self.log_end_offset)
         if not headers:
             return info
-        rolled: list[LogSegment] = []
         if info.last_offset - info.first_offset > MAX_RELATIVE_OFFSET:
             view = memoryview(data)
             for h in headers:  # offsets too far apart for one segment: place batch by batch
-                rolled += self.local.append(view[h.position : h.position + h.size], h.base_offset,
-                                            h.last_offset, h.max_timestamp, h.last_offset, now_ms)
+                self.local.append(view[h.position : h.position + h.size], h.base_offset, h.last_offset,
+                                  h.max_timestamp, h.last_offset, now_ms)
         else:
-            rolled += self.local.append(data, info.first_offset, info.last_offset, info.max_timestamp,
-                                        info.offset_of_max_timestamp, now_ms)
-        if rolled:  # Kafka flushes a segment once it is rolled
-            self.local.flush(rolled[-1].base_offset)
+            self.local.append(data, info.first_offset, info.last_offset, info.max_timestamp,
+                              info.offset_of_max_timestamp, now_ms)
         if self.log_end_offset - self.recovery_point >= self.config.flush_messages:
             self.flush()
         return info
@@ -180,8 +177,7 @@ class FileLog:
         """Start a new segment at the LEO and flush the old ones (Kafka flushes a rolled segment)."""
         self._now_ms = max(self._now_ms, now_ms)
         if self.local.segments.active.size:
-            segment = self.local.roll(self.log_end_offset, now_ms)
-            self.local.flush(segment.base_offset)
+            self.local.roll(self.log_end_offset, now_ms)
 
     # -- reads ---------------------------------------------------------------------------------
 

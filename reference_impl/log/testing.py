@@ -54,11 +54,13 @@ def tear(directory: str, durable: tuple[int, int], rng: random.Random) -> str:
     """Damage the segment files past ``durable`` (from :func:`durable_position`) as a crash might.
 
     Picks a segment at or after the durable one and a byte past the durable
-    position in it, then cuts the file there, fills its tail with zeros, or
-    flips a byte; later segments are kept, cut or removed at random (an
-    operating system may write later files and lose earlier pages). Index
-    files of damaged segments may be cut too. Returns what it did, for
-    failure messages. The log must be closed (abandoned) first.
+    position in it, then cuts the file there or overwrites its tail with
+    zeros (pages never written) or random bytes (stale blocks); later
+    segments are kept, cut or removed at random. Index files of the damaged
+    segment may be cut too. Returns what it did, for failure messages. The
+    log must be closed (abandoned) first. Bit rot inside a batch's first 21
+    bytes is not a crash effect and not simulated: Kafka's CRC does not
+    cover the base offset or the leader epoch, so nothing could detect it.
     """
     base, position = durable
     logs = sorted(b for name in os.listdir(directory) if name.endswith(LOG_SUFFIX)
@@ -72,18 +74,13 @@ def tear(directory: str, durable: tuple[int, int], rng: random.Random) -> str:
     if size <= low:
         return f"segment {target} has nothing past the durable position"
     cut = rng.randint(low, size)
-    mode = rng.choice(["cut", "zeros", "flip"])
+    mode = rng.choice(["cut", "zeros", "garbage"])
     with open(path, "r+b") as handle:
         if mode == "cut":
             handle.truncate(cut)
-        elif mode == "zeros":
+        else:
             handle.seek(cut)
-            handle.write(b"\x00" * (size - cut))
-        elif cut < size:
-            handle.seek(cut)
-            byte = handle.read(1)
-            handle.seek(cut)
-            handle.write(bytes([byte[0] ^ 0x5A]))
+            handle.write(b"\x00" * (size - cut) if mode == "zeros" else rng.randbytes(size - cut))
     actions = [f"{mode} segment {target} at byte {cut} of {size}"]
     for later in logs:
         if later <= target:
