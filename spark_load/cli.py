@@ -224,6 +224,8 @@ def run(args: argparse.Namespace) -> int:
     except LoadConfigError as exc:
         say(f"kafka-harness load: {exc}")
         return EXIT_COULD_NOT_RUN
+    # Resolved once, so every phase names the same topic.
+    args.topic = args.topic or f"kh-load-{args.generator_id or f'g{args.seed}'}-{int(time.time())}"
     out = args.out or Path(tempfile.mkdtemp(prefix="kafka-harness-load-"))
     out.mkdir(parents=True, exist_ok=True)
     from .jobs import driver  # imports pyspark

@@ -125,6 +125,8 @@ class TaskProducer:
         self.sent = 0
         self.unsent = 0
         self.stopped_by_time_bound = False
+        self.stop_reason: str | None = None
+        """Why sending stopped before the end of its range (time bound, a broker not taking records)."""
         # seq -> (key, value bytes, send time). kafka-python reports from its own thread; a single
         # dict insert or pop is atomic under the GIL, and each seq is touched by one thread at a time.
         self._in_flight: dict[int, tuple[bytes, int, int]] = {}
@@ -178,6 +180,7 @@ class TaskProducer:
         spec = self.config.producer
         if spec.time_bound_s is not None and now - self._started_s >= spec.time_bound_s:
             self.stopped_by_time_bound = True
+            self.stop_reason = f"time bound of {spec.time_bound_s:g}s reached"
             return False
         if spec.rate_per_task is not None:
             due = self._started_s + self.sent / spec.rate_per_task
@@ -196,20 +199,32 @@ class TaskProducer:
             self._started_s = time.monotonic()
         topic = self.config.topic
         for seq in seqs:
-            if self.stopped_by_time_bound or not self._pace(time.monotonic()):
+            if self.stop_reason is not None or not self._pace(time.monotonic()):
                 self.unsent += 1
                 continue
             key, value = self.generator.record(seq)
             self._in_flight[seq] = (key, len(value), _now_us())
             if self._client == "confluent-kafka":
-                self._send_confluent(topic, seq, key, value)
+                queued = self._send_confluent(topic, seq, key, value)
             else:
-                future = self._producer.send(topic, key=key, value=value)
-                future.add_callback(functools.partial(self._on_kafka_python_ok, seq))
-                future.add_errback(functools.partial(self._on_kafka_python_error, seq))
-            self.sent += 1
+                queued = self._send_kafka_python(topic, seq, key, value)
+            if queued:
+                self.sent += 1
+            else:
+                self._in_flight.pop(seq, None)
+                self.unsent += 1
 
-    def _send_confluent(self, topic: str, seq: int, key: bytes, value: bytes) -> None:
+    def _send_kafka_python(self, topic: str, seq: int, key: bytes, value: bytes) -> bool:
+        try:
+            future = self._producer.send(topic, key=key, value=value)
+        except Exception as exc:  # the client refused the record (buffer full past max_block_ms, ...)
+            self.stop_reason = f"the client refused a record: {type(exc).__name__}: {exc}"
+            return False
+        future.add_callback(functools.partial(self._on_kafka_python_ok, seq))
+        future.add_errback(functools.partial(self._on_kafka_python_error, seq))
+        return True
+
+    def _send_confluent(self, topic: str, seq: int, key: bytes, value: bytes) -> bool:
         callback = functools.partial(self._on_confluent_delivery, seq)
         deadline = time.monotonic() + _MAX_QUEUE_WAIT_S
         while True:
@@ -219,12 +234,12 @@ class TaskProducer:
             except BufferError:
                 # The local queue is full: serve delivery reports until there is room.
                 if time.monotonic() > deadline:
-                    raise RuntimeError(
-                        f"producer queue stayed full for {_MAX_QUEUE_WAIT_S:.0f}s: is the broker answering?"
-                    ) from None
+                    self.stop_reason = f"the producer queue stayed full for {_MAX_QUEUE_WAIT_S:.0f}s"
+                    return False
                 self._producer.poll(0.05)
         if seq % 64 == 0:  # serve delivery reports often enough, without a call per record
             self._producer.poll(0)
+        return True
 
     def drain(self) -> dict[str, list[Any]]:
         self._poll(0)

@@ -34,7 +34,10 @@ def create_topic(
         text = error.str() if hasattr(error, "str") else str(error)
         raise LoadRunError(f"CreateTopics {topic!r} failed: {name}: {text}") from None
     except Exception as exc:
-        raise LoadRunError(f"CreateTopics {topic!r} got no answer from {bootstrap_servers}: {exc}") from None
+        detail = str(exc) or type(exc).__name__
+        raise LoadRunError(
+            f"CreateTopics {topic!r}: no answer from {bootstrap_servers} within {timeout_s:.0f}s ({detail})"
+        ) from None
     _wait_for_partitions(admin, topic, partitions, timeout_s)
 
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from pyspark.sql import SparkSession
 
@@ -27,6 +29,21 @@ from .session import default_parallelism, spark_session
 from .spark_kafka import kafka_source_available, produce_with_spark_kafka, read_with_spark_kafka
 from .synthetic import synthetic_history
 from .verify import verify
+
+T = TypeVar("T")
+
+
+def _spark_job(name: str, job: Callable[[], T]) -> T:
+    """Run a job; a failure inside it becomes one clear line (the last line of the task's error)."""
+    try:
+        return job()
+    except LoadRunError:
+        raise
+    except Exception as exc:  # Py4JJavaError / PythonException: the cause is at the end of its text
+        lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
+        fallback = lines[-1] if lines else type(exc).__name__
+        cause = next((line for line in reversed(lines) if "Error" in line or "Exception" in line), fallback)
+        raise LoadRunError(f"the {name} job failed: {cause[:300]}") from None
 
 
 def _session(args: argparse.Namespace) -> SparkSession:
@@ -100,6 +117,8 @@ def run_against_target(args: argparse.Namespace, out: Path) -> RunResult:
         raise LoadRunError(f"target {args.target!r} is not available: {exc}") from None
     walls["target_start"] = time.monotonic() - started
     with target:
+        # The topic first: a target that does not answer fails in seconds, before Spark starts.
+        create_topic(target.bootstrap_servers, args.topic, args.partitions, args.replication_factor)
         phase = time.monotonic()
         spark = _session(args)
         walls["spark_start"] = time.monotonic() - phase
@@ -130,7 +149,6 @@ def _run(
             say(f"note: {notes[-1]}")
             io = "executor"
     result = RunResult(out, target_name, config.topic, _settings(config, args, io), walls, notes=notes)
-    create_topic(bootstrap, config.topic, config.partitions, config.replication_factor)
     say(
         f"load: {config.dataset.records:,} records of ~{config.dataset.value_size} bytes to {config.topic} "
         f"({config.partitions} partitions) on {target_name} at {bootstrap}; {tasks} tasks, {io} io, "
@@ -143,7 +161,11 @@ def _run(
         acks = produce_with_spark_kafka(spark, config, acks_path)
     else:
         show = progress_printer("produce", "acked", config.dataset.records, "tasks_done", tasks)
-        acks = produce_dataset(spark, config, acks_path, show)
+        produced = _spark_job("produce", lambda: produce_dataset(spark, config, acks_path, show))
+        acks = produced.acks
+        if produced.unsent:
+            reasons = "; ".join(sorted(set(produced.stop_reasons))[:3])
+            notes.append(f"{produced.unsent:,} records were never sent ({reasons})")
     walls["produce"] = time.monotonic() - phase
     result.metrics = delivery_metrics(acks)
     if result.metrics.failed:
@@ -192,7 +214,7 @@ def _read_and_verify(
         splits = plan_splits(ranges, split_records_for(total, config.read_tasks))
         expected = sum(max(high, acked.get(p, 0)) - low for p, (low, high) in ranges.items())
         show = progress_printer("read", "read", expected, "splits_done", len(splits))
-        reads, statuses = read_topic(spark, config, splits, reads_path, show)
+        reads, statuses = _spark_job("read", lambda: read_topic(spark, config, splits, reads_path, show))
         split_notes = _split_notes(statuses, len(splits))
         incomplete = bool(split_notes)
         notes.extend(split_notes)

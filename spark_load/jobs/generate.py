@@ -10,6 +10,7 @@ Arrow row; the acknowledged set is that DataFrame, written as Parquet.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
@@ -18,7 +19,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from ..config import LoadConfig
 from ..produce import TaskProducer
-from .progress import ProgressSample, run_with_progress
+from .progress import ListParam, ProgressSample, run_with_progress
 
 ACK_SCHEMA_DDL = (
     "generator_id string, seq long, producer int, key binary, partition int, offset long, "
@@ -42,6 +43,16 @@ RECORDS_PER_TASK = 50_000
 """Tasks of this size keep progress reports coming (accumulators arrive when a task ends)."""
 
 
+@dataclass(frozen=True, slots=True)
+class Produced:
+    acks: DataFrame
+    """The delivery reports (read back from the Parquet just written)."""
+    unsent: int
+    """Records never handed to a client (a time bound, or a broker that stopped taking records)."""
+    stop_reasons: list[str]
+    """Why tasks stopped early, one entry per task that did."""
+
+
 def default_tasks(records: int, parallelism: int) -> int:
     return max(parallelism, min(1000, -(-records // RECORDS_PER_TASK)))
 
@@ -52,13 +63,14 @@ def produce_dataset(
     acks_path: str,
     on_progress: Callable[[ProgressSample], None] | None = None,
     seq_range: tuple[int, int] | None = None,
-) -> DataFrame:
+) -> Produced:
     """Produce the records of ``config.dataset`` (or those in ``seq_range``); write and return the reports."""
     sc = spark.sparkContext
     acked = sc.accumulator(0)
     failed = sc.accumulator(0)
     unsent = sc.accumulator(0)
     tasks_done = sc.accumulator(0)
+    stop_reasons = sc.accumulator([], ListParam())
 
     def produce_partition(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         context = TaskContext.get()
@@ -78,6 +90,8 @@ def produce_dataset(
                     yield as_batch(reports)
             yield as_batch(producer.finish())
             unsent.add(producer.unsent)
+            if producer.stop_reason is not None:
+                stop_reasons.add([f"task {producer.task_index}: {producer.stop_reason}"])
             tasks_done.add(1)
         finally:
             producer.close()
@@ -88,4 +102,4 @@ def produce_dataset(
     reports = seqs.mapInArrow(produce_partition, ACK_SCHEMA_DDL)
     counters = {"acked": acked, "failed": failed, "unsent": unsent, "tasks_done": tasks_done}
     run_with_progress(lambda: reports.write.mode("overwrite").parquet(acks_path), counters, on_progress)
-    return spark.read.parquet(acks_path)
+    return Produced(spark.read.parquet(acks_path), int(unsent.value), list(stop_reasons.value))

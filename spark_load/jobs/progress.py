@@ -15,6 +15,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from pyspark import Accumulator
+from pyspark.accumulators import AccumulatorParam
+
+
+class ListParam(AccumulatorParam[list[Any]]):
+    """Concatenates small per-task reports (split statuses, reasons a task stopped early)."""
+
+    def zero(self, value: list[Any]) -> list[Any]:
+        return []
+
+    def addInPlace(self, value1: list[Any], value2: list[Any]) -> list[Any]:
+        value1.extend(value2)
+        return value1
 
 
 @dataclass(frozen=True, slots=True)

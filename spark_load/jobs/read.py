@@ -12,13 +12,12 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pyarrow as pa
-from pyspark.accumulators import AccumulatorParam
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from ..config import LoadConfig
 from ..consume import Split, SplitReader, SplitStatus
-from .progress import ProgressSample, run_with_progress
+from .progress import ListParam, ProgressSample, run_with_progress
 
 READ_SCHEMA_DDL = "partition int, offset long, key binary, value binary, timestamp_ms long, split int"
 READ_ARROW_SCHEMA = pa.schema(
@@ -31,17 +30,6 @@ READ_ARROW_SCHEMA = pa.schema(
         ("split", pa.int32()),
     ]
 )
-
-
-class _ListParam(AccumulatorParam[list[SplitStatus]]):
-    """Concatenates the per-split statuses the tasks report."""
-
-    def zero(self, value: list[SplitStatus]) -> list[SplitStatus]:
-        return []
-
-    def addInPlace(self, value1: list[SplitStatus], value2: list[SplitStatus]) -> list[SplitStatus]:
-        value1.extend(value2)
-        return value1
 
 
 def acked_ends(acks: DataFrame) -> dict[int, int]:
@@ -64,7 +52,7 @@ def read_topic(
 ) -> tuple[DataFrame, list[SplitStatus]]:
     """Read every split; write and return what was read, with each split's status."""
     sc = spark.sparkContext
-    statuses = sc.accumulator([], _ListParam())
+    statuses = sc.accumulator([], ListParam())
     records_read = sc.accumulator(0)
     splits_done = sc.accumulator(0)
     by_id = {split.split_id: split for split in splits}

@@ -42,7 +42,7 @@ def test_injected_loss_and_duplication_are_counted_exactly(spark: Any, tansu: Ta
         read_tasks=4,
     )
     create_topic(config.bootstrap_servers, config.topic, config.partitions, 1)
-    before = produce_dataset(spark, config, str(tmp_path / "acks-before"), seq_range=(0, BEFORE_RESTART))
+    before = produce_dataset(spark, config, str(tmp_path / "acks-before"), seq_range=(0, BEFORE_RESTART)).acks
     assert before.where("error is null").count() == BEFORE_RESTART, "the records to lose were acknowledged"
 
     tansu.nodes[0].restart()  # memory storage: the acknowledged records are gone
@@ -52,7 +52,7 @@ def test_injected_loss_and_duplication_are_counted_exactly(spark: Any, tansu: Ta
         config,
         str(tmp_path / "acks-after"),
         seq_range=(BEFORE_RESTART, BEFORE_RESTART + AFTER_RESTART),
-    )
+    ).acks
 
     resend = dataclasses.replace(config, producer=ProducerSpec(idempotence=False))
     producer = TaskProducer(resend, task_index=99)
