@@ -145,7 +145,9 @@ class OffsetIndex(_IndexFile):
             self._truncate_entries(keep)
 
     def reset(self) -> None:
-        self.truncate_to_position(0)
+        """Empty the index, file included (before a rebuild; the file may hold garbage not loaded)."""
+        self._relative, self._positions = array("i"), array("i")
+        self._truncate_entries(0)
 
     @property
     def last_entry(self) -> tuple[int, int]:
@@ -208,7 +210,9 @@ class TimeIndex(_IndexFile):
             self._truncate_entries(keep)
 
     def reset(self) -> None:
-        self.truncate_to(self.base_offset)
+        """Empty the index, file included (before a rebuild; the file may hold garbage not loaded)."""
+        self._timestamps, self._relative = [], []
+        self._truncate_entries(0)
 
     @property
     def last_entry(self) -> tuple[int, int]:

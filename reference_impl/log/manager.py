@@ -265,6 +265,14 @@ class LogManager:
         opened = self._logs.get((topic, partition))
         return opened.size_bytes if opened is not None else 0
 
+    def disk_usage(self) -> tuple[int, int]:
+        """(total, usable) bytes of the volume holding the directory (DescribeLogDirs v4+)."""
+        try:
+            stats = os.statvfs(self.data_dir)
+        except OSError:
+            return (-1, -1)
+        return stats.f_blocks * stats.f_frsize, stats.f_bavail * stats.f_frsize
+
     # -- periodic work and checkpoints ---------------------------------------------------------
 
     def maintain(self, now_ms: int, high_watermarks: Mapping[TopicPartition, int] | None = None) -> None:

@@ -227,3 +227,19 @@ def test_illegal_topic_names_never_become_paths() -> None:
             partition_dir_name(bad, 0)
     assert parse_partition_dir("my-topic-12") == ("my-topic", 12)
     assert parse_partition_dir("t-0.0123abc-delete") is None
+
+
+def test_the_manager_is_the_brokers_storage_port(tmp_path: Path) -> None:
+    """The broker core reaches storage through ports.LogStore; the file-backed manager must fit it."""
+    from reference_impl.core.ports import LogStore
+
+    store: LogStore = _manager(tmp_path)
+    log = store.open_log("t", 0, TOPIC_ID, {"retention.ms": "1000"}, 0)
+    log.append_as_leader(make_batch(2), 0, 0)
+    assert store.read_chunk(log.read(0, 1 << 20).chunks[0]) == read_bytes(log.read(0, 1 << 20))
+    assert store.size_bytes("t", 0) > 0 and store.existing_logs() == [("t", 0)]
+    total, usable = store.disk_usage()
+    assert total >= usable >= 0 and total > 0
+    store.checkpoint({("t", 0): 2})
+    assert store.high_watermarks() == {("t", 0): 2}
+    store.close()

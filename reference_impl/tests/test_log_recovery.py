@@ -185,6 +185,9 @@ def test_missing_or_corrupt_indexes_are_rebuilt(tmp_path: Path, damage: str) -> 
         assert again.read(offset, 1).first_batch_offset <= offset
     assert again.offset_for_timestamp(5_000 + 20) is not None
     again.close()
+    third = _reopen(directory, recovery_point=again.log_end_offset, clean=True)
+    assert third.load_report.rebuilt_indexes == []  # the rebuilt files replaced the damaged ones
+    third.close()
 
 
 def test_epoch_cache_is_trimmed_to_the_recovered_end(tmp_path: Path) -> None:
@@ -221,3 +224,17 @@ def test_leftover_files_are_removed(tmp_path: Path) -> None:
     assert sorted(log.load_report.removed_files) == sorted(leftovers)
     assert read_bytes(log.read(0, 1 << 30)) == before
     log.close()
+
+
+def test_a_rebuilt_index_replaces_every_byte_of_the_damaged_file(tmp_path: Path) -> None:
+    """Rebuilding starts from an empty file: leftover bytes of a torn index must not survive it."""
+    directory = str(tmp_path / "t-0")
+    log = FileLog.open(directory, CONFIG, 0)
+    log.append_as_leader(make_batch(1), 0, 0)  # one batch: the rebuilt offset index has no entry
+    log.close()
+    index = Path(directory) / "00000000000000000000.index"
+    index.write_bytes(b"\x01" * 7)
+    again = _reopen(directory, recovery_point=1, clean=True)
+    assert again.load_report.rebuilt_indexes == [0]
+    assert index.stat().st_size == 0
+    again.close()
