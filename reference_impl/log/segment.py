@@ -108,7 +108,11 @@ class LogSegment:
         if position == 0:
             self._rolling_based_timestamp = max_timestamp
             self._first_timestamp_known = True
-        pwrite_all(self._fd, data, position)
+        try:
+            pwrite_all(self._fd, data, position)
+        except OSError:
+            os.ftruncate(self._fd, position)  # no half-written batch stays behind (ENOSPC, EIO)
+            raise
         self.size = position + len(data)
         self.next_offset = last_offset + 1
         if max_timestamp > self.max_timestamp:

@@ -165,3 +165,29 @@ def test_batch_headers_from_an_offset(tmp_path: Path) -> None:
         want = [(h.base_offset, h.last_offset, h.crc) for h in model.batch_headers(start)]
         assert got == want
     file_log.close()
+
+
+def test_a_failed_write_leaves_the_log_as_it_was(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A write that fails half-way (disk full) leaves no partial batch behind: the next append and
+    every read see the log as before the failed one (Kafka would fail the log dir; we roll back)."""
+    import errno
+
+    from reference_impl.log import files, segment
+
+    log = FileLog.open(str(tmp_path / "t-0"), LogConfig(), 0)
+    log.append_as_leader(make_batch(2), 0, 0)
+    size = log.segments[0].size
+    real = files.pwrite_all
+
+    def half_then_full(fd: int, data: bytes | bytearray | memoryview, position: int) -> None:
+        real(fd, memoryview(data)[: len(data) // 2], position)
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(segment, "pwrite_all", half_then_full)
+    with pytest.raises(OSError, match="No space"):
+        log.append_as_leader(make_batch(3), 0, 0)
+    monkeypatch.undo()
+    assert os.path.getsize(log.segments[0].log_path) == size and log.log_end_offset == 2
+    log.append_as_leader(make_batch(1), 0, 0)
+    assert [r.offset for r in records_of(read_bytes(log.read(0, 1 << 20)))] == [0, 1, 2]
+    log.close()
