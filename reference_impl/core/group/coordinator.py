@@ -15,13 +15,15 @@ once the group's record is committed. A write that fails answers with the
 error Kafka maps it to (NOT_COORDINATOR for a lost leadership,
 COORDINATOR_NOT_AVAILABLE for a timeout or too few replicas).
 
-Timers (session, join, sync) are delayed operations on the broker's timing
-wheel, so a simulator drives them with its virtual clock.
+Timers (session, join, sync) wait in a heap; the earliest deadline is a
+delayed operation on the broker's timing wheel, so a simulator drives them
+with its virtual clock.
 """
 
 from __future__ import annotations
 
 import functools
+import heapq
 import itertools
 import logging
 import uuid
@@ -81,18 +83,18 @@ def coordinator_error(code: ErrorCode) -> ErrorCode:
     return _APPEND_ERRORS.get(code, code)
 
 
-class _Timer(DelayedOperation):
-    """One coordinator timer on the broker's wheel; it fires only if still the current one for its key."""
+class _Wakeup(DelayedOperation):
+    """The coordinator's next timer deadline on the broker's wheel (one at a time, see ``_run_due``)."""
 
-    def __init__(self, owner: GroupCoordinator, key: tuple[str, ...], token: int, deadline_ms: int) -> None:
+    def __init__(self, owner: GroupCoordinator, deadline_ms: int) -> None:
         super().__init__(deadline_ms)
-        self.owner, self.key, self.token = owner, key, token
+        self.owner = owner
 
     def try_complete(self, now_ms: int) -> bool:
         return False
 
     def on_complete(self, now_ms: int) -> None:
-        self.owner._fire(self.key, self.token, now_ms)
+        self.owner._run_due(self, now_ms)
 
 
 class _CommitWait(DelayedOperation):
@@ -139,6 +141,8 @@ class GroupCoordinator:
         self.started = False
         self.now_ms = broker.now_ms
         self._timers: dict[tuple[str, ...], tuple[int, Callable[[int], None]]] = {}
+        self._due: list[tuple[int, int, tuple[str, ...]]] = []
+        self._wakeup: _Wakeup | None = None
         self._tokens = itertools.count(1)
         self._depth = 0
         self._ready: list[tuple[str, int]] = []
@@ -165,21 +169,42 @@ class GroupCoordinator:
     # -- timers (MembershipHost) -----------------------------------------------------------------
 
     def schedule(self, key: tuple[str, ...], delay_ms: int, fn: Callable[[int], None]) -> None:
+        deadline = self.now_ms + max(delay_ms, 0)
         token = next(self._tokens)
         self._timers[key] = (token, fn)
-        timer = _Timer(self, key, token, self.now_ms + max(delay_ms, 0))
-        self.broker.purgatory.try_complete_else_watch(timer, (), self.now_ms)
+        heapq.heappush(self._due, (deadline, token, key))
+        self._arm(deadline)
 
     def cancel(self, key: tuple[str, ...]) -> None:
         self._timers.pop(key, None)
 
-    def _fire(self, key: tuple[str, ...], token: int, now_ms: int) -> None:
-        entry = self._timers.get(key)
-        if entry is None or entry[0] != token:
-            return  # rescheduled or cancelled since
-        del self._timers[key]
-        with self.operation(now_ms):
-            entry[1](now_ms)
+    def _arm(self, deadline_ms: int) -> None:
+        if self._wakeup is not None and self._wakeup.deadline_ms <= deadline_ms:
+            return
+        self._wakeup = _Wakeup(self, deadline_ms)
+        self.broker.purgatory.try_complete_else_watch(self._wakeup, (), self.now_ms)
+
+    def _run_due(self, wakeup: _Wakeup, now_ms: int) -> None:
+        """Run every timer due by ``now_ms`` in deadline order, each at its own deadline.
+
+        A timer a callback schedules for a time before ``now_ms`` runs in the
+        same pass, so a coarse clock (one tick jumping seconds) sees the same
+        sequence of events as a fine one.
+        """
+        if wakeup is self._wakeup:
+            self._wakeup = None
+        while self._due and self._due[0][0] <= now_ms:
+            deadline, token, key = heapq.heappop(self._due)
+            entry = self._timers.get(key)
+            if entry is None or entry[0] != token:
+                continue  # rescheduled or cancelled since
+            del self._timers[key]
+            with self.operation(deadline):
+                entry[1](deadline)
+        while self._due and self._timers.get(self._due[0][2], (None,))[0] != self._due[0][1]:
+            heapq.heappop(self._due)  # drop stale entries so the next wakeup is a real one
+        if self._due:
+            self._arm(self._due[0][0])
 
     def _enter(self, now_ms: int) -> None:
         self.now_ms = max(self.now_ms, now_ms)
