@@ -18,7 +18,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
@@ -105,21 +104,16 @@ def verify(
     records of any other generator are counted as ``foreign`` and otherwise ignored.
 
     Three shuffles in all: one groupBy per record (sends and copies side by side), one per
-    offset (inconsistent offsets) and one window per key (order). The parsed reads and the
-    per-record table are persisted while the counts are taken, and released at the end.
+    offset (inconsistent offsets) and one window per key (order). Nothing is persisted: parsing
+    again from Parquet was measured faster than building Spark's in-memory cache (29 s against
+    39 s for a million records on two busy cores).
     """
     if generator_ids is None:
         generator_ids = [row[0] for row in acks.select("generator_id").distinct().limit(10_000).collect()]
     ours = sorted(set(generator_ids))
     judged = parse_reads(reads).select("partition", "offset", "key", "gen", "seq", "intact")
-    judged = judged.persist(StorageLevel.MEMORY_AND_DISK)
     records = _per_record(acks, judged.where(F.col("intact") & _mine(ours)))
-    records = records.persist(StorageLevel.MEMORY_AND_DISK)
-    try:
-        return _judge(acks, reads, judged, records, ours, allowed, sample_limit, notes, incomplete_read)
-    finally:
-        records.unpersist()
-        judged.unpersist()
+    return _judge(acks, reads, judged, records, ours, allowed, sample_limit, notes, incomplete_read)
 
 
 def _mine(ours: Sequence[str]) -> Column:
