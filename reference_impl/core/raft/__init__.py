@@ -1,0 +1,1 @@
+"""The KRaft-style controller quorum as sans-IO state machines (see :mod:`.client`)."""

@@ -1,0 +1,1 @@
+"""A deterministic simulator: seeded scheduler, virtual clock, faulty network and disks."""
