@@ -1,0 +1,1 @@
+"""The controller state machine on the Raft quorum: records, elections, the active controller."""

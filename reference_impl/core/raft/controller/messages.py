@@ -1,0 +1,99 @@
+"""Requests brokers send to the active controller, and its answers, as plain values.
+
+They mirror Kafka's BrokerRegistration, BrokerHeartbeat, CreateTopics and
+AlterPartition (field names snake_cased) so the shell can translate them
+field for field; controlled shutdown is a heartbeat with
+``want_shut_down`` as in KRaft. A controller that is not active answers
+NOT_CONTROLLER and the broker tries another.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kio.schema.errors import ErrorCode
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BrokerRegistrationRequest:
+    correlation_id: int
+    broker_id: int
+    host: str
+    port: int
+    rack: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BrokerRegistrationResponse:
+    correlation_id: int
+    error_code: ErrorCode
+    broker_epoch: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BrokerHeartbeatRequest:
+    correlation_id: int
+    broker_id: int
+    broker_epoch: int
+    current_metadata_offset: int
+    """Everything below this offset of the metadata log is applied on the broker."""
+    want_fence: bool = False
+    want_shut_down: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BrokerHeartbeatResponse:
+    correlation_id: int
+    error_code: ErrorCode
+    is_caught_up: bool
+    is_fenced: bool
+    should_shut_down: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CreateTopicsRequest:
+    correlation_id: int
+    name: str
+    num_partitions: int = -1
+    replication_factor: int = -1
+    configs: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CreateTopicsResponse:
+    correlation_id: int
+    error_code: ErrorCode
+    error_message: str | None
+    topic_id: str | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AlterPartitionRequest:
+    """A partition leader asks to change its ISR (Kafka's AlterPartition, one partition)."""
+
+    correlation_id: int
+    broker_id: int
+    broker_epoch: int
+    topic_id: str
+    partition: int
+    leader_epoch: int
+    partition_epoch: int
+    new_isr: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AlterPartitionResponse:
+    correlation_id: int
+    error_code: ErrorCode
+    leader_id: int
+    leader_epoch: int
+    partition_epoch: int
+    isr: tuple[int, ...]
+
+
+ControllerRequest = (
+    BrokerRegistrationRequest | BrokerHeartbeatRequest | CreateTopicsRequest | AlterPartitionRequest
+)
+ControllerResponse = (
+    BrokerRegistrationResponse | BrokerHeartbeatResponse | CreateTopicsResponse | AlterPartitionResponse
+)
