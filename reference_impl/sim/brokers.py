@@ -19,7 +19,8 @@ from typing import Any
 
 from kio.schema.errors import ErrorCode
 
-from reference_impl.core.raft.client import CommittedBatch, LeaderAndEpoch, RaftClient, RaftConfig, RaftStep
+from reference_impl.core.raft.api import CommittedBatch, LeaderAndEpoch, RaftConfig, RaftStep
+from reference_impl.core.raft.client import RaftClient
 from reference_impl.core.raft.controller.messages import (
     BrokerHeartbeatRequest,
     BrokerHeartbeatResponse,

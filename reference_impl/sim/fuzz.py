@@ -15,7 +15,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from reference_impl.core.raft.client import NotLeaderError, RaftConfig
+from reference_impl.core.raft.api import NotLeaderError, RaftConfig
 
 from .invariants import consistent_committed_data
 from .network import LinkFaults

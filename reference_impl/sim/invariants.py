@@ -236,7 +236,9 @@ def consistent_committed_data(sim: Simulation) -> str | None:
         if hw is None:
             continue
         start = raft.log.start_offset
-        logs[node_id] = {h.base_offset: data for h, data in raft.log.batches(start, hw)}
+        logs[node_id] = {
+            h.base_offset: data[h.position : h.position + h.size] for h, data in raft.log.batches(start, hw)
+        }
     items = sorted(logs.items())
     for (a, batches_a), (b, batches_b) in itertools.pairwise(items):
         for offset in set(batches_a) & set(batches_b):

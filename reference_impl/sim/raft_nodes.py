@@ -14,13 +14,8 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from reference_impl.core.raft.client import (
-    CommittedBatch,
-    LeaderAndEpoch,
-    RaftClient,
-    RaftConfig,
-    RaftStep,
-)
+from reference_impl.core.raft.api import CommittedBatch, LeaderAndEpoch, RaftConfig, RaftStep
+from reference_impl.core.raft.client import RaftClient
 from reference_impl.core.raft.messages import Envelope
 from reference_impl.core.raft.quorum_state import MemoryQuorumStateStore
 from reference_impl.core.raft.raft_log import MemorySnapshotStore, RaftLog, Snapshot

@@ -150,11 +150,13 @@ class RaftLog:
 
     def append_as_follower(self, records: bytes) -> int:
         """Append fetched batches; batches the log already holds (a retried answer) are skipped."""
-        keep = [h for h in iter_headers(records) if h.base_offset >= self.end_offset]
+        end = self.end_offset
+        if records and parse_header(records).base_offset >= end:
+            return len(self.log.append_as_follower(records).batches)
+        keep = [h for h in iter_headers(records) if h.base_offset >= end]
         if not keep:
             return 0
-        start = keep[0].position
-        self.log.append_as_follower(records[start:])
+        self.log.append_as_follower(records[keep[0].position :])
         return len(keep)
 
     def flush(self) -> None:
@@ -167,7 +169,8 @@ class RaftLog:
         return b"".join(self.read_chunk(c) for c in result.chunks)
 
     def batches(self, start_offset: int, end_offset: int) -> list[tuple[BatchHeader, bytes]]:
-        """Whole batches from ``start_offset`` that end at or below ``end_offset``, with their bytes."""
+        """Whole batches from ``start_offset`` that end at or below ``end_offset``, each with the
+        buffer its header's ``position`` points into."""
         out: list[tuple[BatchHeader, bytes]] = []
         offset = start_offset
         while offset < end_offset:
@@ -179,8 +182,7 @@ class RaftLog:
                 if header.next_offset > end_offset:
                     return out
                 if header.base_offset >= offset:
-                    batch = data[header.position : header.position + header.size]
-                    out.append((parse_header(batch), batch))
+                    out.append((header, data))
                     offset = header.next_offset
                     progressed = True
             if not progressed:

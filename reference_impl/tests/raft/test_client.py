@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 from kio.schema.errors import ErrorCode
 
-from reference_impl.core.raft.client import CommittedBatch, LeaderAndEpoch, RaftClient, RaftConfig
+from reference_impl.core.raft.api import CommittedBatch, LeaderAndEpoch, RaftConfig
+from reference_impl.core.raft.client import RaftClient
 from reference_impl.core.raft.messages import (
     BeginQuorumEpochRequest,
     BeginQuorumEpochResponse,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from reference_impl.core.raft.client import RaftConfig
+from reference_impl.core.raft.api import RaftConfig
 from reference_impl.core.raft.states import FollowerState
 from reference_impl.sim.fuzz import run_schedule, settle_and_validate
 from reference_impl.sim.invariants import consistent_committed_data

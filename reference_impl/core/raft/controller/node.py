@@ -12,7 +12,8 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from reference_impl.core.raft.client import CommittedBatch, LeaderAndEpoch, RaftClient, RaftConfig, RaftStep
+from reference_impl.core.raft.api import CommittedBatch, LeaderAndEpoch, RaftConfig, RaftStep
+from reference_impl.core.raft.client import RaftClient
 from reference_impl.core.raft.messages import RAFT_MESSAGE_TYPES, Envelope
 from reference_impl.core.raft.quorum_state import QuorumStateStore
 from reference_impl.core.raft.raft_log import RaftLog, Snapshot

@@ -36,7 +36,8 @@ from kio.schema.errors import ErrorCode
 
 from reference_impl.core.metadata.local_controller import LocalController
 from reference_impl.core.metadata.records import MetadataRecord, RegisterBrokerRecord
-from reference_impl.core.raft.client import CommittedBatch, LeaderAndEpoch, RaftClient
+from reference_impl.core.raft.api import CommittedBatch, LeaderAndEpoch
+from reference_impl.core.raft.client import RaftClient
 from reference_impl.core.raft.messages import Envelope
 from reference_impl.core.raft.raft_log import Snapshot
 from reference_impl.log.api import Chunk

@@ -1,0 +1,78 @@
+"""What the Raft client offers the state machines above it, and the values it hands them.
+
+Kept apart from :mod:`.client` so that listeners (the controller, a broker's
+metadata image, the simulator's test nodes) depend on these small types and
+not on the client's internals.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from typing import Protocol
+
+from .messages import Envelope
+from .raft_log import Snapshot
+
+LEADER_CHANGE_KEY = struct.pack(">hh", 0, 2)
+"""Control record type 2, Kafka's LEADER_CHANGE: the first record of every leader's epoch."""
+
+
+@dataclass(frozen=True, slots=True)
+class RaftConfig:
+    """Timeouts in milliseconds (Kafka's ``controller.quorum.*`` settings).
+
+    Kafka defaults ``fetch.timeout.ms`` to twice the election timeout; here
+    it defaults to the election timeout plus up to half of it in seeded
+    jitter, so a leader's death is noticed and a successor elected within two
+    election timeouts (the acceptance bound), and two followers rarely stand
+    at the same moment.
+    """
+
+    election_timeout_ms: int = 1000
+    fetch_timeout_ms: int = 1000
+    request_timeout_ms: int = 500
+    retry_backoff_ms: int = 20
+    fetch_max_wait_ms: int = 200
+    fetch_max_bytes: int = 1 << 20
+    snapshot_chunk_bytes: int = 64 * 1024
+    append_flush_delay_ms: int = 5
+    begin_quorum_epoch_retry_ms: int = 100
+
+
+@dataclass(frozen=True, slots=True)
+class LeaderAndEpoch:
+    leader_id: int
+    epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class CommittedBatch:
+    """One committed batch of state-machine records, in offset order, as listeners receive it."""
+
+    base_offset: int
+    last_offset: int
+    epoch: int
+    records: tuple[tuple[int, bytes], ...]
+    """(offset, value) of every record."""
+
+
+class RaftListener(Protocol):
+    """Kafka's ``RaftClient.Listener``: the state machine fed by the quorum (the controller, a
+    broker's metadata image)."""
+
+    def handle_commit(self, batch: CommittedBatch) -> None: ...
+
+    def handle_load_snapshot(self, snapshot: Snapshot) -> None: ...
+
+    def handle_leader_change(self, leader: LeaderAndEpoch) -> None: ...
+
+
+class NotLeaderError(Exception):
+    """Only the leader appends; the caller answers NOT_CONTROLLER / NOT_LEADER_OR_FOLLOWER."""
+
+
+@dataclass(frozen=True, slots=True)
+class RaftStep:
+    outbound: tuple[Envelope, ...]
+    next_deadline_ms: int | None

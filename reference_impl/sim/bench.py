@@ -1,0 +1,101 @@
+"""How fast the simulator runs the quorum: ``python -m reference_impl.sim.bench``.
+
+Prints simulated node steps per wall-clock second (a step is one call of a
+node's ``step``: one message handled or one timer fired) for:
+
+* ``replication``: a healthy 3-voter quorum, a client appending one record
+  every virtual millisecond, followers long-polling the leader;
+* ``replication+invariants``: the same with every invariant checked after every event;
+* ``faults``: the seeded random schedule of crashes, partitions and lossy links.
+
+Figures are from one run on whatever machine runs it; the wall clock is read
+here only, never in the cores or the simulator.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable
+
+from reference_impl.core.raft.api import NotLeaderError, RaftConfig
+
+from .fuzz import run_schedule
+from .network import LinkFaults
+from .raft_nodes import build_raft_simulation, current_leader
+from .simulation import Simulation
+
+
+def _replication(seed: int, virtual_ms: int, invariants: bool) -> tuple[Simulation, int]:
+    sim, _disks = build_raft_simulation(
+        seed,
+        3,
+        config=RaftConfig(),
+        faults=LinkFaults(min_delay_ms=1, max_delay_ms=2),
+        trace=False,
+        check_invariants=invariants,
+    )
+    sim.run_until_true(lambda: current_leader(sim) is not None, 10_000)
+    start_ms = sim.now_ms
+    appended = [0]
+
+    def write() -> None:
+        leader = current_leader(sim)
+        if leader is not None:
+            try:
+                sim.node(leader).raft.append([b"x" * 100], sim.now_ms)
+                appended[0] += 1
+            except NotLeaderError:
+                pass
+        if sim.now_ms < start_ms + virtual_ms:
+            sim.at(sim.now_ms + 1, "append", write)
+
+    sim.at(start_ms, "append", write)
+    sim.run_until(start_ms + virtual_ms)
+    leader = current_leader(sim)
+    committed = 0 if leader is None else len(sim.node(leader).committed)
+    return sim, committed
+
+
+def _timed(run: Callable[[], tuple[int, int, str]]) -> tuple[float, int, int, str]:
+    started = time.perf_counter()
+    steps, events, extra = run()
+    return time.perf_counter() - started, steps, events, extra
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--virtual-ms", type=int, default=20_000, help="virtual time of the replication runs")
+    parser.add_argument("--schedules", type=int, default=20, help="random fault schedules to run")
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args(argv)
+
+    def replication(invariants: bool) -> Callable[[], tuple[int, int, str]]:
+        def run() -> tuple[int, int, str]:
+            sim, committed = _replication(args.seed, args.virtual_ms, invariants)
+            return sim.steps, sim.events, f"{committed} records committed in {args.virtual_ms} virtual ms"
+
+        return run
+
+    def faults() -> tuple[int, int, str]:
+        steps = events = 0
+        for seed in range(args.seed, args.seed + args.schedules):
+            sim, _result = run_schedule(seed, voters=3, actions=60, action_interval_ms=250)
+            steps += sim.steps
+            events += sim.events
+        return steps, events, f"{args.schedules} schedules, invariants on"
+
+    for name, run in (
+        ("replication", replication(False)),
+        ("replication+invariants", replication(True)),
+        ("faults", faults),
+    ):
+        seconds, steps, events, extra = _timed(run)
+        print(
+            f"{name:<24} {steps / seconds:>10,.0f} steps/s  {events / seconds:>10,.0f} events/s  "
+            f"({steps:,} steps in {seconds:.2f} s; {extra})"
+        )
+
+
+if __name__ == "__main__":
+    main()
