@@ -1,22 +1,32 @@
-"""``quorum-state`` on disk: the election state of a real controller process.
+"""The quorum's durable state in files: ``quorum-state`` and snapshot checkpoints.
 
 This is the only module of the Raft package that touches files; the
-simulator uses :class:`reference_impl.core.raft.quorum_state.MemoryQuorumStateStore`
-behind the same port. The write is atomic as Kafka's
-``FileQuorumStateStore`` makes it: write a temporary file, fsync it, rename
-it over the old one, fsync the directory. A crash leaves the old state or
-the new one, never a torn file. (The shell may move this module next to
-its other file code; nothing in the core imports it.)
+simulator uses the in-memory stores behind the same ports
+(:class:`~reference_impl.core.raft.quorum_state.MemoryQuorumStateStore`,
+:class:`~reference_impl.core.raft.raft_log.MemorySnapshotStore`). Every write
+is atomic as Kafka makes it (write a temporary file, fsync it, rename it
+over the old one, fsync the directory, with the helpers of
+:mod:`reference_impl.log.files`): a crash leaves the old state or the new
+one, never a torn file. Snapshot files are named as Kafka names them,
+``<end offset, 20 digits>-<epoch, 10 digits>.checkpoint``. (The shell may
+move this module next to its other file code; nothing in the core imports it.)
 """
 
 from __future__ import annotations
 
 import os
+import re
 
+from reference_impl.log.files import atomic_write, fsync_dir, pwrite_all
+
+from .messages import OffsetAndEpoch
 from .quorum_state import decode_quorum_state, encode_quorum_state
+from .raft_log import Snapshot
 from .states import ElectionState
 
 QUORUM_STATE_FILE = "quorum-state"
+SNAPSHOT_SUFFIX = ".checkpoint"
+_SNAPSHOT_NAME = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
 
 
 class FileQuorumStateStore:
@@ -36,14 +46,53 @@ class FileQuorumStateStore:
 
     def write(self, state: ElectionState) -> None:
         os.makedirs(self.directory, exist_ok=True)
-        temporary = self.path + ".tmp"
-        with open(temporary, "wb") as handle:
-            handle.write(encode_quorum_state(state, self.cluster_id))
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, self.path)
-        directory_fd = os.open(self.directory, os.O_RDONLY)
+        atomic_write(self.path, encode_quorum_state(state, self.cluster_id).decode())
+
+
+def snapshot_file_name(snapshot_id: OffsetAndEpoch) -> str:
+    return f"{snapshot_id.offset:020d}-{snapshot_id.epoch:010d}{SNAPSHOT_SUFFIX}"
+
+
+class FileSnapshotStore:
+    """Snapshots as ``.checkpoint`` files in the metadata log's directory; older ones are deleted
+    once a newer one is durable."""
+
+    def __init__(self, directory: str) -> None:
+        self.directory = directory
+
+    def _ids(self) -> list[OffsetAndEpoch]:
         try:
-            os.fsync(directory_fd)
+            names = os.listdir(self.directory)
+        except FileNotFoundError:
+            return []
+        found = []
+        for name in names:
+            match = _SNAPSHOT_NAME.match(name)
+            if match:
+                found.append(OffsetAndEpoch(int(match.group(1)), int(match.group(2))))
+        return sorted(found, key=lambda i: i.offset)
+
+    def latest(self) -> Snapshot | None:
+        ids = self._ids()
+        if not ids:
+            return None
+        with open(os.path.join(self.directory, snapshot_file_name(ids[-1])), "rb") as handle:
+            return Snapshot(ids[-1], handle.read())
+
+    def save(self, snapshot: Snapshot) -> None:
+        older = self._ids()
+        if older and older[-1].offset >= snapshot.snapshot_id.offset:
+            return
+        os.makedirs(self.directory, exist_ok=True)
+        path = os.path.join(self.directory, snapshot_file_name(snapshot.snapshot_id))
+        temporary = path + ".part"
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            pwrite_all(fd, snapshot.data, 0)
+            os.fsync(fd)
         finally:
-            os.close(directory_fd)
+            os.close(fd)
+        os.replace(temporary, path)
+        fsync_dir(self.directory)
+        for old in older:
+            os.remove(os.path.join(self.directory, snapshot_file_name(old)))

@@ -265,6 +265,19 @@ def test_killing_the_active_controller_keeps_every_committed_record_and_every_br
     assert sim.node(old).controller.image.summary() == active(sim).image.summary()
 
 
+def test_a_controller_shutting_down_hands_over_without_waiting_for_a_timeout() -> None:
+    sim, _ = cluster()
+    create(sim, "before")
+    old = active_controller(sim)
+    assert old is not None
+    sim.at(sim.now_ms, "SIGTERM", lambda: sim.node(old).begin_shutdown(sim.now_ms))
+    stopped_at = sim.now_ms
+    assert sim.run_until_true(lambda: active_controller(sim) not in (None, old), 5_000)
+    assert sim.now_ms - stopped_at < 1_000 // 2  # well inside one election timeout
+    sim.crash(old)
+    assert create(sim, "after").error_code == ErrorCode.none
+
+
 def test_controllers_snapshot_their_image_and_a_wiped_broker_catches_up_from_it() -> None:
     sim, disks = cluster(snapshot_every_records=8)
     for i in range(6):
