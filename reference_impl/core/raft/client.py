@@ -132,7 +132,7 @@ class RaftClient:
         )
         if isinstance(self.quorum.state, FollowerState):
             self.quorum.state.fetch_deadline_ms = now_ms + self._fetch_timeout_ms()
-        self._leader = LeaderAndEpoch(self.quorum.leader_id, self.quorum.epoch)
+        self._leader = self._leader_of(self.quorum.state)
         if isinstance(self.quorum.state, CandidateState):
             self._send_vote_requests(self.quorum.state)
 
@@ -321,11 +321,16 @@ class RaftClient:
         parked, self._parked = self._parked, []
         for fetch in parked:
             self._send(fetch.source_id, self._fetch_error(fetch.request, ErrorCode.not_leader_or_follower))
-        leader = LeaderAndEpoch(new.leader_id if not isinstance(new, ResignedState) else NO_LEADER, new.epoch)
+        leader = self._leader_of(new)
         if leader != self._leader:
             self._leader = leader
             for listener in self.listeners:
                 listener.handle_leader_change(leader)
+
+    @staticmethod
+    def _leader_of(state: EpochState) -> LeaderAndEpoch:
+        """The leader listeners are told of: a resigned leader no longer counts as one."""
+        return LeaderAndEpoch(NO_LEADER if isinstance(state, ResignedState) else state.leader_id, state.epoch)
 
     def _fetch_timeout_ms(self) -> int:
         base = self.config.fetch_timeout_ms
