@@ -215,6 +215,8 @@ def test_alter_partition_is_fenced_by_leader_epoch_partition_epoch_and_eligibili
     )
     assert ask(sim, request(leader_epoch=info.leader_epoch - 1)).error_code == ErrorCode.fenced_leader_epoch
     assert ask(sim, request(broker_epoch=epoch - 1)).error_code == ErrorCode.stale_broker_epoch
+    assert ask(sim, request(topic_id="not-a-uuid")).error_code == ErrorCode.unknown_topic_id
+    assert ask(sim, request(topic_id=str(uuid.UUID(int=7)))).error_code == ErrorCode.unknown_topic_id
     ok: AlterPartitionResponse = ask(sim, request())
     assert ok.error_code == ErrorCode.none
     assert (

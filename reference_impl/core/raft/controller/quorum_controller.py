@@ -388,9 +388,13 @@ class QuorumController:
 
     def _alter_partition(self, active: _Active, request: AlterPartitionRequest, now_ms: int) -> Any:
         image = active.image
+        try:
+            topic_id = uuid.UUID(request.topic_id)
+        except ValueError:
+            topic_id = None
 
         def answer(error: ErrorCode) -> AlterPartitionResponse:
-            topic = image.topic_by_id(uuid.UUID(request.topic_id))
+            topic = image.topic_by_id(topic_id) if topic_id is not None else None
             info = topic.partitions.get(request.partition) if topic is not None else None
             return AlterPartitionResponse(
                 correlation_id=request.correlation_id,
@@ -401,6 +405,8 @@ class QuorumController:
                 isr=() if info is None or error != ErrorCode.none else info.isr,
             )
 
+        if topic_id is None or image.topic_by_id(topic_id) is None:
+            return answer(ErrorCode.unknown_topic_id)
         if image.broker_epochs.get(request.broker_id) != request.broker_epoch:
             return answer(ErrorCode.stale_broker_epoch)
         live = image.live_brokers()
@@ -408,7 +414,7 @@ class QuorumController:
             return answer(ErrorCode.ineligible_replica)
         try:
             active.writer.alter_partition(
-                uuid.UUID(request.topic_id),
+                topic_id,
                 request.partition,
                 request.broker_id,
                 request.leader_epoch,
