@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 
 from ..cli import allowed_anomalies, config_from, progress_printer, say, split_records_for
 from ..config import LoadConfig
@@ -158,7 +158,7 @@ def _run(
     phase = time.monotonic()
     acks_path, reads_path = str(out / "acks.parquet"), str(out / "reads.parquet")
     if io == "spark-kafka":
-        acks = produce_with_spark_kafka(spark, config, acks_path)
+        acks = _spark_job("produce", lambda: produce_with_spark_kafka(spark, config, acks_path))
     else:
         show = progress_printer("produce", "acked", config.dataset.records, "tasks_done", tasks)
         produced = _spark_job("produce", lambda: produce_dataset(spark, config, acks_path, show))
@@ -179,9 +179,7 @@ def _run(
             plot_latency_histogram(result.metrics, out / "latency.png", title),
         ]
     if args.verify:
-        result.verdict = _read_and_verify(
-            args, spark, config, io, acks, reads_path, parallelism, notes, walls
-        )
+        result.verdict = _read_and_verify(args, spark, config, io, acks, reads_path, notes, walls)
     walls["total"] = time.monotonic() - started
     return result
 
@@ -191,19 +189,17 @@ def _read_and_verify(
     spark: SparkSession,
     config: LoadConfig,
     io: str,
-    acks: object,
+    acks: DataFrame,
     reads_path: str,
-    parallelism: int,
     notes: list[str],
     walls: dict[str, float],
 ) -> Verdict:
-    from pyspark.sql import DataFrame
-
-    assert isinstance(acks, DataFrame)
     phase = time.monotonic()
     incomplete = False
     if io == "spark-kafka":
-        reads = read_with_spark_kafka(spark, config, config.partitions, reads_path)
+        reads = _spark_job(
+            "read", lambda: read_with_spark_kafka(spark, config, config.partitions, reads_path)
+        )
     else:
         ranges = partition_ranges(config.bootstrap_servers, config.topic, config.partitions)
         acked = acked_ends(acks)
@@ -220,13 +216,16 @@ def _read_and_verify(
         notes.extend(split_notes)
     walls["read"] = time.monotonic() - phase
     phase = time.monotonic()
-    verdict = verify(
-        acks,
-        reads,
-        generator_ids=[config.dataset.generator_id],
-        allowed=allowed_anomalies(args),
-        notes=notes,
-        incomplete_read=incomplete,
+    verdict = _spark_job(
+        "verify",
+        lambda: verify(
+            acks,
+            reads,
+            generator_ids=[config.dataset.generator_id],
+            allowed=allowed_anomalies(args),
+            notes=notes,
+            incomplete_read=incomplete,
+        ),
     )
     walls["verify"] = time.monotonic() - phase
     return verdict
