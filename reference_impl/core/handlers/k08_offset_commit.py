@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from kio.static.protocol import ResponsePayload
 
 from reference_impl.protocol.apis import response_class
-from reference_impl.protocol.build import build, get
+from reference_impl.protocol.build import build, get, millis
 from reference_impl.protocol.errors import ErrorCode
 
 from ..group.coordinator import OffsetCommitItem
@@ -87,7 +87,7 @@ def handle_offset_commit(broker: Broker, ctx: RequestContext, request: Any) -> R
             int(get(request, "generation_id_or_member_epoch", -1)),
             get(request, "member_id", "") or "",
             get(request, "group_instance_id"),
-            int(get(request, "retention_time", -1)),
+            millis(get(request, "retention_time", -1)),
             items,
             version,
             pending.answer,

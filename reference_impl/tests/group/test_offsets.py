@@ -242,3 +242,31 @@ def test_stable_group_offsets_of_unsubscribed_topics_expire_but_subscribed_ones_
         h.advance(1000)
         assert a.heartbeat() == ErrorCode.none
     assert committed(h, "g", [("t", 0), ("old", 0)]) == {("t", 0): 1, ("old", 0): -1}
+
+
+def test_retention_time_of_old_commit_versions_sets_an_expire_timestamp() -> None:
+    h = harness("offsets.retention.check.interval.ms=1000")
+    topic(h, "t", 1)
+    r = h.call(
+        request(
+            8,
+            3,
+            group_id="g",
+            generation_id_or_member_epoch=-1,
+            member_id="",
+            retention_time=5000,
+            topics=[
+                {
+                    "name": "t",
+                    "partitions": [{"partition_index": 0, "committed_offset": 8, "committed_metadata": ""}],
+                }
+            ],
+        )
+    )
+    assert r.topics[0].partitions[0].error_code == ErrorCode.none
+    stored = h.broker.group_coordinator.offsets.get("g", ("t", 0))
+    assert stored is not None and stored.expire_timestamp_ms == h.now_ms + 5000
+    h.advance(4000)
+    assert committed(h, "g", [("t", 0)]) == {("t", 0): 8}
+    h.advance(2000)  # the explicit expiry passed, long before offsets.retention.minutes
+    assert committed(h, "g", [("t", 0)]) == {("t", 0): -1}
