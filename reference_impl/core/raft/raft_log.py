@@ -164,9 +164,12 @@ class RaftLog:
 
     # -- reads ---------------------------------------------------------------------------------
 
-    def read(self, offset: int, max_bytes: int) -> bytes:
-        result = self.log.read(offset, max_bytes)
-        return b"".join(self.read_chunk(c) for c in result.chunks)
+    def read(self, offset: int, max_bytes: int, max_offset: int | None = None) -> bytes:
+        """Whole batches from the one holding ``offset``, stopping before ``max_offset``."""
+        chunks = self.log.read(offset, max_bytes, max_offset).chunks
+        if len(chunks) == 1:
+            return self.read_chunk(chunks[0])
+        return b"".join(self.read_chunk(c) for c in chunks)
 
     def batches(self, start_offset: int, end_offset: int) -> list[tuple[BatchHeader, bytes]]:
         """Whole batches from ``start_offset`` that end at or below ``end_offset``, each with the
@@ -174,7 +177,7 @@ class RaftLog:
         out: list[tuple[BatchHeader, bytes]] = []
         offset = start_offset
         while offset < end_offset:
-            data = self.read(offset, 1 << 20)
+            data = self.read(offset, 1 << 20, max_offset=end_offset)
             if not data:
                 break
             progressed = False
