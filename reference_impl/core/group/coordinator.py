@@ -33,22 +33,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from reference_impl.protocol.errors import ErrorCode, KafkaError
-from reference_impl.protocol.record_set import build_batch, control_record_type, iter_records
-from reference_impl.protocol.records import iter_headers
+from reference_impl.protocol.record_set import build_batch
 
 from ..internal_topics import CONSUMER_OFFSETS, partition_for
 from ..partition import Partition
 from ..purgatory import DelayedOperation
+from .loading import load_shard
 from .log_format import (
     CommittedOffset,
-    GroupKey,
-    GroupLogFormatError,
-    OffsetKey,
     StoredGroup,
     StoredMember,
-    decode_group_value,
-    decode_key,
-    decode_offset_value,
     encode_group_key,
     encode_group_value,
     encode_offset_key,
@@ -56,7 +50,7 @@ from .log_format import (
 )
 from .membership import JoinRequest, Membership, SyncRequest, join_error, sync_answer
 from .offsets import OffsetStore, TopicPartition
-from .state import ClassicGroup, GroupState, JoinReply, Member, Protocol, SyncReply
+from .state import ClassicGroup, GroupState, JoinReply, SyncReply
 
 if TYPE_CHECKING:
     from ..broker import Broker
@@ -147,6 +141,7 @@ class GroupCoordinator:
         self._depth = 0
         self._ready: list[tuple[str, int]] = []
         self._next_expiry_ms = self.now_ms + self._config("offsets.retention.check.interval.ms")
+        broker.txn_coordinator.marker_listeners.append(self.on_txn_marker)
 
     # -- configuration (MembershipHost) ----------------------------------------------------------
 
@@ -267,7 +262,8 @@ class GroupCoordinator:
         for index in sorted(self.loaded - led):
             self._unload(index)
         for index in sorted(led - self.loaded):
-            self._load(index)
+            load_shard(self, index)
+            self.loaded.add(index)
 
     def _unload(self, index: int) -> None:
         self.loaded.discard(index)
@@ -277,86 +273,7 @@ class GroupCoordinator:
             self.offsets.drop_group(group.group_id)
         log.info("unloaded __consumer_offsets-%d: %d groups", index, len(gone))
 
-    def _load(self, index: int) -> None:
-        part = self.broker.partitions[(CONSUMER_OFFSETS.name, index)]
-        stored: dict[str, StoredGroup | None] = {}
-        offset = part.log.log_start_offset
-        while offset < part.log.log_end_offset:
-            result = part.log.read(offset, 1 << 20)
-            data = b"".join(self.broker.store.read_chunk(c) for c in result.chunks)
-            if not data:
-                break
-            for header in iter_headers(data):
-                offset = header.next_offset
-                producer_id = header.producer_id if header.is_transactional else -1
-                for record in iter_records(data, header):
-                    if header.is_control:
-                        self.offsets.complete_transaction(
-                            header.producer_id, control_record_type(record) == 1
-                        )
-                        continue
-                    self._replay(record.key, record.value, producer_id, stored)
-        for group_id, value in stored.items():
-            if value is None:
-                self.groups.pop(group_id, None)
-            else:
-                self._restore_group(group_id, value)
-        for group_id in list(self.offsets.committed):
-            self._simple_group(group_id)
-        self.loaded.add(index)
-        log.info("loaded __consumer_offsets-%d: %d groups", index, len(stored))
-
-    def _replay(
-        self, key: bytes | None, value: bytes | None, producer_id: int, stored: dict[str, StoredGroup | None]
-    ) -> None:
-        if key is None:
-            return
-        try:
-            decoded = decode_key(key)
-            if isinstance(decoded, OffsetKey):
-                tp = (decoded.topic, decoded.partition)
-                committed = decode_offset_value(value) if value is not None else None
-                if producer_id >= 0:
-                    self.offsets.put_pending(producer_id, decoded.group_id, tp, committed)
-                else:
-                    self.offsets.put(decoded.group_id, tp, committed)
-            elif isinstance(decoded, GroupKey):
-                stored[decoded.group_id] = decode_group_value(value) if value is not None else None
-        except GroupLogFormatError as exc:
-            log.warning("skipping an unreadable __consumer_offsets record: %s", exc)
-
-    def _restore_group(self, group_id: str, value: StoredGroup) -> None:
-        old = self.groups.pop(group_id, None)
-        if old is not None:
-            self.membership.kill(old, ErrorCode.not_coordinator)
-        group = ClassicGroup(
-            group_id,
-            state=GroupState.STABLE if value.members else GroupState.EMPTY,
-            state_timestamp_ms=value.state_timestamp_ms,
-            generation=value.generation,
-            protocol_type=value.protocol_type or None,
-            protocol_name=value.protocol,
-            leader_id=value.leader,
-        )
-        for m in value.members:
-            group.members[m.member_id] = Member(
-                m.member_id,
-                m.group_instance_id,
-                m.client_id,
-                m.client_host,
-                m.rebalance_timeout_ms,
-                m.session_timeout_ms,
-                value.protocol_type,
-                (Protocol(value.protocol or "", m.subscription),),
-                assignment=m.assignment,
-            )
-            if m.group_instance_id is not None:
-                group.static_members[m.group_instance_id] = m.member_id
-        group.subscribed_topics = group.compute_subscribed_topics()
-        self.groups[group_id] = group
-        self.membership.loaded(group)
-
-    def _simple_group(self, group_id: str) -> ClassicGroup:
+    def simple_group(self, group_id: str) -> ClassicGroup:
         """The group offsets were committed for without membership (Kafka's "simple" group)."""
         group = self.groups.get(group_id)
         if group is None:
@@ -417,11 +334,25 @@ class GroupCoordinator:
 
     # -- writing ---------------------------------------------------------------------------------
 
-    def append(self, group_id: str, records: list[RecordKV], done: Done) -> None:
-        """Write ``records`` to the group's partition, acks=all; ``done`` runs once committed or failed."""
+    def append(
+        self, group_id: str, records: list[RecordKV], done: Done, producer: tuple[int, int] | None = None
+    ) -> None:
+        """Write ``records`` to the group's partition, acks=all; ``done`` runs once committed or failed.
+
+        ``producer`` (id, epoch) makes the batch transactional (TxnOffsetCommit).
+        """
         try:
             part = self.check_coordinator(group_id)
-            batch = build_batch(records, base_timestamp=self.now_ms)
+            if producer is None:
+                batch = build_batch(records, base_timestamp=self.now_ms)
+            else:
+                batch = build_batch(
+                    records,
+                    base_timestamp=self.now_ms,
+                    producer_id=producer[0],
+                    producer_epoch=producer[1],
+                    transactional=True,
+                )
             outcome = part.append_as_leader(batch, -1, self.now_ms)
         except KafkaError as exc:
             done(coordinator_error(exc.code))
@@ -486,30 +417,48 @@ class GroupCoordinator:
         if group_error is not None:
             done({**codes, **{(i.topic, i.partition): group_error for i in valid}})
             return
-        limit = self._config("offset.metadata.max.bytes")
         expire = now_ms + retention_ms if retention_ms >= 0 else None
+        self._write_offsets(group_id, valid, codes, expire, None, done)
+
+    def _write_offsets(
+        self,
+        group_id: str,
+        items: list[OffsetCommitItem],
+        codes: dict[TopicPartition, ErrorCode],
+        expire_ms: int | None,
+        producer: tuple[int, int] | None,
+        done: Callable[[dict[TopicPartition, ErrorCode]], None],
+    ) -> None:
+        """One record per offset (OFFSET_METADATA_TOO_LARGE refused); applied, or held for the
+        transaction of ``producer``, once the write is committed."""
+        limit = self._config("offset.metadata.max.bytes")
         records: list[RecordKV] = []
-        applied: list[tuple[TopicPartition, CommittedOffset]] = []
-        for item in valid:
+        written_offsets: list[tuple[TopicPartition, CommittedOffset]] = []
+        for item in items:
             key = (item.topic, item.partition)
             if item.metadata is not None and len(item.metadata) > limit:
                 codes[key] = ErrorCode.offset_metadata_too_large
                 continue
-            value = CommittedOffset(item.offset, item.leader_epoch, item.metadata or "", now_ms, expire)
+            value = CommittedOffset(
+                item.offset, item.leader_epoch, item.metadata or "", self.now_ms, expire_ms
+            )
             records.append((encode_offset_key(group_id, *key), encode_offset_value(value)))
-            applied.append((key, value))
+            written_offsets.append((key, value))
         if not records:
             done(codes)
             return
 
         def written(code: ErrorCode) -> None:
             if code is ErrorCode.none:
-                self._simple_group(group_id)
-                for key, value in applied:
-                    self.offsets.put(group_id, key, value)
-            done({**codes, **{key: code for key, _ in applied}})
+                self.simple_group(group_id)
+                for key, value in written_offsets:
+                    if producer is None:
+                        self.offsets.put(group_id, key, value)
+                    else:
+                        self.offsets.put_pending(producer[0], group_id, key, value)
+            done({**codes, **{key: code for key, _ in written_offsets}})
 
-        self.append(group_id, records, written)
+        self.append(group_id, records, written, producer)
 
     def _validate_commit(
         self, group_id: str, generation: int, member_id: str, instance_id: str | None, api_version: int
@@ -521,7 +470,7 @@ class GroupCoordinator:
         group = self.groups.get(group_id)
         if group is None:
             if generation < 0:
-                self._simple_group(group_id)
+                self.simple_group(group_id)
                 return None
             return ErrorCode.group_id_not_found if api_version >= 9 else ErrorCode.illegal_generation
         error = self.membership.validate_offset_commit(group, member_id, instance_id, generation, False)
@@ -563,6 +512,63 @@ class GroupCoordinator:
                     value = self.offsets.get(group_id, tp) if known else None
                     out.append((topic, partition, value, ErrorCode.none))
         return out
+
+    def commit_transactional_offsets(
+        self,
+        group_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        generation: int,
+        member_id: str,
+        instance_id: str | None,
+        items: list[OffsetCommitItem],
+        done: Callable[[dict[TopicPartition, ErrorCode]], None],
+        now_ms: int,
+    ) -> None:
+        """TxnOffsetCommit's coordinator side: offsets held apart under the producer until its marker.
+
+        The records go into the group's partition as a transactional batch of
+        ``producer_id`` (no sequence numbers, as Kafka's coordinator writes
+        them), so the transaction's COMMIT or ABORT marker on that partition
+        settles them, also when the log is replayed. Validation is Kafka's for
+        a transactional commit: an unknown group with a generation is
+        ILLEGAL_GENERATION, a member must match, and the group's state is not
+        enforced (no REBALANCE_IN_PROGRESS).
+        """
+        self._enter(now_ms)
+        codes: dict[TopicPartition, ErrorCode] = {}
+        valid = [i for i in items if self._partition_exists(i.topic, i.partition)]
+        codes.update(
+            {(i.topic, i.partition): ErrorCode.unknown_topic_or_partition for i in items if i not in valid}
+        )
+        error: ErrorCode | None
+        try:
+            self.check_coordinator(group_id)
+            group = self.groups.get(group_id)
+            if group is None:
+                error = None if generation < 0 else ErrorCode.illegal_generation
+            else:
+                error = self.membership.validate_offset_commit(
+                    group, member_id, instance_id, generation, True
+                )
+        except KafkaError as exc:
+            error = exc.code
+        if error is not None or not valid:
+            done({**codes, **{(i.topic, i.partition): error or ErrorCode.none for i in valid}})
+            return
+        self._write_offsets(group_id, valid, codes, None, (producer_id, producer_epoch), done)
+
+    def on_txn_marker(self, key: tuple[str, int], producer_id: int, commit: bool, now_ms: int) -> None:
+        """A COMMIT or ABORT marker reached a shard of ``__consumer_offsets``: settle its pending offsets."""
+        topic, index = key
+        if topic != CONSUMER_OFFSETS.name or index not in self.loaded:
+            return
+        with self.operation(now_ms):
+            for group_id in self.offsets.complete_transaction(
+                producer_id, commit, lambda g: self.shard_of(g) == index
+            ):
+                if commit:
+                    self.simple_group(group_id)
 
     def delete_offsets(
         self,

@@ -16,6 +16,8 @@ expire timestamp (OffsetCommit v2-v4 retention time) at that timestamp.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from .log_format import CommittedOffset
 from .state import ClassicGroup, GroupState
 
@@ -64,14 +66,24 @@ class OffsetStore:
     def has_open_transactions(self, group_id: str) -> bool:
         return any(group_id in by_group for by_group in self.pending.values())
 
-    def complete_transaction(self, producer_id: int, commit: bool) -> list[str]:
-        """A marker for ``producer_id``: apply (commit) or drop (abort) its offsets; the groups touched."""
-        by_group = self.pending.pop(producer_id, {})
-        if commit:
-            for group_id, offsets in by_group.items():
+    def complete_transaction(
+        self, producer_id: int, commit: bool, in_shard: Callable[[str], bool] = lambda _g: True
+    ) -> list[str]:
+        """A marker for ``producer_id`` in one shard: apply (commit) or drop (abort) its groups' offsets.
+
+        A transaction may span several groups' shards, each with its own
+        marker: only the groups ``in_shard`` selects are completed here.
+        """
+        by_group = self.pending.get(producer_id, {})
+        done = sorted(g for g in by_group if in_shard(g))
+        for group_id in done:
+            offsets = by_group.pop(group_id)
+            if commit:
                 for tp, value in offsets.items():
                     self.put(group_id, tp, value)
-        return sorted(by_group)
+        if not by_group:
+            self.pending.pop(producer_id, None)
+        return done
 
     # -- expiry ---------------------------------------------------------------------------------
 

@@ -111,6 +111,15 @@ class Member:
         with self.ledger.lock:
             self.ledger.values[int(value)] += 1
 
+    def process(self, polled: dict[Any, list[Any]]) -> dict[int, int]:
+        """Process what a kafka-python or aiokafka poll returned; the offsets to commit, by partition."""
+        batch: dict[int, int] = {}
+        for tp, records in polled.items():
+            for r in records:
+                self.on_record(tp.partition, r.offset, r.value)
+                batch[tp.partition] = r.offset + 1
+        return batch
+
     def on_committed(self, offsets: dict[int, int]) -> None:
         self.committed_next.update(offsets)
 
@@ -202,11 +211,7 @@ class KafkaPythonMember(Member):
         consumer.subscribe([self.topic], listener=Listener())
         try:
             while not self.stop.is_set():
-                batch: dict[int, int] = {}
-                for tp, records in consumer.poll(timeout_ms=int(POLL_S * 1000)).items():
-                    for r in records:
-                        self.on_record(tp.partition, r.offset, r.value)
-                        batch[tp.partition] = r.offset + 1
+                batch = self.process(consumer.poll(timeout_ms=int(POLL_S * 1000)))
                 if batch:
                     try:
                         consumer.commit(
@@ -256,11 +261,7 @@ class AiokafkaMember(Member):
         await consumer.start()
         try:
             while not self.stop.is_set():
-                batch: dict[int, int] = {}
-                for tp, records in (await consumer.getmany(timeout_ms=int(POLL_S * 1000))).items():
-                    for r in records:
-                        self.on_record(tp.partition, r.offset, r.value)
-                        batch[tp.partition] = r.offset + 1
+                batch = self.process(await consumer.getmany(timeout_ms=int(POLL_S * 1000)))
                 if batch:
                     try:
                         await consumer.commit(

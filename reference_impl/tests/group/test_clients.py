@@ -251,7 +251,7 @@ def test_admin_clients_describe_the_group_and_its_offsets(broker: Target) -> Non
         assert {tp.partition: meta.offset for tp, meta in kp_offsets.items()} == expected_offsets
         kp.close()
 
-        from confluent_kafka.admin import AdminClient  # type: ignore[attr-defined]
+        from confluent_kafka.admin import AdminClient
 
         ck = AdminClient({"bootstrap.servers": bootstrap})
         desc = ck.describe_consumer_groups([group])[group].result(timeout=30)
@@ -307,7 +307,7 @@ def test_offsets_and_group_state_survive_a_broker_restart(tmp_path: Path) -> Non
         target.nodes[0].restart()
 
         from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
-        from confluent_kafka.admin import AdminClient  # type: ignore[attr-defined]
+        from confluent_kafka.admin import AdminClient
 
         admin = AdminClient({"bootstrap.servers": bootstrap})
         desc = admin.describe_consumer_groups([group])[group].result(timeout=60)
