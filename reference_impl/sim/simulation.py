@@ -205,8 +205,12 @@ class Simulation:
             problem = invariant.check(self)
             if problem is not None:
                 self.log(f"VIOLATION {invariant.name}: {problem}")
+                recent = (
+                    "\n".join(self.trace[-25:]) if self.tracing else "(run with trace=True to see events)"
+                )
                 raise InvariantViolation(
-                    f"{invariant.name} violated at {self.now_ms} ms (seed {self.seed}): {problem}"
+                    f"{invariant.name} violated at {self.now_ms} ms (seed {self.seed}): {problem}\n"
+                    f"last events:\n{recent}"
                 )
 
     # -- internals -----------------------------------------------------------------------------
