@@ -258,7 +258,9 @@ class Membership:
         # A new member cannot heartbeat yet and its socket is muted while it waits: time the wait
         # out instead, so a client that gave up does not hold the rebalance forever.
         self._reschedule_heartbeat(group, member, NEW_MEMBER_JOIN_TIMEOUT_MS)
-        self._maybe_prepare_rebalance_or_complete_join(group, f"new member {member_id} joined")
+        self._maybe_prepare_rebalance_or_complete_join(
+            group, f"new member {member_id} joined (client reason: {req.reason or 'not provided'})"
+        )
 
     def _update_member_then_rebalance(
         self, group: ClassicGroup, member: Member, req: JoinRequest, reply: JoinReply
@@ -267,7 +269,9 @@ class Membership:
         member.rebalance_timeout_ms = req.rebalance_timeout_ms
         member.session_timeout_ms = req.session_timeout_ms
         member.join_reply = reply
-        self._maybe_prepare_rebalance_or_complete_join(group, f"member {member.member_id} rejoined")
+        self._maybe_prepare_rebalance_or_complete_join(
+            group, f"member {member.member_id} rejoined (client reason: {req.reason or 'not provided'})"
+        )
 
     def _rejoin_static_member(
         self, group: ClassicGroup, req: JoinRequest, old_id: str, new_id: str, reply: JoinReply
