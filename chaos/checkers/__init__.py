@@ -1,0 +1,89 @@
+"""Checkers: pure functions of a history returning validity and named anomalies with their ops.
+
+Validity is ``True``, ``False`` or ``"unknown"`` (Jepsen's convention: false beats unknown beats
+true). Which anomalies make a history invalid depends on what the run promised (``meta``):
+without idempotence a retried send may be stored twice or out of order, so ``duplicate`` and
+``nonmonotonic_send`` are reported but do not count; ``unseen`` counts only when consumers drained
+to the end after the faults (``final_drain``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from chaos.history import History
+
+from . import queue
+from .analysis import analyse
+from .availability import Availability, availability
+from .queue import Anomaly
+
+Validity = bool | Literal["unknown"]
+
+ORDER = ("lost_write", "duplicate", "inconsistent_offsets", "poll_skip", "nonmonotonic_poll",
+         "nonmonotonic_send", "unseen", "aborted_read", "validate_delivery")
+SHORT = {"lost_write": "lost", "inconsistent_offsets": "inconsistent"}
+
+
+@dataclass
+class CheckResult:
+    valid: Validity
+    anomalies: dict[str, list[Anomaly]]
+    bad: list[str]
+    """Anomaly names that make this history invalid under its run's promises."""
+    availability: Availability
+    stats: dict[str, Any] = field(default_factory=dict)
+
+    def counts(self) -> dict[str, int]:
+        return {name: len(self.anomalies.get(name, [])) for name in ORDER}
+
+    def verdict_line(self) -> str:
+        counts = self.counts()
+        if self.valid is True:
+            return "VERDICT: valid"
+        pairs = " ".join(f"{SHORT.get(n, n)}={counts[n]}" for n in ORDER if n in self.bad or counts[n])
+        if self.valid == "unknown":
+            return f"VERDICT: unknown {pairs}".rstrip()
+        return f"VERDICT: invalid {pairs}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"valid": self.valid, "bad": self.bad, "counts": self.counts(), "stats": self.stats,
+                "availability": self.availability.summary(),
+                "anomalies": {n: [a.to_json() for a in items[:50]] for n, items in self.anomalies.items()}}
+
+
+def check(history: History) -> CheckResult:
+    meta = history.meta
+    idempotence = bool(meta.get("idempotence", False))
+    a = analyse(history)
+    lost, unseen = queue.acked_unread(a)
+    skips, backwards = queue.poll_order(a)
+    anomalies = {
+        "lost_write": lost,
+        "duplicate": queue.duplicates(a),
+        "inconsistent_offsets": queue.inconsistent_offsets(a),
+        "poll_skip": skips,
+        "nonmonotonic_poll": backwards,
+        "nonmonotonic_send": queue.nonmonotonic_sends(a),
+        "unseen": unseen,
+        "aborted_read": queue.aborted_reads(a),
+        "validate_delivery": queue.validate_delivery(a, idempotence),
+    }
+    allowed = set(meta.get("allowed_anomalies", []))
+    if not idempotence:
+        allowed |= {"duplicate", "nonmonotonic_send"}
+    if not meta.get("final_drain", False):
+        allowed |= {"unseen", "validate_delivery"}
+    bad = [name for name in ORDER if anomalies[name] and name not in allowed]
+    acked = sum(1 for w in a.writes.values() if w.status == "ok")
+    stats = {"ops": len(history), "writes": len(a.writes), "acked": acked, "reads": len(a.reads),
+             "distinct_read": len(a.read_values)}
+    valid: Validity
+    if bad:
+        valid = False
+    elif acked and not a.read_values:
+        valid = "unknown"  # nothing was read: nothing can be said about what was stored
+    else:
+        valid = True
+    return CheckResult(valid, anomalies, bad, availability(history), stats)
