@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
+import zipfile
 from collections.abc import Sequence
+from pathlib import Path
 
 from pyspark.sql import SparkSession
 
@@ -53,7 +56,20 @@ def spark_session(
         builder = builder.config(key, value)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
+    if not local:
+        session.sparkContext.addPyFile(str(_package_zip()))
     return session
+
+
+def _package_zip() -> Path:
+    """spark_load as a zip for executors on other machines (their Python still needs the Kafka clients)."""
+    package = Path(__file__).resolve().parents[1]
+    target = Path(tempfile.mkdtemp(prefix="spark-load-pyfiles-")) / "spark_load.zip"
+    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted(package.rglob("*.py")):
+            if "tests" not in path.relative_to(package).parts:
+                archive.write(path, Path("spark_load") / path.relative_to(package))
+    return target
 
 
 def default_parallelism(spark: SparkSession) -> int:
