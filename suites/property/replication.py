@@ -1,0 +1,617 @@
+"""Three replicas of one partition under a controller, faults and a virtual clock: the model the
+property suite drives, and the invariants it checks after every step.
+
+The replicas are the reference broker's own :class:`Partition` state machines
+on in-memory logs (a crash loses what was not flushed); the controller is the
+KRaft controller's election rule for one partition (first live ISR member;
+a crashed broker leaves the ISR; an unclean election only when allowed);
+messages between leader and followers are single fetch round trips that a
+rule may drop. Every invariant is a claim with its source (seed line, KIP,
+TLA+ spec) and raises :class:`InvariantViolation` naming itself, so the
+mutation check can say which claim caught which bug.
+"""
+
+from __future__ import annotations
+
+import itertools
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from reference_impl.core.mutants import MUTANT_CONFIG, UNCLEAN_ELECTION
+from reference_impl.core.partition import Partition
+from reference_impl.log.api import Chunk
+from reference_impl.log.memory import MemoryLog
+from reference_impl.protocol.errors import ErrorCode, KafkaError
+from reference_impl.protocol.record_set import build_batch, iter_records
+from reference_impl.protocol.records import iter_headers
+
+NODES = (1, 2, 3)
+TOPIC_ID = uuid.UUID(int=42)
+LAG_MS = 1_000
+PRODUCER_ID = 1000
+
+
+class InvariantViolation(AssertionError):
+    def __init__(self, invariant: str, detail: str, trace: list[str]) -> None:
+        timeline = "\n".join(f"  {i:3d}. {line}" for i, line in enumerate(trace, 1))
+        super().__init__(f"{invariant}: {detail}\ntimeline:\n{timeline}")
+        self.invariant = invariant
+
+
+def _bytes(chunk: Chunk) -> bytes:
+    assert isinstance(chunk, bytes)
+    return chunk
+
+
+def log_entries(part: Partition) -> dict[int, bytes | None]:
+    """offset → value of every data record in the replica's log."""
+    log = part.log
+    data = (
+        b"".join(_bytes(c) for c in log.read(log.log_start_offset, 1 << 30).chunks)
+        if (log.log_end_offset > log.log_start_offset)
+        else b""
+    )
+    out: dict[int, bytes | None] = {}
+    for header in iter_headers(data):
+        if not header.is_control:
+            for record in iter_records(data, header):
+                out[record.offset] = record.value
+    return out
+
+
+@dataclass
+class Controller:
+    leader: int
+    leader_epoch: int = 0
+    partition_epoch: int = 0
+    isr: tuple[int, ...] = NODES
+    unclean: bool = False
+
+
+@dataclass
+class Pending:
+    """An acks=all produce waiting for the high watermark, in the epoch it was appended."""
+
+    leader_epoch: int
+    last_offset: int
+    values: dict[int, bytes]
+
+
+@dataclass
+class ReplicationModel:
+    mutant: str | None = None
+    now_ms: int = 0
+    logs: dict[int, MemoryLog] = field(default_factory=lambda: {n: MemoryLog() for n in NODES})
+    replicas: dict[int, Partition] = field(default_factory=dict)
+    alive: set[int] = field(default_factory=lambda: set(NODES))
+    controller: Controller = field(default_factory=lambda: Controller(leader=1))
+    pending: list[Pending] = field(default_factory=list)
+    acked: dict[int, bytes] = field(default_factory=dict)
+    read: dict[int, bytes | None] = field(default_factory=dict)
+    leader_hw: dict[int, int] = field(default_factory=dict)
+    trace: list[str] = field(default_factory=list)
+    on_violation: Callable[[], None] | None = None
+    windows: dict[str, int] = field(
+        default_factory=lambda: dict.fromkeys(
+            ("isr-before-epoch-start", "diverged-inside-an-epoch", "diverging"), 0
+        )
+    )
+    """How often the run reached the states where known bugs bite (the search aims for more)."""
+    _entries_cache: dict[int, dict[int, bytes | None]] = field(default_factory=dict)
+    durability_lost: bool = False
+    """A power loss took unflushed records: Kafka promises nothing about acknowledged data after that."""
+    counter: int = 0
+    next_sequence: int = 0
+    last_idempotent: bytes | None = None
+
+    def __post_init__(self) -> None:
+        for node in NODES:
+            self.replicas[node] = self._open(node)
+        self._publish()
+
+    # -- plumbing ------------------------------------------------------------------------------
+
+    def _open(self, node: int) -> Partition:
+        configs = {"min.insync.replicas": "1"}
+        if self.mutant:
+            configs[MUTANT_CONFIG] = self.mutant
+        return Partition("t", 0, TOPIC_ID, self.logs[node], configs, node, _bytes)
+
+    def violation(self, invariant: str, detail: str) -> InvariantViolation:
+        if self.on_violation is not None:
+            self.on_violation()
+        return InvariantViolation(invariant, detail, self.trace)
+
+    @property
+    def leader(self) -> Partition | None:
+        node = self.controller.leader
+        return self.replicas[node] if node in self.alive else None
+
+    def _publish(self) -> None:
+        """Every live replica learns the controller's decision (leader, epochs, ISR)."""
+        c = self.controller
+        for node in sorted(self.alive):
+            part = self.replicas[node]
+            if node == c.leader:
+                if (part.leader_epoch, part.partition_epoch, part.is_leader) != (
+                    c.leader_epoch,
+                    c.partition_epoch,
+                    True,
+                ):
+                    part.become_leader(c.leader_epoch, c.partition_epoch, NODES, c.isr, self.now_ms)
+            elif (part.leader_id, part.leader_epoch, part.partition_epoch) != (
+                c.leader,
+                c.leader_epoch,
+                c.partition_epoch,
+            ):
+                part.become_follower(c.leader, c.leader_epoch, c.partition_epoch, NODES, c.isr)
+
+    def _elect(self, choice: int) -> None:
+        c = self.controller
+        candidates = [n for n in c.isr if n in self.alive]
+        if (c.unclean or self.mutant == UNCLEAN_ELECTION) and choice in self.alive:
+            candidates = [choice]  # an unclean election may pick any live replica
+        if not candidates:
+            c.leader = -1
+            self.trace.append(f"no live ISR member: partition offline (ISR {list(c.isr)})")
+            return
+        new = choice if choice in candidates else candidates[0]
+        c.leader = new
+        c.leader_epoch += 1
+        c.partition_epoch += 1
+        if new not in c.isr:
+            c.isr = (new,)
+        self.trace.append(f"controller elects {new} leader of epoch {c.leader_epoch}, ISR {list(c.isr)}")
+        self._publish()
+
+    def _settle_acks(self) -> None:
+        leader = self.leader
+        still = []
+        for p in self.pending:
+            if p.leader_epoch != self.controller.leader_epoch or leader is None:
+                continue  # the producer got an error: not acknowledged
+            if leader.committed(p.last_offset):
+                self.acked.update(p.values)
+                self.trace.append(f"acks=all acknowledged offsets {sorted(p.values)}")
+            else:
+                still.append(p)
+        self.pending = still
+
+    # -- steps ---------------------------------------------------------------------------------
+
+    def produce(self, count: int, acks: int) -> None:
+        leader = self.leader
+        if leader is None:
+            return
+        values = [b"v%d" % (self.counter + i) for i in range(count)]
+        self.counter += count
+        batch = build_batch([(None, v) for v in values], base_timestamp=self.now_ms)
+        try:
+            outcome = leader.append_as_leader(batch, acks, self.now_ms)
+        except KafkaError as exc:
+            self.trace.append(f"produce {count} (acks={acks}) refused: {exc.code.name}")
+            return
+        offsets = range(outcome.first_offset, outcome.last_offset + 1)
+        self.trace.append(
+            f"produce {count} (acks={acks}) to leader {leader.local_id} at offsets "
+            f"{outcome.first_offset}-{outcome.last_offset}"
+        )
+        if acks == -1:
+            self.pending.append(
+                Pending(
+                    self.controller.leader_epoch, outcome.last_offset, dict(zip(offsets, values, strict=True))
+                )
+            )
+        self._settle_acks()
+
+    def produce_idempotent(self, retry: bool) -> None:
+        """An idempotent producer's batch, or a retry of its previous one (as after a lost response)."""
+        leader = self.leader
+        if leader is None:
+            return
+        if retry and self.last_idempotent is not None:
+            batch = self.last_idempotent
+        else:
+            batch = build_batch(
+                [(None, b"idem%d" % self.next_sequence)],
+                base_timestamp=self.now_ms,
+                producer_id=PRODUCER_ID,
+                producer_epoch=0,
+                base_sequence=self.next_sequence,
+            )
+            self.next_sequence += 1
+            self.last_idempotent = batch
+        try:
+            outcome = leader.append_as_leader(batch, -1, self.now_ms)
+            self.trace.append(
+                f"idempotent {'retry' if retry else 'send'} -> offset {outcome.first_offset}"
+                f"{' (duplicate)' if outcome.duplicate else ''}"
+            )
+        except KafkaError as exc:
+            self.trace.append(f"idempotent {'retry' if retry else 'send'} refused: {exc.code.name}")
+
+    def fetch(self, follower: int, drop_response: bool) -> None:
+        leader = self.leader
+        part = self.replicas[follower]
+        if leader is None or follower not in self.alive or follower == self.controller.leader:
+            return
+        offset, epoch = part.follower_fetch_position()
+        if (
+            follower not in self.controller.isr
+            and leader.high_watermark <= offset < leader.epoch_start_offset
+        ):
+            self.windows["isr-before-epoch-start"] += 1  # the fetch KIP-320's ISR rule exists for
+        try:
+            info = leader.read_for_follower(follower, offset, epoch, part.leader_epoch, 1 << 20, self.now_ms)
+        except KafkaError as exc:
+            self.trace.append(f"{follower} fetches at {offset}: {exc.code.name}")
+            return
+        data = b"".join(_bytes(c) for c in info.records.chunks)
+        if drop_response:
+            self.trace.append(f"{follower} fetches at {offset} (epoch {epoch}); the answer is lost")
+        else:
+            part.apply_from_leader(data, info.high_watermark, info.log_start_offset, info.diverging_epoch)
+            if info.diverging_epoch is not None:
+                local_epoch, local_end = part.log.end_offset_for_epoch(info.diverging_epoch[0])
+                if local_epoch == info.diverging_epoch[0] and local_end < info.diverging_epoch[1]:
+                    self.windows["diverged-inside-an-epoch"] += 1  # where KIP-279's bound matters
+                self.windows["diverging"] += 1
+            what = (
+                f"diverging {info.diverging_epoch}" if info.diverging_epoch else f"{info.records.size} bytes"
+            )
+            self.trace.append(
+                f"{follower} fetches at {offset} (epoch {epoch}): {what}, HW {info.high_watermark}"
+            )
+        self._maybe_alter_isr()
+        self._settle_acks()
+
+    def stale_fetch(self, follower: int) -> None:
+        """A fetch carrying an epoch older than the leader's must be fenced (KIP-320)."""
+        leader = self.leader
+        if leader is None or follower not in self.alive or leader.leader_epoch == 0:
+            return
+        try:
+            leader.read_for_follower(follower, 0, -1, leader.leader_epoch - 1, 1024, self.now_ms)
+        except KafkaError as exc:
+            if exc.code in (ErrorCode.fenced_leader_epoch, ErrorCode.not_leader_or_follower):
+                return
+            raise
+        raise self.violation(
+            "StaleEpochFenced",
+            f"leader served a fetch with epoch {leader.leader_epoch - 1} "
+            f"in epoch {leader.leader_epoch} (KIP-320)",
+        )
+
+    def tick(self, ms: int) -> None:
+        self.now_ms += ms
+        self._maybe_alter_isr()
+
+    def _maybe_alter_isr(self) -> None:
+        """The leader proposes an ISR change (after each follower fetch and on its timer, as Kafka's
+        ReplicaManager does); the controller accepts it when its epochs are current (AlterPartition)."""
+        leader = self.leader
+        if leader is None:
+            return
+        proposal = leader.propose_isr_change(self.now_ms, LAG_MS)
+        if proposal is None:
+            return
+        c = self.controller
+        if (proposal.leader_epoch, proposal.partition_epoch) != (c.leader_epoch, c.partition_epoch):
+            leader.isr_change_failed()
+            return
+        joining = set(proposal.new_isr) - set(c.isr)
+        for node in joining:
+            tracked = leader.tracker.followers[node].log_end_offset if leader.tracker else -1
+            if tracked < leader.epoch_start_offset:
+                raise self.violation(
+                    "IsrJoinAfterEpochStart",
+                    f"{node} joins the ISR at LEO {tracked}, before the epoch's start "
+                    f"{leader.epoch_start_offset} (KIP-320)",
+                )
+        c.isr = tuple(n for n in proposal.new_isr if n in self.alive or n == c.leader)
+        c.partition_epoch += 1
+        self.trace.append(f"t={self.now_ms}: ISR becomes {list(c.isr)}")
+        self._publish()
+        self._settle_acks()
+
+    def crash(self, node: int, choice: int, power_loss: bool = False) -> None:
+        """A process crash (kill -9: the OS keeps what was written) or, with ``power_loss``, a machine
+        crash that loses the unflushed suffix. Kafka leaves flushing to the OS, so a power loss that
+        takes unflushed records voids the durability claims; the model records that it happened."""
+        if node not in self.alive or len(self.alive) == 1:
+            return
+        self.alive.discard(node)
+        if power_loss:
+            log = self.logs[node]
+            if log.recovery_point < log.log_end_offset:
+                self.durability_lost = True
+            log.crash()
+            self.trace.append(f"{node} loses power (unflushed data lost; log ends at {log.log_end_offset})")
+        else:
+            self.trace.append(f"{node} crashes (its log, written to the OS, survives)")
+        c = self.controller
+        if node in c.isr and len(c.isr) > 1:
+            c.isr = tuple(n for n in c.isr if n != node)
+            c.partition_epoch += 1
+        if node == c.leader:
+            self._elect(choice)
+        else:
+            self._publish()
+        self._settle_acks()
+
+    def restart(self, node: int) -> None:
+        if node in self.alive:
+            return
+        self.alive.add(node)
+        self.replicas[node] = self._open(node)
+        self.trace.append(f"{node} restarts with log end {self.logs[node].log_end_offset}")
+        if self.controller.leader == -1:
+            self._elect(node)
+        else:
+            self._publish()
+
+    def lagging_isr_member(self) -> int:
+        """The live ISR follower with the shortest log (the adversarial pick for an election)."""
+        c = self.controller
+        members = [n for n in c.isr if n in self.alive and n != c.leader]
+        if not members:
+            return c.leader
+        return min(members, key=lambda n: self.logs[n].log_end_offset)
+
+    def write_then_fail(self, successor: int) -> None:
+        """The leader appends records no follower fetches, then crashes: a divergent suffix (KIP-101/279)."""
+        leader = self.leader
+        if leader is None:
+            return
+        self.produce(2, 1)
+        self.crash(leader.local_id, successor)
+
+    def replicate_partially_then_fail(self, follower: int, successor: int) -> None:
+        """Records reach one follower, then the leader crashes: the new leader's log may end past its HW,
+        so its epoch starts above the HW (the window KIP-320's ISR rule guards)."""
+        leader = self.leader
+        if leader is None or follower == leader.local_id:
+            return
+        self.produce(1, 1)
+        self.fetch(follower, False)
+        self.crash(leader.local_id, successor)
+
+    def fast_failover(self) -> None:
+        """KIP-279's fast failover: the follower that is behind is elected, writes in its new epoch and
+        fails at once, and the follower that was ahead takes over; both old leaders come back."""
+        leader = self.leader
+        if leader is None:
+            return
+        c = self.controller
+        followers = sorted(
+            (n for n in c.isr if n in self.alive and n != c.leader), key=lambda n: self.logs[n].log_end_offset
+        )
+        if len(followers) < 2:
+            self.write_then_fail(-1)
+        else:
+            lagging, ahead = followers[0], followers[-1]
+            self.produce(1, 1)
+            self.fetch(ahead, False)
+            self.crash(leader.local_id, lagging)
+            self.produce(1, 1)
+            self.crash(lagging, ahead)
+        for node in NODES:
+            if node not in self.alive:
+                self.restart(node)
+
+    def restart_during_failover(self) -> None:
+        """A rolling restart meets a leadership move: one follower restarts and is catching up (out of
+        the ISR) when leadership moves (preferred election, controlled shutdown) to the other, whose log
+        ends past its HW while the old leader stays in the ISR; the restarted follower then fetches from
+        the new leader below the new epoch's start (KIP-320's ISR rule)."""
+        leader = self.leader
+        followers = [n for n in sorted(self.alive) if n != self.controller.leader]
+        if leader is None or len(followers) < 2:
+            return
+        steady, restarting = followers
+        self.crash(restarting, -1)
+        self.produce(2, 1)
+        self.fetch(steady, False)
+        self.fetch(steady, False)
+        self.restart(restarting)
+        self.fetch(restarting, False)
+        self.produce(1, 1)
+        self.fetch(steady, False)
+        self.move_leadership(steady)
+        self.fetch(restarting, False)
+
+    def follower_falls_behind(self, follower: int) -> None:
+        """A follower restarts and is out of the ISR until it catches up again."""
+        self.crash(follower, -1)
+        self.restart(follower)
+
+    def replicate_then_republish(self) -> None:
+        """acks=all records reach every follower but not yet their high watermarks, then the partition
+        epoch changes (a follower leaves the ISR): followers re-learn their role with HW < LEO."""
+        self.produce(1, -1)
+        for _round in range(2):
+            for node in sorted(self.alive):
+                self.fetch(node, False)
+        followers = [n for n in sorted(self.alive) if n != self.controller.leader]
+        if len(followers) > 1:
+            self.crash(followers[-1], -1)
+
+    def flush(self, node: int) -> None:
+        if node in self.alive:
+            self.logs[node].flush()
+
+    def move_leadership(self, choice: int) -> None:
+        """A clean leader change (preferred election, controlled shutdown): to another ISR member."""
+        c = self.controller
+        if choice != c.leader and choice in c.isr and choice in self.alive:
+            self._elect(choice)
+
+    def consume(self) -> None:
+        leader = self.leader
+        if leader is None:
+            return
+        entries = log_entries(leader)
+        for offset in range(leader.log.log_start_offset, leader.high_watermark):
+            if offset in entries:
+                self.read.setdefault(offset, entries[offset])
+
+    # -- invariants ----------------------------------------------------------------------------
+
+    def entries(self, node: int) -> dict[int, bytes | None]:
+        """The node's log as offset → value, decoded once per check."""
+        cached = self._entries_cache.get(node)
+        if cached is None:
+            cached = self._entries_cache[node] = log_entries(self.replicas[node])
+        return cached
+
+    def check(self) -> None:
+        self._entries_cache.clear()
+        self._check_hw_not_above_leo()
+        self._check_leader_hw_monotonic()
+        self._check_epoch_caches()
+        self._check_leader_in_isr()
+        self._check_leader_completeness()
+        self._check_strong_isr()
+        self._check_log_matching()
+        self._check_consistent_read()
+        self._check_lso()
+        self._check_hw_not_behind_isr()
+        self._check_no_duplicate_sequences()
+
+    def _check_hw_not_above_leo(self) -> None:
+        """Seed 002: a replica's high watermark never exceeds its log end offset."""
+        for node in self.alive:
+            p = self.replicas[node]
+            if p.high_watermark > p.log.log_end_offset:
+                raise self.violation(
+                    "HwNotAboveLeo", f"{node}: HW {p.high_watermark} > LEO {p.log.log_end_offset}"
+                )
+
+    def _check_leader_hw_monotonic(self) -> None:
+        """Seed 002 / Vanlightly's kafka-tlaplus: a leader's HW never decreases within its epoch."""
+        leader = self.leader
+        if leader is None:
+            return
+        epoch = self.controller.leader_epoch
+        previous = self.leader_hw.get(epoch, -1)
+        if leader.high_watermark < previous:
+            raise self.violation(
+                "LeaderHwMonotonic", f"epoch {epoch}: HW went from {previous} to {leader.high_watermark}"
+            )
+        self.leader_hw[epoch] = leader.high_watermark
+
+    def _check_epoch_caches(self) -> None:
+        """KIP-101: each replica's leader-epoch cache is increasing in epoch, non-decreasing in start."""
+        for node in self.alive:
+            entries = self.replicas[node].log.epoch_entries()
+            for a, b in itertools.pairwise(entries):
+                if not (b.epoch > a.epoch and b.start_offset >= a.start_offset):
+                    raise self.violation("EpochCacheMonotonic", f"{node}: {entries}")
+
+    def _check_leader_in_isr(self) -> None:
+        """hachikuji's kafka-specification LeaderInIsr: the leader is always an ISR member."""
+        c = self.controller
+        if c.leader >= 0 and c.leader not in c.isr:
+            raise self.violation("LeaderInIsr", f"leader {c.leader} not in ISR {list(c.isr)}")
+
+    def _check_leader_completeness(self) -> None:
+        """kafka-specification LeaderCompleteness: with clean elections, the leader holds every record
+        acknowledged with acks=all (seed 002: acks=all + ISR means no acknowledged loss)."""
+        leader = self.leader
+        if leader is None or self.controller.unclean or self.durability_lost or not self.acked:
+            return
+        entries = self.entries(leader.local_id)
+        for offset, value in self.acked.items():
+            if offset >= leader.log.log_start_offset and entries.get(offset) != value:
+                raise self.violation(
+                    "LeaderCompleteness",
+                    f"leader {leader.local_id} lost acknowledged offset "
+                    f"{offset} ({value!r}, has {entries.get(offset)!r})",
+                )
+
+    def _check_strong_isr(self) -> None:
+        """kafka-specification StrongIsr: everything below the leader's HW is on every live ISR member."""
+        leader = self.leader
+        if leader is None:
+            return
+        mine = self.entries(leader.local_id)
+        for node in self.controller.isr:
+            if node == leader.local_id or node not in self.alive:
+                continue
+            theirs = self.entries(node)
+            for offset in range(leader.log.log_start_offset, leader.high_watermark):
+                if offset in mine and theirs.get(offset) != mine[offset]:
+                    raise self.violation(
+                        "StrongIsr",
+                        f"ISR member {node} lacks offset {offset} below the leader's "
+                        f"HW {leader.high_watermark}",
+                    )
+
+    def _check_log_matching(self) -> None:
+        """Raft's LogMatching, for Kafka (kafka-tlaplus): two replicas agree below min(their HWs)."""
+        if self.durability_lost:
+            return
+        live = sorted(self.alive)
+        entries = {n: self.entries(n) for n in live}
+        for i, a in enumerate(live):
+            for b in live[i + 1 :]:
+                bound = min(self.replicas[a].high_watermark, self.replicas[b].high_watermark)
+                start = max(self.replicas[a].log.log_start_offset, self.replicas[b].log.log_start_offset)
+                for offset in range(start, bound):
+                    if entries[a].get(offset) != entries[b].get(offset):
+                        raise self.violation(
+                            "LogMatching", f"{a} and {b} differ at offset {offset} below HW {bound}"
+                        )
+
+    def _check_consistent_read(self) -> None:
+        """ConsistentRead: an offset a consumer read never changes value on the leader."""
+        leader = self.leader
+        if leader is None or self.controller.unclean or self.durability_lost:
+            return
+        entries = self.entries(leader.local_id)
+        for offset, value in self.read.items():
+            if offset >= leader.log.log_start_offset and offset in entries and entries[offset] != value:
+                raise self.violation(
+                    "ConsistentRead", f"offset {offset} read as {value!r}, now {entries[offset]!r}"
+                )
+
+    def _check_lso(self) -> None:
+        """KIP-98: the last stable offset never exceeds the high watermark."""
+        leader = self.leader
+        if leader is not None and leader.last_stable_offset > leader.high_watermark:
+            raise self.violation(
+                "LsoNotAboveHw", f"LSO {leader.last_stable_offset} > HW {leader.high_watermark}"
+            )
+
+    def _check_hw_not_behind_isr(self) -> None:
+        """Seed 002: HW = min LEO over the ISR, so it is never behind what every ISR member has fetched."""
+        leader = self.leader
+        if leader is None or leader.tracker is None:
+            return
+        lowest = leader.log.log_end_offset
+        for node in leader.effective_isr:
+            if node != leader.local_id:
+                lowest = min(lowest, leader.tracker.followers[node].log_end_offset)
+        if leader.high_watermark < lowest:
+            raise self.violation(
+                "HwIsMinIsrLeo", f"HW {leader.high_watermark} is behind the ISR's minimum LEO {lowest}"
+            )
+
+    def _check_no_duplicate_sequences(self) -> None:
+        """KIP-98 idempotence: no (producer id, sequence) is appended twice to a log."""
+        for node in self.alive:
+            log = self.replicas[node].log
+            if log.log_end_offset <= log.log_start_offset:
+                continue
+            data = b"".join(_bytes(c) for c in log.read(log.log_start_offset, 1 << 30).chunks)
+            seen: set[tuple[int, int]] = set()
+            for header in iter_headers(data):
+                if header.producer_id >= 0 and header.base_sequence >= 0:
+                    key = (header.producer_id, header.base_sequence)
+                    if key in seen:
+                        raise self.violation(
+                            "IdempotentNoDuplicates",
+                            f"{node} holds producer {key[0]} sequence {key[1]} twice",
+                        )
+                    seen.add(key)

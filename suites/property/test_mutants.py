@@ -1,0 +1,18 @@
+"""Every seeded bug mode is caught by the property suite at CI budget (issue 6's mutation check)."""
+
+from __future__ import annotations
+
+import pytest
+
+from reference_impl.core.mutants import ALL
+from reports import allure as report
+
+from .mutation import CI, run_mode
+
+
+@pytest.mark.parametrize("mode", ALL)
+def test_bug_mode_is_caught(mode: str) -> None:
+    report.label(epic="Property", feature="Mutation check", story=mode)
+    outcome = run_mode(mode, **CI, shrink=False)
+    report.attach_text(f"{mode} counterexample", outcome.timeline or outcome.line())
+    assert outcome.caught, outcome.line()
