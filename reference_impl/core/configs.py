@@ -13,6 +13,8 @@ import enum
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
+from reference_impl.log.config import LogConfig, LogConfigError
+
 from .mutants import ALL as MUTANTS
 from .mutants import MUTANT_CONFIG
 
@@ -288,9 +290,18 @@ TOPIC_CONFIGS: dict[str, ConfigDef] = {
             "segment.bytes",
             _T.INT,
             "1073741824",
-            "Size of a segment file.",
+            "Size of a segment file (at least 1 MiB since Kafka 4, KIP-1030).",
             (("log.segment.bytes", _same),),
+            _at_least(1_048_576),
+        ),
+        ConfigDef(
+            "internal.segment.bytes",
+            _T.INT,
+            None,
+            "Kafka's test-only segment size with no lower bound (small segments in tests).",
+            (("internal.segment.bytes", _same),),
             _at_least(14),
+            hidden=True,
         ),
         ConfigDef(
             "segment.index.bytes",
@@ -453,9 +464,15 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {
             "group.max.session.timeout.ms", _T.INT, "1800000", "Largest session timeout.", valid=_at_least(0)
         ),
         # -- group coordinator (reference_impl/core/group) --
-        ConfigDef("group.max.size", _T.INT, str(INT_MAX), "Most members of a classic group.", valid=_at_least(1)),
         ConfigDef(
-            "offset.metadata.max.bytes", _T.INT, "4096", "Longest committed offset metadata.", valid=_at_least(0)
+            "group.max.size", _T.INT, str(INT_MAX), "Most members of a classic group.", valid=_at_least(1)
+        ),
+        ConfigDef(
+            "offset.metadata.max.bytes",
+            _T.INT,
+            "4096",
+            "Longest committed offset metadata.",
+            valid=_at_least(0),
         ),
         ConfigDef(
             "offsets.retention.check.interval.ms",
@@ -677,4 +694,8 @@ def validate_topic_configs(configs: Mapping[str, str | None]) -> dict[str, str]:
         normalised = definition.validate(value)
         if normalised is not None:
             out[name] = normalised
+    try:
+        LogConfig().with_changes(out)  # the log's own checks (relations between keys, Kafka 4 bounds)
+    except LogConfigError as exc:
+        raise ConfigError(str(exc)) from None
     return out

@@ -94,6 +94,7 @@ class Partition:
         self.replicas: tuple[int, ...] = ()
         self.isr: tuple[int, ...] = ()
         self.tracker: IsrTracker | None = None
+        self._epoch_checks_off = False
         self.epoch_start_offset = 0
         self.high_watermark = log.log_start_offset
         self.read_chunk = read_chunk
@@ -342,6 +343,8 @@ class Partition:
     def follower_fetch_position(self) -> tuple[int, int]:
         """(fetch offset, last fetched epoch) for the next fetch from the leader."""
         entries = self.log.epoch_entries()
+        if self._epoch_checks_off:
+            return self.log.log_end_offset, NO_EPOCH
         return self.log.log_end_offset, entries[-1].epoch if entries else NO_EPOCH
 
     def apply_from_leader(
@@ -361,7 +364,10 @@ class Partition:
                 min(leader_end, local_end) if local_epoch >= 0 else min(leader_end, self.log.log_end_offset)
             )
             if self._mutant(KIP279_HOLE):
-                target = leader_end  # trusts the leader's end offset: keeps a diverged suffix below it
+                # pre-KIP-279 (and pre-KIP-320): truncate once to the leader's end offset for the epoch,
+                # then fetch without epoch validation, keeping any divergence below that offset
+                target = min(leader_end, self.log.log_end_offset)
+                self._epoch_checks_off = True
             if epoch < 0:
                 target = self.log.log_start_offset
             self.truncate_to(max(target, self.log.log_start_offset))

@@ -7,7 +7,6 @@ an unusable directory into a message for the operator.
 
 from __future__ import annotations
 
-import os
 import uuid
 from collections.abc import Mapping
 
@@ -51,8 +50,7 @@ class FileLogStore:
         return self.manager.size_bytes(topic, partition)
 
     def disk_usage(self) -> tuple[int, int]:
-        stats = os.statvfs(self.manager.log_dir)
-        return stats.f_blocks * stats.f_frsize, stats.f_bavail * stats.f_frsize
+        return self.manager.disk_usage()
 
     def maintain(self, now_ms: int, high_watermarks: Mapping[TopicPartition, int]) -> None:
         self.manager.maintain(now_ms, high_watermarks)

@@ -1,0 +1,100 @@
+"""TxnOffsetCommit: v0-4. Offsets committed as part of a producer's transaction (KIP-98, KIP-447).
+
+Behaviour: the offsets are written to the group's ``__consumer_offsets``
+partition as a transactional batch of the producer and become visible to
+OffsetFetch only when the transaction's COMMIT marker reaches that partition
+(an ABORT discards them). The group's partition must have been added to the
+transaction with AddOffsetsToTxn (KIP-890 verification): otherwise
+INVALID_TXN_STATE; a fenced or unknown producer gets
+INVALID_PRODUCER_EPOCH / INVALID_PRODUCER_ID_MAPPING. Group checks as
+Kafka's (v3+ carries generation, member id and instance id, KIP-447):
+ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID; NOT_COORDINATOR,
+COORDINATOR_NOT_AVAILABLE; UNKNOWN_TOPIC_OR_PARTITION per partition.
+Not implemented: v5 (transaction version 2, where the broker adds the
+partition implicitly).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from kio.static.protocol import ResponsePayload
+
+from reference_impl.protocol.apis import response_class
+from reference_impl.protocol.build import build, get
+from reference_impl.protocol.errors import ErrorCode, KafkaError
+
+from ..group.coordinator import OffsetCommitItem
+from ..group.offsets import TopicPartition
+from ..group.reply import PendingReply
+from ..internal_topics import CONSUMER_OFFSETS, partition_for
+from .registry import Reply, Respond, handles
+
+if TYPE_CHECKING:
+    from ..broker import Broker, RequestContext
+
+
+@handles(28, 0, 4)
+def handle_txn_offset_commit(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
+    cls = response_class(28, ctx.api_version)
+    items = [
+        OffsetCommitItem(
+            t.name,
+            int(p.partition_index),
+            int(p.committed_offset),
+            int(get(p, "committed_leader_epoch", -1)),
+            p.committed_metadata,
+        )
+        for t in request.topics
+        for p in t.partitions
+    ]
+
+    def render(codes: dict[TopicPartition, ErrorCode]) -> ResponsePayload:
+        return build(
+            cls,
+            {
+                "throttle_time": 0,
+                "topics": [
+                    {
+                        "name": t.name,
+                        "partitions": [
+                            {
+                                "partition_index": p.partition_index,
+                                "error_code": codes.get((t.name, int(p.partition_index)), ErrorCode.none),
+                            }
+                            for p in t.partitions
+                        ],
+                    }
+                    for t in request.topics
+                ],
+            },
+        )
+
+    offsets_partition = (
+        CONSUMER_OFFSETS.name,
+        partition_for(request.group_id, CONSUMER_OFFSETS.partitions(broker)),
+    )
+    try:
+        broker.txn_coordinator.verify_partition(
+            request.transactional_id, int(request.producer_id), int(request.producer_epoch), offsets_partition
+        )
+    except KafkaError as exc:
+        return Respond(render({(i.topic, i.partition): exc.code for i in items}))
+    coordinator = broker.group_coordinator
+    timeout = {(i.topic, i.partition): ErrorCode.coordinator_not_available for i in items}
+    pending = PendingReply(
+        coordinator, ctx, render, broker.config.get_int("offsets.commit.timeout.ms"), timeout
+    )
+    with coordinator.operation(ctx.received_ms):
+        coordinator.commit_transactional_offsets(
+            request.group_id,
+            int(request.producer_id),
+            int(request.producer_epoch),
+            int(get(request, "generation_id", -1)),
+            get(request, "member_id", "") or "",
+            get(request, "group_instance_id"),
+            items,
+            pending.answer,
+            ctx.received_ms,
+        )
+    return pending.deferred()
