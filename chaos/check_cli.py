@@ -21,17 +21,21 @@ def print_result(result: CheckResult, out: object = sys.stdout) -> None:
         for anomaly in items[:3]:
             print(f"    - {anomaly.description} (ops {anomaly.ops[:6]})", file=out)  # type: ignore[arg-type]
     summary = result.availability.summary()
-    print(f"  stats: {result.stats}; ok rate {summary['ok_rate_per_s']}/s, errors {summary['errors']}",
-          file=out)  # type: ignore[arg-type]
+    print(
+        f"  stats: {result.stats}; ok rate {summary['ok_rate_per_s']}/s, errors {summary['errors']}", file=out
+    )  # type: ignore[arg-type]
     for item in summary["recovery"]:
-        print(f"  fault {item['fault']} {item['start']}-{item['end']} s: recovered in "
-              f"{item['recovery_s']} s", file=out)  # type: ignore[arg-type]
+        print(
+            f"  fault {item['fault']} {item['start']}-{item['end']} s: recovered in {item['recovery_s']} s",
+            file=out,
+        )  # type: ignore[arg-type]
 
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="kafka-harness check", description=__doc__)
-    parser.add_argument("history",
-                        help="a history.jsonl from kafka-harness chaos (format: chaos/history/README.md)")
+    parser.add_argument(
+        "history", help="a history.jsonl from kafka-harness chaos (format: chaos/history/README.md)"
+    )
     parser.add_argument("--json", help="also write the full result as JSON here")
     args = parser.parse_args(argv)
     try:

@@ -79,16 +79,26 @@ def write_result(
     attachments: Sequence[tuple[str, str | Path]] = (),
     start_ms: int | None = None,
     stop_ms: int | None = None,
+    steps: Sequence[tuple[str, bool]] = (),
 ) -> None:
     """Write one test result for a check that ran outside pytest (a CLI run), with its files attached.
 
     The result lands in ``results_dir`` beside pytest's, so one Allure report shows both.
+    ``steps`` are (title, passed) pairs shown as the result's steps (a chaos run's anomalies).
     """
     import time
     import uuid
 
     from allure_commons.logger import AllureFileLogger
-    from allure_commons.model2 import Attachment, Label, Parameter, Status, StatusDetails, TestResult
+    from allure_commons.model2 import (
+        Attachment,
+        Label,
+        Parameter,
+        Status,
+        StatusDetails,
+        TestResult,
+        TestStepResult,
+    )
 
     logger = AllureFileLogger(str(results_dir))
     mime = {".png": "image/png", ".json": "application/json", ".txt": "text/plain", ".html": "text/html"}
@@ -112,5 +122,7 @@ def write_result(
                 Label(name="story", value=story)],
         parameters=[Parameter(name=k, value=str(v)) for k, v in (parameters or {}).items()],
         attachments=files,
+        steps=[TestStepResult(name=title, status=Status.PASSED if ok else Status.FAILED,
+                              start=start_ms or now_ms, stop=stop_ms or now_ms) for title, ok in steps],
     )
     logger.report_result(result)

@@ -21,8 +21,17 @@ from .queue import Anomaly
 
 Validity = bool | Literal["unknown"]
 
-ORDER = ("lost_write", "duplicate", "inconsistent_offsets", "poll_skip", "nonmonotonic_poll",
-         "nonmonotonic_send", "unseen", "aborted_read", "validate_delivery")
+ORDER = (
+    "lost_write",
+    "duplicate",
+    "inconsistent_offsets",
+    "poll_skip",
+    "nonmonotonic_poll",
+    "nonmonotonic_send",
+    "unseen",
+    "aborted_read",
+    "validate_delivery",
+)
 SHORT = {"lost_write": "lost", "inconsistent_offsets": "inconsistent"}
 
 
@@ -48,9 +57,14 @@ class CheckResult:
         return f"VERDICT: invalid {pairs}"
 
     def to_json(self) -> dict[str, Any]:
-        return {"valid": self.valid, "bad": self.bad, "counts": self.counts(), "stats": self.stats,
-                "availability": self.availability.summary(),
-                "anomalies": {n: [a.to_json() for a in items[:50]] for n, items in self.anomalies.items()}}
+        return {
+            "valid": self.valid,
+            "bad": self.bad,
+            "counts": self.counts(),
+            "stats": self.stats,
+            "availability": self.availability.summary(),
+            "anomalies": {n: [a.to_json() for a in items[:50]] for n, items in self.anomalies.items()},
+        }
 
 
 def check(history: History) -> CheckResult:
@@ -77,8 +91,13 @@ def check(history: History) -> CheckResult:
         allowed |= {"unseen", "validate_delivery"}
     bad = [name for name in ORDER if anomalies[name] and name not in allowed]
     acked = sum(1 for w in a.writes.values() if w.status == "ok")
-    stats = {"ops": len(history), "writes": len(a.writes), "acked": acked, "reads": len(a.reads),
-             "distinct_read": len(a.read_values)}
+    stats = {
+        "ops": len(history),
+        "writes": len(a.writes),
+        "acked": acked,
+        "reads": len(a.reads),
+        "distinct_read": len(a.read_values),
+    }
     valid: Validity
     if bad:
         valid = False

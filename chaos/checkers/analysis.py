@@ -47,7 +47,8 @@ class Analysis:
     assigns: dict[int | str, list[int]] = field(default_factory=lambda: defaultdict(list))
     """Op indices of each process's ``assign`` completions (a new poll sequence starts after each)."""
     offsets_by_position: dict[Position, dict[Any, list[int]]] = field(
-        default_factory=lambda: defaultdict(lambda: defaultdict(list)))
+        default_factory=lambda: defaultdict(lambda: defaultdict(list))
+    )
     """(t, p, o) -> value -> op indices that show it there (ok sends and reads)."""
     known_offsets: dict[TopicPartition, list[int]] = field(default_factory=dict)
     """Sorted offsets known to hold a record, per partition."""
@@ -57,14 +58,22 @@ class Analysis:
     def known_between(self, tp: TopicPartition, low: int, high: int) -> list[int]:
         """Known offsets strictly between ``low`` and ``high``."""
         offsets = self.known_offsets.get(tp, [])
-        return offsets[bisect.bisect_right(offsets, low):bisect.bisect_left(offsets, high)]
+        return offsets[bisect.bisect_right(offsets, low) : bisect.bisect_left(offsets, high)]
 
 
-def _record_write(a: Analysis, value: Any, invoke: Op, done: Op | None, topic: str | None,
-                  partition: int | None, offset: int | None) -> None:
+def _record_write(
+    a: Analysis,
+    value: Any,
+    invoke: Op,
+    done: Op | None,
+    topic: str | None,
+    partition: int | None,
+    offset: int | None,
+) -> None:
     status = done.type if done is not None else "open"
-    write = Write(value, status, invoke.process, invoke.index, done.index if done else None,
-                  topic, partition, offset)
+    write = Write(
+        value, status, invoke.process, invoke.index, done.index if done else None, topic, partition, offset
+    )
     previous = a.writes.get(value)
     if previous is None or previous.status != "ok":
         a.writes[value] = write
@@ -77,8 +86,15 @@ def analyse(history: History) -> Analysis:
     for invoke, done in history.pairs():
         if invoke.f == "send":
             source = done if done is not None else invoke
-            _record_write(a, invoke.value, invoke, done, source.topic, source.partition,
-                          done.offset if done is not None and done.type == "ok" else None)
+            _record_write(
+                a,
+                invoke.value,
+                invoke,
+                done,
+                source.topic,
+                source.partition,
+                done.offset if done is not None and done.type == "ok" else None,
+            )
         elif invoke.f == "txn" and done is not None:
             for topic, partition, offset, value in done.records or []:
                 _record_write(a, value, invoke, done, topic, partition, offset if done.type == "ok" else None)

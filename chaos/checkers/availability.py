@@ -25,8 +25,12 @@ class Availability:
     def summary(self) -> dict[str, Any]:
         total = sum(self.ok_per_s)
         span = max(len(self.seconds), 1)
-        return {"ok_ops": total, "errors": sum(self.errors_per_s), "ok_rate_per_s": round(total / span, 1),
-                "recovery": self.recovery_s}
+        return {
+            "ok_ops": total,
+            "errors": sum(self.errors_per_s),
+            "ok_rate_per_s": round(total / span, 1),
+            "recovery": self.recovery_s,
+        }
 
 
 def availability(history: History, fs: tuple[str, ...] = ("send", "txn")) -> Availability:
@@ -45,15 +49,26 @@ def availability(history: History, fs: tuple[str, ...] = ("send", "txn")) -> Ava
         else:
             errors[second] += 1
     last = max([*ok, *errors, 0])
-    result = Availability(list(range(last + 1)), [ok[s] for s in range(last + 1)],
-                          [errors[s] for s in range(last + 1)], dict(latency))
+    result = Availability(
+        list(range(last + 1)),
+        [ok[s] for s in range(last + 1)],
+        [errors[s] for s in range(last + 1)],
+        dict(latency),
+    )
     ok_ops.sort()
     for name, start, end in fault_windows(history):
         if end is None:
-            result.recovery_s.append({"fault": name, "start": round(start, 3), "end": None,
-                                      "recovery_s": None})
+            result.recovery_s.append(
+                {"fault": name, "start": round(start, 3), "end": None, "recovery_s": None}
+            )
             continue
         after = [completed for invoked, completed in ok_ops if invoked >= end]
-        result.recovery_s.append({"fault": name, "start": round(start, 3), "end": round(end, 3),
-                                  "recovery_s": round(min(after) - end, 3) if after else None})
+        result.recovery_s.append(
+            {
+                "fault": name,
+                "start": round(start, 3),
+                "end": round(end, 3),
+                "recovery_s": round(min(after) - end, 3) if after else None,
+            }
+        )
     return result

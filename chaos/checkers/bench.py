@@ -26,18 +26,31 @@ def synthetic(seconds: int, rate: int, partitions: int = 6, producers: int = 8) 
         process, partition = n % producers, n % partitions
         value = f"{process}-{n}"
         add("invoke", process, "send", mono, value=value, topic="q", partition=partition)
-        add("ok", process, "send", mono + 0.002, value=value, topic="q", partition=partition,
-            offset=offsets[partition])
+        add(
+            "ok",
+            process,
+            "send",
+            mono + 0.002,
+            value=value,
+            topic="q",
+            partition=partition,
+            offset=offsets[partition],
+        )
         stored[partition].append(("q", partition, offsets[partition], value))
         offsets[partition] += 1
         if n % (rate * 10) == 0:
-            add("info", "nemesis", "start" if (n // (rate * 10)) % 2 == 0 else "stop", mono,
-                value={"fault": "kill", "id": n // (rate * 20)})
+            add(
+                "info",
+                "nemesis",
+                "start" if (n // (rate * 10)) % 2 == 0 else "stop",
+                mono,
+                value={"fault": "kill", "id": n // (rate * 20)},
+            )
     mono = float(seconds)
     for partition, records in enumerate(stored):
         for start in range(0, len(records), 100):
             add("invoke", 100 + partition, "poll", mono)
-            add("ok", 100 + partition, "poll", mono, records=records[start:start + 100])
+            add("ok", 100 + partition, "poll", mono, records=records[start : start + 100])
     return History(ops, {"idempotence": True, "final_drain": True})
 
 
@@ -50,8 +63,10 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     result = check(history)
     elapsed = time.perf_counter() - start
-    print(f"{len(history):,} ops ({args.seconds} s at {args.rate}/s): checked in {elapsed:.2f} s "
-          f"(target <= 10 s); {result.verdict_line()}")
+    print(
+        f"{len(history):,} ops ({args.seconds} s at {args.rate}/s): checked in {elapsed:.2f} s "
+        f"(target <= 10 s); {result.verdict_line()}"
+    )
     return 0
 
 

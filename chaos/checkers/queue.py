@@ -48,13 +48,24 @@ def acked_unread(a: Analysis) -> tuple[list[Anomaly], list[Anomaly]]:
         ops = [w.invoke_index] + ([w.complete_index] if w.complete_index is not None else [])
         high = a.max_read_offset.get((w.topic, w.partition), -1)
         if w.offset is not None and high > w.offset:
-            lost.append(Anomaly("lost_write", f"{value!r} acknowledged at {w.topic}-{w.partition}@{w.offset} "
-                                f"but never read, though offset {high} was", ops,
-                                {"value": value, "partition": w.partition, "offset": w.offset}))
+            lost.append(
+                Anomaly(
+                    "lost_write",
+                    f"{value!r} acknowledged at {w.topic}-{w.partition}@{w.offset} "
+                    f"but never read, though offset {high} was",
+                    ops,
+                    {"value": value, "partition": w.partition, "offset": w.offset},
+                )
+            )
         else:
-            unseen.append(Anomaly("unseen", f"{value!r} acknowledged at {w.topic}-{w.partition}@{w.offset} "
-                                  "never read", ops, {"value": value, "partition": w.partition,
-                                                      "offset": w.offset}))
+            unseen.append(
+                Anomaly(
+                    "unseen",
+                    f"{value!r} acknowledged at {w.topic}-{w.partition}@{w.offset} never read",
+                    ops,
+                    {"value": value, "partition": w.partition, "offset": w.offset},
+                )
+            )
     return lost, unseen
 
 
@@ -73,10 +84,17 @@ def duplicates(a: Analysis) -> list[Anomaly]:
         for value, indices in values.items():
             positions[value].append(position)
             ops[value].extend(indices)
-    return [Anomaly("duplicate", f"{value!r} stored at {len(where)} positions: "
-                    + ", ".join(f"{t}-{p}@{o}" for t, p, o in sorted(where)),
-                    sorted(set(ops[value])), {"value": value, "positions": sorted(where)})
-            for value, where in positions.items() if len(where) > 1]
+    return [
+        Anomaly(
+            "duplicate",
+            f"{value!r} stored at {len(where)} positions: "
+            + ", ".join(f"{t}-{p}@{o}" for t, p, o in sorted(where)),
+            sorted(set(ops[value])),
+            {"value": value, "positions": sorted(where)},
+        )
+        for value, where in positions.items()
+        if len(where) > 1
+    ]
 
 
 def inconsistent_offsets(a: Analysis) -> list[Anomaly]:
@@ -84,10 +102,14 @@ def inconsistent_offsets(a: Analysis) -> list[Anomaly]:
     for (topic, partition, offset), values in a.offsets_by_position.items():
         if len(values) > 1:
             shown = sorted(map(repr, values))
-            out.append(Anomaly("inconsistent_offsets", f"{topic}-{partition}@{offset} holds "
-                               + " and ".join(shown),
-                               sorted({i for indices in values.values() for i in indices}),
-                               {"partition": partition, "offset": offset, "values": shown}))
+            out.append(
+                Anomaly(
+                    "inconsistent_offsets",
+                    f"{topic}-{partition}@{offset} holds " + " and ".join(shown),
+                    sorted({i for indices in values.values() for i in indices}),
+                    {"partition": partition, "offset": offset, "values": shown},
+                )
+            )
     return out
 
 
@@ -107,18 +129,33 @@ def poll_order(a: Analysis) -> tuple[list[Anomaly], list[Anomaly]]:
             continue
         prev_offset, prev_op = before
         if read.offset <= prev_offset:
-            backwards.append(Anomaly("nonmonotonic_poll", f"process {read.process} read {read.topic}-"
-                                     f"{read.partition}@{read.offset} after @{prev_offset}",
-                                     sorted({prev_op, read.op_index}),
-                                     {"partition": read.partition, "from": prev_offset, "to": read.offset}))
+            backwards.append(
+                Anomaly(
+                    "nonmonotonic_poll",
+                    f"process {read.process} read {read.topic}-"
+                    f"{read.partition}@{read.offset} after @{prev_offset}",
+                    sorted({prev_op, read.op_index}),
+                    {"partition": read.partition, "from": prev_offset, "to": read.offset},
+                )
+            )
         elif read.offset > prev_offset + 1:
             missed = a.known_between(tp, prev_offset, read.offset)
             if missed:
-                skips.append(Anomaly("poll_skip", f"process {read.process} jumped {read.topic}-"
-                                     f"{read.partition}@{prev_offset} -> @{read.offset}, skipping "
-                                     f"{len(missed)} known offsets", sorted({prev_op, read.op_index}),
-                                     {"partition": read.partition, "from": prev_offset,
-                                      "to": read.offset, "skipped": missed[:20]}))
+                skips.append(
+                    Anomaly(
+                        "poll_skip",
+                        f"process {read.process} jumped {read.topic}-"
+                        f"{read.partition}@{prev_offset} -> @{read.offset}, skipping "
+                        f"{len(missed)} known offsets",
+                        sorted({prev_op, read.op_index}),
+                        {
+                            "partition": read.partition,
+                            "from": prev_offset,
+                            "to": read.offset,
+                            "skipped": missed[:20],
+                        },
+                    )
+                )
     return skips, backwards
 
 
@@ -134,9 +171,15 @@ def nonmonotonic_sends(a: Analysis) -> list[Anomaly]:
         for (i1, o1, c1), (i2, o2, c2) in itertools.pairwise(sends):
             if o2 <= o1:
                 ops = sorted(i for i in (i1, c1, i2, c2) if i is not None)
-                out.append(Anomaly("nonmonotonic_send", f"process {process} sent op {i2} after op {i1} "
-                                   f"but {topic}-{partition} stored it at @{o2}, not after @{o1}", ops,
-                                   {"partition": partition, "offsets": [o1, o2]}))
+                out.append(
+                    Anomaly(
+                        "nonmonotonic_send",
+                        f"process {process} sent op {i2} after op {i1} "
+                        f"but {topic}-{partition} stored it at @{o2}, not after @{o1}",
+                        ops,
+                        {"partition": partition, "offsets": [o1, o2]},
+                    )
+                )
     return out
 
 
@@ -146,8 +189,14 @@ def aborted_reads(a: Analysis) -> list[Anomaly]:
         w = a.writes.get(value)
         if w is not None and w.status == "fail":
             ops = [w.invoke_index] + ([w.complete_index] if w.complete_index is not None else []) + indices
-            out.append(Anomaly("aborted_read", f"{value!r} was read, but its write failed or aborted",
-                               sorted(set(ops)), {"value": value}))
+            out.append(
+                Anomaly(
+                    "aborted_read",
+                    f"{value!r} was read, but its write failed or aborted",
+                    sorted(set(ops)),
+                    {"value": value},
+                )
+            )
     return out
 
 
@@ -158,12 +207,23 @@ def validate_delivery(a: Analysis, idempotence: bool) -> list[Anomaly]:
     out = []
     if missing:
         ops = [a.writes[v].invoke_index for v in missing[:100]]
-        out.append(Anomaly("validate_delivery", f"{len(missing)} acked records were not consumed "
-                           f"(first: {missing[:5]!r})", ops, {"missing": len(missing)}))
+        out.append(
+            Anomaly(
+                "validate_delivery",
+                f"{len(missing)} acked records were not consumed (first: {missing[:5]!r})",
+                ops,
+                {"missing": len(missing)},
+            )
+        )
     if idempotence:
         dups = duplicates(a)
         if dups:
-            out.append(Anomaly("validate_delivery", f"{len(dups)} values duplicated with an idempotent "
-                               "producer", sorted({i for d in dups[:100] for i in d.ops}),
-                               {"duplicated": len(dups)}))
+            out.append(
+                Anomaly(
+                    "validate_delivery",
+                    f"{len(dups)} values duplicated with an idempotent producer",
+                    sorted({i for d in dups[:100] for i in d.ops}),
+                    {"duplicated": len(dups)},
+                )
+            )
     return out

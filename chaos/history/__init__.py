@@ -43,8 +43,14 @@ class Op:
     """Records a ``poll`` returned, or that a ``txn`` wrote (``value`` then holds what it read)."""
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"index": self.index, "type": self.type, "process": self.process,
-                               "f": self.f, "wall": round(self.wall, 6), "mono": round(self.mono, 6)}
+        out: dict[str, Any] = {
+            "index": self.index,
+            "type": self.type,
+            "process": self.process,
+            "f": self.f,
+            "wall": round(self.wall, 6),
+            "mono": round(self.mono, 6),
+        }
         for key in ("value", "topic", "partition", "offset", "error"):
             item = getattr(self, key)
             if item is not None:
@@ -60,10 +66,20 @@ class Op:
             if kind not in TYPES:
                 raise ValueError(f"type {kind!r} is not one of {TYPES}")
             records = raw.get("records")
-            return Op(int(raw["index"]), kind, raw["process"], str(raw["f"]), float(raw["wall"]),
-                      float(raw["mono"]), raw.get("value"), raw.get("topic"), raw.get("partition"),
-                      raw.get("offset"), raw.get("error"),
-                      None if records is None else [(r[0], int(r[1]), int(r[2]), r[3]) for r in records])
+            return Op(
+                int(raw["index"]),
+                kind,
+                raw["process"],
+                str(raw["f"]),
+                float(raw["wall"]),
+                float(raw["mono"]),
+                raw.get("value"),
+                raw.get("topic"),
+                raw.get("partition"),
+                raw.get("offset"),
+                raw.get("error"),
+                None if records is None else [(r[0], int(r[1]), int(r[2]), r[3]) for r in records],
+            )
         except KeyError as exc:
             raise ValueError(f"op lacks the field {exc.args[0]!r}") from exc
 
@@ -82,18 +98,23 @@ class History:
         return len(self.ops)
 
     def pairs(self) -> Iterator[tuple[Op, Op | None]]:
-        """(invoke, completion) for every client operation; completion None if it never completed."""
-        open_ops: dict[int | str, Op] = {}
+        """(invoke, completion) for every client operation; completion None if it never completed.
+
+        A process has one operation open at a time, except sends: an asynchronous producer has
+        many in flight, so a send's completion is matched to its invoke by its (unique) value.
+        """
+        open_ops: dict[Any, Op] = {}
         done: list[tuple[Op, Op | None]] = []
         for op in self.ops:
             if op.process == NEMESIS:
                 continue
+            key = (op.process, op.value) if op.f == "send" else op.process
             if op.type == "invoke":
-                if op.process in open_ops:
-                    done.append((open_ops.pop(op.process), None))
-                open_ops[op.process] = op
-            elif op.process in open_ops:
-                done.append((open_ops.pop(op.process), op))
+                if key in open_ops:
+                    done.append((open_ops.pop(key), None))
+                open_ops[key] = op
+            elif key in open_ops:
+                done.append((open_ops.pop(key), op))
         done.extend((op, None) for op in open_ops.values())
         return iter(done)
 
@@ -131,8 +152,15 @@ class Recorder:
 
     def _append(self, type_: str, process: int | str, f: str, **fields: Any) -> Op:
         with self._lock:
-            op = Op(len(self.history.ops), type_, process, f, time.time(),
-                    time.monotonic() - self._mono0, **fields)
+            op = Op(
+                len(self.history.ops),
+                type_,
+                process,
+                f,
+                time.time(),
+                time.monotonic() - self._mono0,
+                **fields,
+            )
             self.history.ops.append(op)
             return op
 

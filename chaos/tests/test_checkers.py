@@ -23,11 +23,19 @@ class Builder:
         n = len(self.history.ops)
         self.history.ops.append(Op(n, type_, process, f, 1000.0 + n, n / 10, **fields))
 
-    def send(self, process: int, value: str, partition: int, offset: int | None,
-             outcome: str = "ok") -> Builder:
+    def send(
+        self, process: int, value: str, partition: int, offset: int | None, outcome: str = "ok"
+    ) -> Builder:
         self._op("invoke", process, "send", value=value, topic=T, partition=partition)
-        self._op(outcome, process, "send", value=value, topic=T, partition=partition,
-                 offset=offset if outcome == "ok" else None)
+        self._op(
+            outcome,
+            process,
+            "send",
+            value=value,
+            topic=T,
+            partition=partition,
+            offset=offset if outcome == "ok" else None,
+        )
         return self
 
     def poll(self, process: int, *records: tuple[int, int, str]) -> Builder:
@@ -55,8 +63,14 @@ def names(builder: Builder) -> dict[str, int]:
 
 
 def clean() -> Builder:
-    return (Builder().send(0, "a", 0, 0).send(0, "b", 0, 1).send(0, "c", 1, 0)
-            .poll(1, (0, 0, "a"), (0, 1, "b")).poll(1, (1, 0, "c")))
+    return (
+        Builder()
+        .send(0, "a", 0, 0)
+        .send(0, "b", 0, 1)
+        .send(0, "c", 1, 0)
+        .poll(1, (0, 0, "a"), (0, 1, "b"))
+        .poll(1, (1, 0, "c"))
+    )
 
 
 def test_clean_history_is_valid() -> None:
@@ -111,18 +125,33 @@ def test_poll_skip_present_and_absent() -> None:
     gap = Builder().send(0, "a", 0, 0).send(0, "c", 0, 2).poll(1, (0, 0, "a")).poll(1, (0, 2, "c"))
     assert "poll_skip" not in names(gap)
     # after a reassignment a consumer may start anywhere
-    moved = (Builder().send(0, "a", 0, 0).send(0, "b", 0, 1).send(0, "c", 0, 2)
-             .poll(1, (0, 0, "a")).assign(1, [0]).poll(1, (0, 2, "c")).poll(2, (0, 1, "b")))
+    moved = (
+        Builder()
+        .send(0, "a", 0, 0)
+        .send(0, "b", 0, 1)
+        .send(0, "c", 0, 2)
+        .poll(1, (0, 0, "a"))
+        .assign(1, [0])
+        .poll(1, (0, 2, "c"))
+        .poll(2, (0, 1, "b"))
+    )
     assert "poll_skip" not in names(moved)
 
 
 def test_nonmonotonic_poll_present_and_absent() -> None:
-    history = (Builder().send(0, "a", 0, 0).send(0, "b", 0, 1)
-               .poll(1, (0, 0, "a"), (0, 1, "b")).poll(1, (0, 0, "a")))
+    history = (
+        Builder().send(0, "a", 0, 0).send(0, "b", 0, 1).poll(1, (0, 0, "a"), (0, 1, "b")).poll(1, (0, 0, "a"))
+    )
     [anomaly] = check(history.history).anomalies["nonmonotonic_poll"]
     assert (anomaly.detail["from"], anomaly.detail["to"]) == (1, 0)
-    rewound = (Builder().send(0, "a", 0, 0).send(0, "b", 0, 1).poll(1, (0, 0, "a"), (0, 1, "b"))
-               .assign(1, [0]).poll(1, (0, 0, "a")))
+    rewound = (
+        Builder()
+        .send(0, "a", 0, 0)
+        .send(0, "b", 0, 1)
+        .poll(1, (0, 0, "a"), (0, 1, "b"))
+        .assign(1, [0])
+        .poll(1, (0, 0, "a"))
+    )
     assert "nonmonotonic_poll" not in names(rewound), "re-reading after a rebalance is allowed"
 
 
@@ -135,12 +164,17 @@ def test_nonmonotonic_send_present_and_absent() -> None:
 
 
 def test_aborted_read_present_and_absent() -> None:
-    failed = (Builder().send(0, "a", 0, None, outcome="fail").send(0, "b", 0, 1)
-              .poll(1, (0, 0, "a"), (0, 1, "b")))
+    failed = (
+        Builder().send(0, "a", 0, None, outcome="fail").send(0, "b", 0, 1).poll(1, (0, 0, "a"), (0, 1, "b"))
+    )
     [anomaly] = check(failed.history).anomalies["aborted_read"]
     assert anomaly.detail["value"] == "a"
-    aborted_txn = Builder().txn(0, "fail", [(0, 0, "t1")]).txn(0, "ok", [(0, 2, "t2")]).poll(1, (0, 0, "t1"),
-                                                                                             (0, 2, "t2"))
+    aborted_txn = (
+        Builder()
+        .txn(0, "fail", [(0, 0, "t1")])
+        .txn(0, "ok", [(0, 2, "t2")])
+        .poll(1, (0, 0, "t1"), (0, 2, "t2"))
+    )
     assert names(aborted_txn) == {"aborted_read": 1}
     committed = Builder().txn(0, "fail", [(0, 0, "t1")]).txn(0, "ok", [(0, 2, "t2")]).poll(1, (0, 2, "t2"))
     assert names(committed) == {}

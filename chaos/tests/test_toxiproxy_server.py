@@ -117,8 +117,11 @@ def test_create_list_show_and_delete_proxy(api: Toxiproxy, echo: EchoServer) -> 
 def test_bad_requests_get_json_errors(api: Toxiproxy, echo: EchoServer) -> None:
     answer = requests.post(f"http://{APIConsumer.host}:{APIConsumer.port}/proxies", data=b"{nope", timeout=5)
     assert answer.status_code == 400 and answer.json()["status"] == 400
-    answer = requests.post(f"http://{APIConsumer.host}:{APIConsumer.port}/proxies",
-                           json={"name": "x", "upstream": "no-port"}, timeout=5)
+    answer = requests.post(
+        f"http://{APIConsumer.host}:{APIConsumer.port}/proxies",
+        json={"name": "x", "upstream": "no-port"},
+        timeout=5,
+    )
     assert answer.status_code == 400
     proxy = api.create(upstream=echo.address, name="echo")
     with pytest.raises(InvalidToxic):
@@ -131,16 +134,19 @@ def test_bad_requests_get_json_errors(api: Toxiproxy, echo: EchoServer) -> None:
 
 def test_version_and_populate(api: Toxiproxy, echo: EchoServer) -> None:
     assert b"version" in api.version()
-    body = [{"name": "a", "upstream": echo.address, "listen": "127.0.0.1:0"},
-            {"name": "b", "upstream": echo.address, "listen": "127.0.0.1:0"}]
+    body = [
+        {"name": "a", "upstream": echo.address, "listen": "127.0.0.1:0"},
+        {"name": "b", "upstream": echo.address, "listen": "127.0.0.1:0"},
+    ]
     answer = APIConsumer.post("/populate", json=body)
     assert answer.status_code == 201
     names = [p["name"] for p in answer.json()["proxies"]]
     assert names == ["a", "b"]
     listen_a = api.proxies()["a"].listen
     # unchanged fields: the proxy is untouched; a changed upstream replaces it
-    again = APIConsumer.post("/populate", json=[{"name": "a", "upstream": echo.address,
-                                                 "listen": listen_a}]).json()
+    again = APIConsumer.post(
+        "/populate", json=[{"name": "a", "upstream": echo.address, "listen": listen_a}]
+    ).json()
     assert again["proxies"][0]["listen"] == listen_a
     other = EchoServer()
     replaced = APIConsumer.post("/populate", json=[{"name": "a", "upstream": other.address}]).json()
@@ -152,12 +158,18 @@ def test_toxic_crud_defaults_and_reset(api: Toxiproxy, echo: EchoServer) -> None
     proxy = api.create(upstream=echo.address, name="echo")
     proxy.add_toxic(type="latency", attributes={"latency": 10})
     toxic = APIConsumer.get("/proxies/echo/toxics/latency_downstream").json()
-    assert toxic == {"name": "latency_downstream", "type": "latency", "stream": "downstream",
-                     "toxicity": 1.0, "attributes": {"latency": 10, "jitter": 0}}
+    assert toxic == {
+        "name": "latency_downstream",
+        "type": "latency",
+        "stream": "downstream",
+        "toxicity": 1.0,
+        "attributes": {"latency": 10, "jitter": 0},
+    }
     with pytest.raises(ProxyExists):
         proxy.add_toxic(type="latency", attributes={"latency": 10})
-    updated = APIConsumer.post("/proxies/echo/toxics/latency_downstream",
-                               json={"attributes": {"jitter": 3}}).json()
+    updated = APIConsumer.post(
+        "/proxies/echo/toxics/latency_downstream", json={"attributes": {"jitter": 3}}
+    ).json()
     assert updated["attributes"] == {"latency": 10, "jitter": 3}
     proxy.add_toxic(type="bandwidth", stream="upstream", name="cap", attributes={"rate": 100})
     assert set(proxy.toxics()) == {"latency_downstream", "cap"}

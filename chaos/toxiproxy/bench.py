@@ -54,8 +54,10 @@ def _round_trips(port: int, pings: int) -> list[float]:
 
 def _summary(times: list[float]) -> str:
     ordered = sorted(times)
-    return (f"median {statistics.median(ordered) * 1e6:7.0f} µs   "
-            f"p99 {ordered[int(len(ordered) * 0.99) - 1] * 1e6:7.0f} µs")
+    return (
+        f"median {statistics.median(ordered) * 1e6:7.0f} µs   "
+        f"p99 {ordered[int(len(ordered) * 0.99) - 1] * 1e6:7.0f} µs"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -64,8 +66,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     echo = _echo_server()
     with find_toxiproxy(prefer_project=True) as endpoint:
-        proxy = requests.post(f"{endpoint.url}/proxies", timeout=5, json={
-            "name": "bench", "upstream": f"127.0.0.1:{echo.getsockname()[1]}"}).json()
+        proxy = requests.post(
+            f"{endpoint.url}/proxies",
+            timeout=5,
+            json={"name": "bench", "upstream": f"127.0.0.1:{echo.getsockname()[1]}"},
+        ).json()
         proxy_port = int(proxy["listen"].rsplit(":", 1)[1])
         direct = _round_trips(echo.getsockname()[1], args.pings)
         proxied = _round_trips(proxy_port, args.pings)

@@ -24,8 +24,9 @@ async def _run(host: str, port: int) -> None:
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="kafka-harness toxiproxy",
-                                     description="Toxiproxy-compatible HTTP API and TCP proxies")
+    parser = argparse.ArgumentParser(
+        prog="kafka-harness toxiproxy", description="Toxiproxy-compatible HTTP API and TCP proxies"
+    )
     parser.add_argument("--listen", default="127.0.0.1:8474", help="API address (default 127.0.0.1:8474)")
     args = parser.parse_args(argv)
     try:
@@ -37,7 +38,8 @@ def main(argv: list[str]) -> int:
         with contextlib.suppress(KeyboardInterrupt):
             asyncio.run(_run(host, port))
     except OSError as exc:
-        print(f"kafka-harness toxiproxy: cannot listen on {args.listen}: {exc.strerror or exc}",
-              file=sys.stderr)
+        print(
+            f"kafka-harness toxiproxy: cannot listen on {args.listen}: {exc.strerror or exc}", file=sys.stderr
+        )
         return 2
     return 0

@@ -68,8 +68,9 @@ def _answers(url: str) -> bool:
 
 
 def _child(command: list[str], host: str, port: int, kind: str) -> Endpoint:
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                               start_new_session=True)
+    process = subprocess.Popen(
+        command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
 
     def stop() -> None:
         process.terminate()
@@ -97,8 +98,12 @@ def _container(host: str) -> Endpoint | None:
         return None
     port = free_port(host)
     container = client.containers.run(
-        "ghcr.io/shopify/toxiproxy", command=["-host", "0.0.0.0", "-port", str(port)],
-        network_mode="host", detach=True, remove=True)
+        "ghcr.io/shopify/toxiproxy",
+        command=["-host", "0.0.0.0", "-port", str(port)],
+        network_mode="host",
+        detach=True,
+        remove=True,
+    )
     wait_for_port(host, port, 30)
     return Endpoint(host, port, "container", [container.stop])
 

@@ -28,8 +28,9 @@ QUEUE_LIMIT = 256  # chunks held by the writer stage before the reader stops rea
 class Direction:
     """Bytes from ``reader`` to ``writer`` through the toxics of one stream."""
 
-    def __init__(self, link: Link, stream: str, reader: asyncio.StreamReader,
-                 writer: asyncio.StreamWriter) -> None:
+    def __init__(
+        self, link: Link, stream: str, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
         self.link = link
         self.stream = stream
         self.reader = reader
@@ -44,8 +45,10 @@ class Direction:
 
     def staged(self) -> bool:
         """Whether any toxic needs the writer stage (timing or slicing)."""
-        return any(t.stream == self.stream and t.type in ("latency", "bandwidth", "slicer")
-                   for t in self.link.active_toxics())
+        return any(
+            t.stream == self.stream and t.type in ("latency", "bandwidth", "slicer")
+            for t in self.link.active_toxics()
+        )
 
     async def pump(self) -> None:
         writer_task = asyncio.create_task(self._write_stage())
@@ -136,10 +139,11 @@ class Direction:
         bytes_per_s = min(rates) * 1000
         step = max(bytes_per_s // 10, 1)
         for start in range(0, len(data), step):
-            piece = data[start:start + step]
+            piece = data[start : start + step]
             await asyncio.sleep(len(piece) / bytes_per_s)
             self.writer.write(piece)
             await self.writer.drain()
+
 
 def _slices(data: bytes, toxic: Toxic) -> list[bytes]:
     average = toxic.attr("average_size")
@@ -150,7 +154,7 @@ def _slices(data: bytes, toxic: Toxic) -> list[bytes]:
     start = 0
     while start < len(data):
         size = average + (random.randint(-variation, variation) if variation else 0)
-        pieces.append(data[start:start + max(size, 1)])
+        pieces.append(data[start : start + max(size, 1)])
         start += max(size, 1)
     return pieces
 
@@ -196,8 +200,12 @@ class Link:
             action = self.reset if t.type == "reset_peer" else self.close
             self._timers[key] = loop.call_later(t.attr("timeout") / 1000, action)
 
-    async def run(self, client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter,
-                  upstream: tuple[str, int]) -> None:
+    async def run(
+        self,
+        client_reader: asyncio.StreamReader,
+        client_writer: asyncio.StreamWriter,
+        upstream: tuple[str, int],
+    ) -> None:
         self.writers.append(client_writer)
         try:
             server_reader, server_writer = await asyncio.open_connection(*upstream)

@@ -126,8 +126,11 @@ class ToxiproxyServer:
             ("POST", re.compile(r"^/proxies/(?P<proxy>[^/]+)/toxics$"), self._add_toxic),
             ("GET", re.compile(r"^/proxies/(?P<proxy>[^/]+)/toxics/(?P<toxic>[^/]+)$"), self._show_toxic),
             ("POST", re.compile(r"^/proxies/(?P<proxy>[^/]+)/toxics/(?P<toxic>[^/]+)$"), self._update_toxic),
-            ("DELETE", re.compile(r"^/proxies/(?P<proxy>[^/]+)/toxics/(?P<toxic>[^/]+)$"),
-             self._delete_toxic),
+            (
+                "DELETE",
+                re.compile(r"^/proxies/(?P<proxy>[^/]+)/toxics/(?P<toxic>[^/]+)$"),
+                self._delete_toxic,
+            ),
         ]
 
     # --- HTTP -----------------------------------------------------------------------------------
@@ -169,8 +172,10 @@ class ToxiproxyServer:
                 else:
                     status, payload = await self.dispatch(parts[0], parts[1].split("?")[0], body)
                 data = b"" if payload is None else json.dumps(payload).encode()
-                head = (f"HTTP/1.1 {status} {_REASONS.get(status, 'Status')}\r\n"
-                        f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n")
+                head = (
+                    f"HTTP/1.1 {status} {_REASONS.get(status, 'Status')}\r\n"
+                    f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n"
+                )
                 writer.write(head.encode() + data)
                 await writer.drain()
                 if headers.get("connection", "").lower() == "close":
@@ -244,7 +249,8 @@ class ToxiproxyServer:
             existing = self.proxies.get(str(item.get("name")))
             if existing is not None:
                 same = existing.upstream == item.get("upstream") and (
-                    "listen" not in item or existing.listen == item.get("listen"))
+                    "listen" not in item or existing.listen == item.get("listen")
+                )
                 if same:
                     out.append(existing.to_json())
                     continue
@@ -323,8 +329,16 @@ class ToxiproxyServer:
         return 204, None
 
 
-_REASONS = {200: "OK", 201: "Created", 204: "No Content", 400: "Bad Request", 404: "Not Found",
-            405: "Method Not Allowed", 409: "Conflict", 500: "Internal Server Error"}
+_REASONS = {
+    200: "OK",
+    201: "Created",
+    204: "No Content",
+    400: "Bad Request",
+    404: "Not Found",
+    405: "Method Not Allowed",
+    409: "Conflict",
+    500: "Internal Server Error",
+}
 
 
 class ServerThread:

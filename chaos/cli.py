@@ -1,0 +1,166 @@
+"""``kafka-harness chaos``: one campaign, progress while it runs, a verdict as the last line.
+
+Exit 0 when the history is valid, 1 when anomalies were found, 2 when the campaign could not
+run or nothing could be judged (the message says why).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from chaos.check_cli import print_result
+from chaos.nemesis.schedule import parse_faults
+from chaos.runner import Campaign, CampaignError, Outcome, run
+
+
+def _bool(text: str) -> bool:
+    if text.lower() in ("true", "1", "yes", "on"):
+        return True
+    if text.lower() in ("false", "0", "no", "off"):
+        return False
+    raise argparse.ArgumentTypeError(f"{text!r} is not true or false")
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="kafka-harness chaos", description=__doc__)
+    p.add_argument("--target", default="tansu", help="reference or tansu (launched here, behind proxies)")
+    p.add_argument("--workload", default="queue", choices=["queue"])
+    p.add_argument(
+        "--nemesis",
+        default="partition-leader,kill,pause",
+        help="comma-separated faults (kafka-harness chaos --list-faults)",
+    )
+    p.add_argument("--time", type=float, default=60.0, help="seconds of workload under faults")
+    p.add_argument("--rate", type=float, default=2000.0, help="sends per second, all producers")
+    p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--acks", default="all", choices=["0", "1", "all", "-1"])
+    p.add_argument("--idempotence", type=_bool, default=True)
+    p.add_argument("--retries", type=int, default=None)
+    p.add_argument("--min-isr", type=int, default=None)
+    p.add_argument("--rf", type=int, default=1)
+    p.add_argument("--brokers", type=int, default=None, help="brokers (default: --rf)")
+    p.add_argument("--partitions", type=int, default=3)
+    p.add_argument("--consumers", choices=["assign", "group"], default="assign")
+    p.add_argument("--unclean-election", type=_bool, default=False)
+    p.add_argument("--toxiproxy-url", default=None, help="use a running Toxiproxy server")
+    p.add_argument(
+        "--out", type=Path, default=None, help="directory for history.jsonl, result.json, timeline.png"
+    )
+    p.add_argument("--alluredir", type=Path, default=None, help="write the campaign as an Allure result here")
+    p.add_argument("--list-faults", action="store_true")
+    return p
+
+
+def main(argv: list[str]) -> int:
+    args = parser().parse_args(argv)
+    if args.list_faults:
+        from chaos.nemesis.schedule import FAULTS
+
+        print("\n".join(FAULTS))
+        return 0
+    try:
+        faults = parse_faults(args.nemesis)
+    except ValueError as exc:
+        print(f"kafka-harness chaos: {exc}", file=sys.stderr)
+        print("VERDICT: could not run")
+        return 2
+    if args.time <= 0 or args.rate <= 0:
+        print("kafka-harness chaos: --time and --rate must be positive", file=sys.stderr)
+        print("VERDICT: could not run")
+        return 2
+    campaign = Campaign(
+        target=args.target,
+        workload=args.workload,
+        faults=faults,
+        time_s=args.time,
+        rate=args.rate,
+        seed=args.seed,
+        acks=args.acks,
+        idempotence=args.idempotence,
+        retries=args.retries,
+        min_isr=args.min_isr,
+        rf=args.rf,
+        brokers=args.brokers or args.rf,
+        partitions=args.partitions,
+        consumer_mode=args.consumers,
+        unclean_election=args.unclean_election,
+        toxiproxy_url=args.toxiproxy_url,
+    )
+    if args.out is not None:
+        campaign.out_dir = args.out
+    try:
+        outcome = run(campaign, progress=lambda line: print(line, flush=True))
+    except CampaignError as exc:
+        print(f"kafka-harness chaos: {exc}", file=sys.stderr)
+        print("VERDICT: could not run")
+        return 2
+    report(campaign, outcome, args.alluredir)
+    result = outcome.result
+    print(result.verdict_line())
+    if result.valid == "unknown":
+        print("kafka-harness chaos: nothing was read back, so nothing can be judged", file=sys.stderr)
+        return 2
+    return 0 if result.valid is True else 1
+
+
+def report(campaign: Campaign, outcome: Outcome, alluredir: Path | None) -> None:
+    """Print the findings; write result.json and timeline.png; optionally an Allure result."""
+    import json
+
+    from chaos.history import read_jsonl
+    from chaos.plot import timeline_png
+
+    result = outcome.result
+    print_result(result)
+    out = campaign.out_dir
+    (out / "result.json").write_text(
+        json.dumps(
+            {
+                **result.to_json(),
+                "plan": [p.to_json() for p in outcome.plan],
+                "nemesis": outcome.nemesis_events,
+            },
+            indent=1,
+            default=str,
+        )
+    )
+    history = read_jsonl(outcome.history_path)
+    png = timeline_png(
+        history,
+        result.availability,
+        out / "timeline.png",
+        f"{campaign.target} {campaign.workload} seed={campaign.seed} {','.join(campaign.faults)}",
+    )
+    print(f"history: {outcome.history_path}\nplot: {png}\nresult: {out / 'result.json'}")
+    if alluredir is not None:
+        from reports.allure import write_result
+
+        steps = [
+            (
+                f"{name}: {len(items)}" + (" (allowed)" if name not in result.bad else ""),
+                name not in result.bad,
+            )
+            for name, items in result.anomalies.items()
+            if items
+        ]
+        write_result(
+            alluredir,
+            name=f"chaos {campaign.target} seed {campaign.seed}",
+            full_name=f"chaos.{campaign.target}.{campaign.workload}.{campaign.seed}",
+            epic="Chaos",
+            feature=campaign.workload,
+            story=",".join(campaign.faults),
+            passed=result.valid is True,
+            message=result.verdict_line(),
+            parameters=campaign.meta(),
+            attachments=[
+                ("history", outcome.history_path),
+                ("timeline", png),
+                ("result", out / "result.json"),
+            ],
+            start_ms=outcome.started_ms,
+            stop_ms=outcome.stopped_ms,
+            steps=steps,
+        )

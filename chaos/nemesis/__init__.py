@@ -1,0 +1,1 @@
+"""Nemeses: topology of proxies, faults, and seeded schedules."""

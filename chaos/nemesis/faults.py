@@ -1,0 +1,209 @@
+"""Faults: each starts and stops, through the Toxiproxy API (links) or the target's nodes (processes).
+
+Every start and stop is recorded in the history as a nemesis op carrying the planned entry, what
+was chosen (nodes, proxies) and any error, so a history shows exactly what was done and when,
+and two runs with one seed can be compared event by event.
+
+A network partition is a black hole (a ``timeout`` toxic with timeout 0 on both streams): packets
+vanish and clients wait, as with iptables DROP, instead of being refused at once.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import requests
+
+from chaos.history import Recorder
+from fixtures.targets import Target
+
+from .schedule import Planned
+from .topology import Topology
+
+PARTITIONS = {
+    "partition-node",
+    "partition-leader",
+    "partition-controller",
+    "partition-halves",
+    "partition-ring",
+    "partition-client",
+}
+LINK_TOXICS: dict[str, list[dict[str, Any]]] = {
+    "latency": [
+        {"type": "latency", "stream": s, "attributes": {"latency": 100, "jitter": 50}}
+        for s in ("upstream", "downstream")
+    ],
+    "bandwidth": [
+        {"type": "bandwidth", "stream": s, "attributes": {"rate": 64}} for s in ("upstream", "downstream")
+    ],
+    "reset-peer": [{"type": "reset_peer", "stream": "downstream", "attributes": {"timeout": 0}}],
+    "timeout": [{"type": "timeout", "stream": "downstream", "attributes": {"timeout": 500}}],
+    "slicer": [
+        {
+            "type": "slicer",
+            "stream": s,
+            "attributes": {"average_size": 64, "size_variation": 32, "delay": 200},
+        }
+        for s in ("upstream", "downstream")
+    ],
+}
+BLACK_HOLE = [
+    {"type": "timeout", "stream": s, "attributes": {"timeout": 0}} for s in ("upstream", "downstream")
+]
+
+
+@dataclass
+class Nemesis:
+    """Runs planned faults against one target through one Toxiproxy server."""
+
+    recorder: Recorder
+    topology: Topology
+    target: Target | None
+    topic: str
+    active: dict[int, dict[str, Any]] = field(default_factory=dict)
+
+    # --- what to hit ----------------------------------------------------------------------------
+
+    def _metadata(self) -> tuple[int | None, int | None]:
+        """(leader of partition 0 of the topic, active controller), or None where unknown."""
+        try:
+            from confluent_kafka.admin import AdminClient
+
+            admin = AdminClient({"bootstrap.servers": self.topology.bootstrap, "socket.timeout.ms": 3000})
+            metadata = admin.list_topics(self.topic, timeout=3)
+            topic = metadata.topics.get(self.topic)
+            leader = topic.partitions[0].leader if topic and 0 in topic.partitions else None
+            controller = metadata.controller_id if metadata.controller_id >= 0 else None
+            return (leader if leader is not None and leader >= 0 else None), controller
+        except Exception:  # a partitioned or killed cluster may not answer; fall back to the seeded pick
+            return None, None
+
+    def _choose(self, plan: Planned, role: str) -> int:
+        nodes = self.topology.node_ids
+        picked = nodes[plan.pick % len(nodes)]
+        if role == "node" or len(nodes) == 1:
+            return picked
+        leader, controller = self._metadata()
+        chosen = leader if role == "leader" else controller
+        return chosen if chosen in nodes else picked
+
+    # --- links ---------------------------------------------------------------------------------
+
+    def _add_toxics(self, proxies: list[str], toxics: list[dict[str, Any]], tag: str) -> list[str]:
+        added = []
+        for proxy in proxies:
+            for toxic in toxics:
+                name = f"{tag}-{toxic['type']}-{toxic['stream']}"
+                answer = requests.post(
+                    f"{self.topology.api_url}/proxies/{proxy}/toxics",
+                    timeout=10,
+                    json={**toxic, "name": name, "toxicity": 1.0},
+                )
+                if answer.status_code in (200, 201):
+                    added.append(f"{proxy}/{name}")
+        return added
+
+    def _remove_toxics(self, added: list[str]) -> None:
+        for item in added:
+            proxy, name = item.split("/", 1)
+            requests.delete(f"{self.topology.api_url}/proxies/{proxy}/toxics/{name}", timeout=10)
+
+    def _partition_links(self, plan: Planned) -> tuple[list[str], list[int]]:
+        nodes = self.topology.node_ids
+        kind = plan.fault
+        if kind == "partition-client":
+            return self.topology.client_links(), nodes
+        if kind == "partition-halves":
+            shuffled = sorted(nodes, key=lambda n: random.Random(plan.pick + n).random())
+            half = shuffled[: max(1, len(nodes) // 2)]
+            return self.topology.isolate(half), half
+        if kind == "partition-ring":
+            ring = self.topology.ring()
+            return (
+                (ring, nodes) if ring else (self.topology.client_links([self._choose(plan, "node")]), nodes)
+            )
+        role = {"partition-leader": "leader", "partition-controller": "controller"}.get(kind, "node")
+        node = self._choose(plan, role)
+        return self.topology.isolate([node]), [node]
+
+    # --- start and stop -----------------------------------------------------------------------
+
+    def start(self, plan: Planned) -> None:
+        state: dict[str, Any] = {
+            "fault": plan.fault,
+            "id": plan.id,
+            "planned_start_s": plan.start_s,
+            "duration_s": plan.duration_s,
+        }
+        try:
+            if plan.fault in PARTITIONS:
+                proxies, nodes = self._partition_links(plan)
+                state["nodes"] = nodes
+                state["toxics"] = self._add_toxics(proxies, BLACK_HOLE, f"nemesis{plan.id}")
+            elif plan.fault in LINK_TOXICS:
+                state["toxics"] = self._add_toxics(
+                    self.topology.client_links(), LINK_TOXICS[plan.fault], f"nemesis{plan.id}"
+                )
+            else:
+                node_id = self._choose(plan, "leader")
+                state["nodes"] = [node_id]
+                self._process_start(plan.fault, node_id)
+        except Exception as exc:  # recorded, never fatal: a fault that could not start is still a fact
+            state["error"] = f"{type(exc).__name__}: {exc}"
+        self.active[plan.id] = state
+        self.recorder.nemesis("start", {k: v for k, v in state.items() if k != "toxics"})
+
+    def stop(self, plan: Planned) -> None:
+        state = self.active.pop(plan.id, {"fault": plan.fault, "id": plan.id})
+        outcome: dict[str, Any] = {"fault": plan.fault, "id": plan.id}
+        try:
+            self._remove_toxics(state.get("toxics", []))
+            if plan.fault in ("kill", "pause", "bounce") and state.get("nodes"):
+                self._process_stop(plan.fault, state["nodes"][0])
+        except Exception as exc:
+            outcome["error"] = f"{type(exc).__name__}: {exc}"
+        self.recorder.nemesis("stop", outcome)
+
+    def _node(self, node_id: int) -> Any:
+        if self.target is None or not self.target.nodes:
+            raise RuntimeError("this target has no processes to control (bootstrap target)")
+        return self.target.node(node_id)
+
+    def _process_start(self, fault: str, node_id: int) -> None:
+        node = self._node(node_id)
+        if fault == "kill":
+            node.kill()
+        elif fault == "pause":
+            node.pause()
+        elif fault == "bounce":
+            node.stop()
+
+    def _process_stop(self, fault: str, node_id: int) -> None:
+        node = self._node(node_id)
+        if fault == "kill" or fault == "bounce":
+            node.start()
+        elif fault == "pause":
+            node.resume()
+
+    def heal(self) -> None:
+        """End every active fault (used when a campaign stops early or finishes)."""
+        for plan_id, state in list(self.active.items()):
+            self.stop(Planned(plan_id, state["fault"], 0.0, 0.0, 0))
+
+
+def run_schedule(nemesis: Nemesis, plan: list[Planned], started: float, stop: threading.Event) -> None:
+    """Start and stop each planned fault at its time (seconds after ``started``, monotonic)."""
+    events = sorted(
+        [(p.start_s, 0, p) for p in plan] + [(p.start_s + p.duration_s, 1, p) for p in plan],
+        key=lambda e: (e[0], e[1]),
+    )
+    for at, kind, entry in events:
+        wait = started + at - time.monotonic()
+        if wait > 0 and stop.wait(wait):
+            break
+        (nemesis.start if kind == 0 else nemesis.stop)(entry)
+    nemesis.heal()

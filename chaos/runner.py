@@ -1,0 +1,243 @@
+"""One campaign: proxies, target, topic, workload, seeded nemesis, final drain, history, verdict.
+
+The order matters: the proxies exist before the brokers start, so the brokers advertise the
+proxies' ports from their first answer and no client ever holds a direct address.
+After the last fault every link is healed and the consumers read to the high watermarks
+(bounded by ``drain_s``); only then does an acknowledged record never read count as ``unseen``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from chaos.checkers import CheckResult, check
+from chaos.history import Recorder, write_jsonl
+from chaos.nemesis.faults import LINK_TOXICS, PARTITIONS, Nemesis, run_schedule
+from chaos.nemesis.schedule import Planned, schedule
+from chaos.nemesis.topology import Topology
+from chaos.toxiproxy.finder import find_toxiproxy
+from chaos.workloads.queue import QueueOptions, QueueWorkload, high_watermarks
+from fixtures.targets import launch, parse_target
+
+
+class CampaignError(RuntimeError):
+    """The campaign could not run (exit 2); the message says why."""
+
+
+@dataclass
+class Campaign:
+    target: str = "tansu"
+    workload: str = "queue"
+    faults: list[str] = field(default_factory=lambda: ["partition-leader", "kill", "pause"])
+    time_s: float = 60.0
+    rate: float = 2000.0
+    seed: int = 7
+    acks: str = "all"
+    idempotence: bool = True
+    retries: int | None = None
+    min_isr: int | None = None
+    rf: int = 1
+    brokers: int = 1
+    partitions: int = 3
+    consumer_mode: str = "assign"
+    unclean_election: bool = False
+    toxiproxy_url: str | None = None
+    drain_s: float = 30.0
+    out_dir: Path = field(default_factory=lambda: Path("/tmp/kh-chaos") / uuid.uuid4().hex[:8])
+    broker_configs: list[str] = field(default_factory=list)
+
+    def meta(self) -> dict[str, Any]:
+        return {
+            "workload": self.workload,
+            "target": self.target,
+            "faults": self.faults,
+            "time_s": self.time_s,
+            "rate": self.rate,
+            "seed": self.seed,
+            "acks": self.acks,
+            "idempotence": self.idempotence,
+            "retries": self.retries,
+            "min_isr": self.min_isr,
+            "rf": self.rf,
+            "brokers": self.brokers,
+            "partitions": self.partitions,
+            "consumer_mode": self.consumer_mode,
+            "unclean_election": self.unclean_election,
+        }
+
+
+@dataclass
+class Outcome:
+    result: CheckResult
+    history_path: Path
+    plan: list[Planned]
+    nemesis_events: list[dict[str, Any]]
+    started_ms: int
+    stopped_ms: int
+
+
+def _create_topic(bootstrap: str, topic: str, partitions: int, rf: int, configs: dict[str, str]) -> None:
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    futures = admin.create_topics([NewTopic(topic, partitions, rf, config=configs)], operation_timeout=15)
+    try:
+        futures[topic].result(30)
+    except Exception as exc:
+        raise CampaignError(f"cannot create topic {topic}: {exc}") from exc
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:  # wait until every partition has a leader
+        metadata = admin.list_topics(topic, timeout=5)
+        found = metadata.topics.get(topic)
+        if (
+            found
+            and len(found.partitions) == partitions
+            and all(p.leader >= 0 for p in found.partitions.values())
+        ):
+            return
+        time.sleep(0.2)
+    raise CampaignError(f"topic {topic} has no leader for every partition after 30 s")
+
+
+def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
+    """Run the campaign; raises CampaignError when it cannot run."""
+    if c.workload != "queue":
+        raise CampaignError(f"unknown workload {c.workload!r} (this build runs: queue)")
+    try:
+        spec = parse_target(c.target)
+    except ValueError as exc:
+        raise CampaignError(str(exc)) from exc
+    if spec.kind not in ("reference", "tansu"):
+        raise CampaignError(
+            f"target {c.target}: chaos needs a target launched here (reference or tansu) so "
+            "its brokers can advertise the proxies' addresses"
+        )
+    if spec.kind == "tansu" and (c.brokers != 1 or c.rf != 1):
+        raise CampaignError("Tansu with memory storage runs one broker: use --rf 1")
+    c.out_dir.mkdir(parents=True, exist_ok=True)
+    node_ids = list(range(1, c.brokers + 1))
+    topic = f"chaos-{c.seed}-{uuid.uuid4().hex[:6]}"
+    recorder = Recorder({**c.meta(), "topic": topic})
+    plan = schedule(c.faults, c.time_s, c.seed)
+    progress(
+        f"plan (seed {c.seed}): " + ", ".join(f"{p.fault}@{p.start_s:.1f}s+{p.duration_s:.1f}s" for p in plan)
+    )
+    started_ms = int(time.time() * 1000)
+    with contextlib.ExitStack() as stack:
+        try:
+            endpoint = stack.enter_context(find_toxiproxy(c.toxiproxy_url))
+        except Exception as exc:
+            raise CampaignError(f"no Toxiproxy: {exc}") from exc
+        progress(f"toxiproxy: {endpoint.kind} server at {endpoint.url}")
+        topology = Topology.plan(endpoint.url, node_ids)
+        topology.create()
+        configs = list(c.broker_configs)
+        if spec.kind == "reference":
+            if c.min_isr is not None:
+                configs.append(f"min.insync.replicas={c.min_isr}")
+            configs.append(f"unclean.leader.election.enable={'true' if c.unclean_election else 'false'}")
+        try:
+            target = stack.enter_context(
+                launch(
+                    spec,
+                    brokers=c.brokers,
+                    listen_ports=[topology.listen_ports[n] for n in node_ids],
+                    advertised_ports=[topology.advertised_ports[n] for n in node_ids],
+                    broker_configs=configs,
+                )
+            )
+        except Exception as exc:
+            raise CampaignError(f"target {c.target} did not start: {exc}") from exc
+        progress(f"target {c.target}: brokers advertise {topology.bootstrap} (proxied)")
+        topic_configs = (
+            {"min.insync.replicas": str(c.min_isr)} if c.min_isr and spec.kind == "reference" else {}
+        )
+        _create_topic(topology.bootstrap, topic, c.partitions, c.rf, topic_configs)
+        options = QueueOptions(
+            topic,
+            partitions=c.partitions,
+            rate=c.rate,
+            acks=c.acks,
+            retries=c.retries,
+            idempotence=c.idempotence,
+            consumer_mode=c.consumer_mode,
+        )
+        workload = QueueWorkload(recorder, topology.bootstrap, options, group=f"{topic}-group")
+        nemesis = Nemesis(recorder, topology, target, topic)
+        stop = threading.Event()
+        stack.callback(workload.stop)
+        workload.start()
+        t0 = time.monotonic()
+        nemesis_thread = threading.Thread(
+            target=run_schedule, args=(nemesis, plan, t0, stop), name="nemesis", daemon=True
+        )
+        nemesis_thread.start()
+        try:
+            _progress_loop(recorder, workload, nemesis, t0, c.time_s, progress)
+        finally:
+            stop.set()
+            nemesis_thread.join(60)
+            nemesis.heal()
+        progress("faults healed; producers finishing")
+        workload.stop_producers()
+        caught_up = _drain(workload, topology.bootstrap, topic, c.partitions, c.drain_s, progress)
+        recorder.history.meta["final_drain"] = caught_up
+        workload.stop()
+    history_path = c.out_dir / "history.jsonl"
+    write_jsonl(recorder.history, history_path)
+    result = check(recorder.history)
+    events = [{"f": op.f, **op.value} for op in recorder.history.nemesis_ops()]
+    return Outcome(result, history_path, plan, events, started_ms, int(time.time() * 1000))
+
+
+def _progress_loop(
+    recorder: Recorder,
+    workload: QueueWorkload,
+    nemesis: Nemesis,
+    t0: float,
+    total_s: float,
+    progress: Callable[[str], None],
+) -> None:
+    next_report = t0 + 5
+    while (now := time.monotonic()) < t0 + total_s:
+        time.sleep(min(0.5, t0 + total_s - now))
+        if time.monotonic() >= next_report:
+            next_report += 5
+            ops = recorder.history.ops
+            ok = sum(1 for op in ops[-20_000:] if op.type == "ok" and op.f == "send")
+            faults = ",".join(s["fault"] for s in nemesis.active.values()) or "none"
+            progress(
+                f"  t={time.monotonic() - t0:5.1f}s sent={workload.sent} ops={len(ops)} "
+                f"recent_ok_sends={ok} errors={sum(workload.errors.values())} faults={faults}"
+            )
+
+
+def _drain(
+    workload: QueueWorkload,
+    bootstrap: str,
+    topic: str,
+    partitions: int,
+    drain_s: float,
+    progress: Callable[[str], None],
+) -> bool:
+    deadline = time.monotonic() + drain_s
+    highs: dict[int, int] | None = None
+    while time.monotonic() < deadline:
+        highs = high_watermarks(bootstrap, topic, partitions) or highs
+        if highs is not None and workload.caught_up(highs):
+            progress(f"consumers caught up with high watermarks {highs}")
+            return True
+        time.sleep(0.5)
+    progress(f"consumers did not reach the high watermarks {highs} within {drain_s:.0f} s")
+    return False
+
+
+def needs_links(faults: list[str]) -> bool:
+    return any(f in PARTITIONS or f in LINK_TOXICS for f in faults)

@@ -1,0 +1,110 @@
+"""Nemesis scheduling (seeded, replayable), topology selections, and faults applied through the API."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+
+import pytest
+import requests
+
+from chaos.history import Recorder, fault_windows
+from chaos.nemesis.faults import Nemesis, run_schedule
+from chaos.nemesis.schedule import FAULTS, Planned, parse_faults, schedule
+from chaos.nemesis.topology import Topology, broker_proxy, client_proxy
+from chaos.toxiproxy.server import ServerThread
+
+
+def test_same_seed_same_schedule_and_different_seed_differs() -> None:
+    faults = ["partition-leader", "kill", "pause", "latency"]
+    first = schedule(faults, 60, seed=7)
+    assert first == schedule(faults, 60, seed=7)
+    assert [p.to_json() for p in first] != [p.to_json() for p in schedule(faults, 60, seed=8)]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_windows_do_not_overlap_and_leave_a_quiet_tail(seed: int) -> None:
+    plan = schedule(list(FAULTS), 60, seed=seed)
+    assert plan, "a 60 s campaign gets faults"
+    for before, after in itertools.pairwise(plan):
+        assert before.start_s + before.duration_s < after.start_s
+    assert plan[0].start_s >= 5
+    assert plan[-1].start_s + plan[-1].duration_s <= 60 * 0.75
+    assert {p.fault for p in plan} <= set(FAULTS)
+
+
+def test_short_campaign_still_gets_one_fault() -> None:
+    plan = schedule(["kill"], 12, seed=1)
+    assert len(plan) == 1 and plan[0].fault == "kill"
+
+
+def test_parse_faults_names_the_unknown() -> None:
+    assert parse_faults("partition-leader, kill,pause") == ["partition-leader", "kill", "pause"]
+    assert parse_faults("partition") == ["partition-node"]
+    with pytest.raises(ValueError, match="unknown nemesis earthquake"):
+        parse_faults("kill,earthquake")
+
+
+def test_topology_selections_for_a_three_broker_cluster() -> None:
+    topology = Topology.plan("http://unused", [1, 2, 3], broker_links=True)
+    names = {p["name"] for p in topology.proxies()}
+    assert names == {client_proxy(n) for n in (1, 2, 3)} | {
+        broker_proxy(a, b) for a in (1, 2, 3) for b in (1, 2, 3) if a != b
+    }
+    assert set(topology.isolate([2])) == {
+        client_proxy(2),
+        broker_proxy(2, 1),
+        broker_proxy(2, 3),
+        broker_proxy(1, 2),
+        broker_proxy(3, 2),
+    }
+    ports = {p["listen"] for p in topology.proxies()}
+    assert len(ports) == len(names), "every proxy listens on its own port"
+    client_only = Topology.plan("http://unused", [1])
+    assert client_only.isolate([1]) == [client_proxy(1)] and client_only.ring() == []
+
+
+def test_faults_add_and_remove_toxics_and_are_recorded() -> None:
+    with ServerThread() as server:
+        topology = Topology.plan(server.url, [1, 2])
+        topology.create()
+        recorder = Recorder()
+        nemesis = Nemesis(recorder, topology, None, "t")
+        plan = [Planned(0, "partition-node", 0.0, 0.05, pick=1), Planned(1, "latency", 0.1, 0.05, pick=0)]
+        seen: list[dict[str, list[str]]] = []
+        original_stop = nemesis.stop
+
+        def stop_and_look(entry: Planned) -> None:
+            seen.append(
+                {
+                    p: [t["name"] for t in requests.get(f"{server.url}/proxies/{p}/toxics", timeout=5).json()]
+                    for p in (client_proxy(1), client_proxy(2))
+                }
+            )
+            original_stop(entry)
+
+        nemesis.stop = stop_and_look  # type: ignore[method-assign]
+        run_schedule(nemesis, plan, time.monotonic(), threading.Event())
+        # pick=1 over nodes [1, 2] isolates node 2 only; latency hits every client link
+        assert seen[0][client_proxy(1)] == [] and len(seen[0][client_proxy(2)]) == 2
+        assert all(len(names) == 2 for names in seen[1].values())
+        for proxy in (client_proxy(1), client_proxy(2)):
+            assert requests.get(f"{server.url}/proxies/{proxy}/toxics", timeout=5).json() == []
+        windows = fault_windows(recorder.history)
+        assert [w[0] for w in windows] == ["partition-node", "latency"]
+        assert all(end is not None and end >= start for _, start, end in windows)
+        starts = [op.value for op in recorder.history.nemesis_ops() if op.f == "start"]
+        assert starts[0]["nodes"] == [2] and "error" not in starts[0]
+
+
+def test_a_process_fault_without_processes_is_recorded_as_an_error() -> None:
+    with ServerThread() as server:
+        topology = Topology.plan(server.url, [1])
+        topology.create()
+        recorder = Recorder()
+        nemesis = Nemesis(recorder, topology, None, "t")
+        nemesis.start(Planned(0, "kill", 0.0, 1.0, 0))
+        nemesis.heal()
+        start, stop = recorder.history.nemesis_ops()
+        assert "no processes" in start.value["error"] and stop.f == "stop"

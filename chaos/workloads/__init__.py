@@ -1,0 +1,1 @@
+"""Workloads: clients that act on a target and record what happened (queue, transactional)."""
