@@ -379,7 +379,8 @@ class ReplicationModel:
 
     def fast_failover(self) -> None:
         """KIP-279's fast failover: the follower that is behind is elected, writes in its new epoch and
-        fails at once, and the follower that was ahead takes over; both old leaders come back."""
+        fails at once, and the follower that was ahead takes over; both old leaders come back and catch
+        up with the new leader."""
         leader = self.leader
         if leader is None:
             return
@@ -399,6 +400,10 @@ class ReplicationModel:
         for node in NODES:
             if node not in self.alive:
                 self.restart(node)
+        for _round in range(3):  # the survivors catch up: any divergence left shows up below the HW
+            for node in sorted(self.alive):
+                self.fetch(node, False)
+            self.produce(1, -1)
 
     def restart_during_failover(self) -> None:
         """A rolling restart meets a leadership move: one follower restarts and is catching up (out of
