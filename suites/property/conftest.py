@@ -1,0 +1,16 @@
+"""Hypothesis budgets for the property suite: ``ci`` by default, ``deep`` on demand.
+
+``pytest suites/property --hypothesis-profile deep`` (or ``tox -e property-deep``)
+runs hundreds of thousands of steps; the example database (``.hypothesis/``)
+keeps every failure found, and it is replayed first on the next run.
+"""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, settings
+
+settings.register_profile("ci", max_examples=150, stateful_step_count=40, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("deep", max_examples=5_000, stateful_step_count=60, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("ci")
