@@ -23,7 +23,7 @@ from chaos.nemesis.faults import LINK_TOXICS, PARTITIONS, Nemesis, run_schedule
 from chaos.nemesis.schedule import Planned, schedule
 from chaos.nemesis.topology import Topology
 from chaos.toxiproxy.finder import find_toxiproxy
-from chaos.workloads.queue import QueueOptions, QueueWorkload, high_watermarks
+from chaos.workloads.queue import FINAL, QueueOptions, QueueWorkload, high_watermarks
 from fixtures.targets import launch, parse_target
 
 
@@ -189,6 +189,11 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
         workload.stop_producers()
         caught_up = _drain(workload, topology.bootstrap, topic, c.partitions, c.drain_s, progress)
         recorder.history.meta["final_drain"] = caught_up
+        highs = high_watermarks(topology.bootstrap, topic, c.partitions)
+        if highs is not None:
+            complete = workload.final_read(highs, c.drain_s)
+            recorder.history.meta.update(final_reader=FINAL, final_read_complete=complete)
+            progress(f"final read of the whole log {'complete' if complete else 'INCOMPLETE'} up to {highs}")
         workload.stop()
     history_path = c.out_dir / "history.jsonl"
     write_jsonl(recorder.history, history_path)

@@ -54,6 +54,8 @@ class Analysis:
     """Sorted offsets known to hold a record, per partition."""
     max_read_offset: dict[TopicPartition, int] = field(default_factory=dict)
     read_values: dict[Any, list[int]] = field(default_factory=lambda: defaultdict(list))
+    final_values: set[Any] | None = None
+    """What the final reader found in the whole log, when it read every partition to its end."""
 
     def known_between(self, tp: TopicPartition, low: int, high: int) -> list[int]:
         """Known offsets strictly between ``low`` and ``high``."""
@@ -98,9 +100,14 @@ def analyse(history: History) -> Analysis:
         elif invoke.f == "txn" and done is not None:
             for topic, partition, offset, value in done.records or []:
                 _record_write(a, value, invoke, done, topic, partition, offset if done.type == "ok" else None)
+    final_reader = history.meta.get("final_reader")
+    if final_reader is not None and history.meta.get("final_read_complete"):
+        a.final_values = set()
     for op in history.ops:
         if op.type != "ok":
             continue
+        if a.final_values is not None and op.process == final_reader and op.f == "poll":
+            a.final_values.update(r[3] for r in op.records or [])
         if op.f == "assign":
             a.assigns[op.process].append(op.index)
             a.reads.append(Read(op.index, op.process, "", -1, -1, _ASSIGN))

@@ -41,31 +41,41 @@ class Anomaly:
 
 
 def acked_unread(a: Analysis) -> tuple[list[Anomaly], list[Anomaly]]:
+    """(lost_write, unseen). With a complete final read of the log, an acknowledged value absent
+    from it is lost even if a consumer saw it earlier; otherwise lost needs a later offset read."""
     lost, unseen = [], []
     for value, w in a.writes.items():
-        if w.status != "ok" or value in a.read_values or w.topic is None or w.partition is None:
+        if w.status != "ok" or w.topic is None or w.partition is None:
             continue
+        where = f"{w.topic}-{w.partition}@{w.offset}"
         ops = [w.invoke_index] + ([w.complete_index] if w.complete_index is not None else [])
+        detail = {"value": value, "partition": w.partition, "offset": w.offset}
+        if a.final_values is not None:
+            if value not in a.final_values:
+                earlier = " (read earlier)" if value in a.read_values else ""
+                lost.append(
+                    Anomaly(
+                        "lost_write",
+                        f"{value!r} acknowledged at {where} is not in the final read of the log{earlier}",
+                        ops + a.read_values.get(value, [])[:3],
+                        detail,
+                    )
+                )
+            continue
+        if value in a.read_values:
+            continue
         high = a.max_read_offset.get((w.topic, w.partition), -1)
         if w.offset is not None and high > w.offset:
             lost.append(
                 Anomaly(
                     "lost_write",
-                    f"{value!r} acknowledged at {w.topic}-{w.partition}@{w.offset} "
-                    f"but never read, though offset {high} was",
+                    f"{value!r} acknowledged at {where} but never read, though offset {high} was",
                     ops,
-                    {"value": value, "partition": w.partition, "offset": w.offset},
+                    detail,
                 )
             )
         else:
-            unseen.append(
-                Anomaly(
-                    "unseen",
-                    f"{value!r} acknowledged at {w.topic}-{w.partition}@{w.offset} never read",
-                    ops,
-                    {"value": value, "partition": w.partition, "offset": w.offset},
-                )
-            )
+            unseen.append(Anomaly("unseen", f"{value!r} acknowledged at {where} never read", ops, detail))
     return lost, unseen
 
 

@@ -21,17 +21,10 @@ import requests
 from chaos.history import Recorder
 from fixtures.targets import Target
 
-from .schedule import Planned
+from .schedule import FAULTS, Planned
 from .topology import Topology
 
-PARTITIONS = {
-    "partition-node",
-    "partition-leader",
-    "partition-controller",
-    "partition-halves",
-    "partition-ring",
-    "partition-client",
-}
+PARTITIONS = {f for f in FAULTS if f.startswith("partition-")}
 LINK_TOXICS: dict[str, list[dict[str, Any]]] = {
     "latency": [
         {"type": "latency", "stream": s, "attributes": {"latency": 100, "jitter": 50}}

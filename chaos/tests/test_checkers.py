@@ -214,3 +214,28 @@ def test_jsonl_round_trip_keeps_the_verdict() -> None:
     again = parse_lines(text.getvalue().splitlines())
     assert again.meta == history.meta and len(again) == len(history)
     assert check(again).counts() == check(history).counts()
+
+
+def test_lost_write_by_the_final_read_even_if_read_earlier() -> None:
+    b = Builder(final_reader=999, final_read_complete=True)
+    b.send(0, "a", 0, 0).send(0, "b", 0, 1).poll(1, (0, 0, "a"), (0, 1, "b"))
+    b.send(0, "c", 0, 0).poll(999, (0, 0, "c"))  # the log restarted: only "c" remains
+    result = check(b.history)
+    assert sorted(x.detail["value"] for x in result.anomalies["lost_write"]) == ["a", "b"]
+    assert result.anomalies["inconsistent_offsets"], "offset 0 held 'a' and then 'c'"
+    intact = Builder(final_reader=999, final_read_complete=True).send(0, "a", 0, 0).poll(999, (0, 0, "a"))
+    assert names(intact) == {}
+    incomplete = Builder(final_reader=999, final_read_complete=False).send(0, "a", 0, 0).poll(1, (0, 0, "a"))
+    assert names(incomplete) == {}, "an unfinished final read proves nothing"
+
+
+def test_sends_in_flight_together_pair_by_value() -> None:
+    b = Builder()
+    for value in ("a", "b"):
+        b._op("invoke", 0, "send", value=value, topic=T, partition=0)
+    b._op("ok", 0, "send", value="b", topic=T, partition=0, offset=1)
+    b._op("ok", 0, "send", value="a", topic=T, partition=0, offset=0)
+    b.poll(1, (0, 0, "a"), (0, 1, "b"))
+    pairs = {(i.value, d.index if d else None) for i, d in b.history.pairs()}
+    assert pairs == {("a", 3), ("b", 2), (None, 5)}
+    assert names(b) == {}

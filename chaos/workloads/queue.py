@@ -22,6 +22,9 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaExcepti
 
 from chaos.history import Op, Recorder
 
+FINAL = 999
+"""Process id of the final reader (``final_read``)."""
+
 # Errors that mean the record was certainly not written (the broker refused it, or it was never sent).
 DEFINITE_FAILURES = {
     KafkaError.NOT_ENOUGH_REPLICAS,
@@ -245,6 +248,45 @@ class QueueWorkload:
         return bool(views) and all(
             view.get(p, 0) >= high for view in views for p, high in high_watermarks.items() if high > 0
         )
+
+    def final_read(self, high_watermarks: dict[int, int], timeout_s: float) -> bool:
+        """A fresh consumer reads every partition from the start to its high watermark (process ``FINAL``).
+
+        It shows what the log holds once the faults are over: an acknowledged record absent from
+        it was lost even if someone read it earlier. Returns whether it reached every watermark.
+        """
+        options = self.options
+        consumer = Consumer(consumer_config(self.bootstrap, f"{self.group}-final", options))
+        consumer.assign(
+            [TopicPartition(options.topic, p, OFFSET_BEGINNING) for p in range(options.partitions)]
+        )
+        self.recorder.complete(
+            self.recorder.invoke(FINAL, "assign", value=list(range(options.partitions))), "ok"
+        )
+        upto: dict[int, int] = {}
+        deadline = time.monotonic() + timeout_s
+        try:
+            while time.monotonic() < deadline:
+                if all(upto.get(p, 0) >= high for p, high in high_watermarks.items()):
+                    return True
+                records = []
+                for msg in consumer.consume(1000, 0.2):
+                    if msg.error() is None:
+                        raw = msg.value()
+                        records.append(
+                            (
+                                msg.topic(),
+                                msg.partition(),
+                                msg.offset(),
+                                raw.decode(errors="replace") if raw is not None else None,
+                            )
+                        )
+                        upto[msg.partition()] = msg.offset() + 1
+                if records:
+                    self.recorder.complete(self.recorder.invoke(FINAL, "poll"), "ok", records=records)
+            return False
+        finally:
+            consumer.close()
 
     def stop(self) -> None:
         self._stop_producing.set()

@@ -1,0 +1,53 @@
+"""Chaos suite helpers: run a campaign in-process into ``tmp_path`` and publish it to Allure.
+
+Tests marked ``chaos_full`` are the on-demand set (``tox -e chaos`` sets ``KH_CHAOS_FULL=1``);
+the default run keeps the short smoke and power campaigns only.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from chaos.history import read_jsonl
+from chaos.plot import timeline_png
+from chaos.runner import Campaign, Outcome, run
+from reports import allure
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if os.environ.get("KH_CHAOS_FULL") == "1":
+        return
+    deselected = [item for item in items if item.get_closest_marker("chaos_full")]
+    if deselected:
+        config.hook.pytest_deselected(items=deselected)
+        items[:] = [item for item in items if not item.get_closest_marker("chaos_full")]
+
+
+def campaign(tmp_path: Path, **options: Any) -> tuple[Campaign, Outcome]:
+    """Run one campaign (output under tmp_path) and attach its history, plot and anomalies to Allure."""
+    c = Campaign(out_dir=tmp_path / "campaign", drain_s=20.0, **options)
+    lines: list[str] = []
+    outcome = run(c, progress=lines.append)
+    result = outcome.result
+    png = timeline_png(
+        read_jsonl(outcome.history_path),
+        result.availability,
+        c.out_dir / "timeline.png",
+        f"{c.target} seed={c.seed} {','.join(c.faults)}",
+    )
+    allure.label(epic="Chaos", feature=f"{c.workload} on {c.target}", story=",".join(c.faults))
+    for key, value in c.meta().items():
+        allure.parameter(key, value)
+    for name, items in result.anomalies.items():
+        if items:
+            with allure.step(f"{name}: {len(items)}" + ("" if name in result.bad else " (allowed)")):
+                allure.attach_json(name, [a.to_json() for a in items[:20]])
+    allure.attach_text("progress", "\n".join(lines))
+    allure.attach_file("history.jsonl", outcome.history_path)
+    allure.attach_file("timeline.png", png)
+    allure.attach_text("verdict", result.verdict_line())
+    return c, outcome

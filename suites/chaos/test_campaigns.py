@@ -1,0 +1,149 @@
+"""Short campaigns in the default run: the CLI end to end on Tansu, the reference broker under
+kill/partition/pause, and the power check (a fault that really loses data must be reported).
+
+Longer and repeated campaigns are ``chaos_full`` (``tox -e chaos``).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import campaign
+
+
+def test_cli_campaign_on_tansu_ends_in_a_verdict_with_report(tmp_path: Path) -> None:
+    """Link faults on Tansu: a verdict line, exit code to match, history, plot and an Allure result."""
+    out, results = tmp_path / "run", tmp_path / "allure-results"
+    command = [
+        sys.executable,
+        "-m",
+        "kafka_harness",
+        "chaos",
+        "--target",
+        "tansu",
+        "--nemesis",
+        "partition-leader,latency,pause",
+        "--time",
+        "15",
+        "--rate",
+        "500",
+        "--seed",
+        "7",
+        "--out",
+        str(out),
+        "--alluredir",
+        str(results),
+    ]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=170)
+    lines = done.stdout.strip().splitlines()
+    assert lines and lines[-1].startswith("VERDICT: "), done.stdout + done.stderr
+    assert done.returncode == (0 if lines[-1] == "VERDICT: valid" else 1), lines[-1]
+    assert any(line.lstrip().startswith("t=") for line in lines), "progress is printed while it runs"
+    saved = json.loads((out / "result.json").read_text())
+    assert saved["stats"]["acked"] > 1000 and saved["valid"] in (True, False)
+    starts = [e for e in saved["nemesis"] if e["f"] == "start"]
+    stops = [e for e in saved["nemesis"] if e["f"] == "stop"]
+    assert [e["id"] for e in starts] == [p["id"] for p in saved["plan"]] == [e["id"] for e in stops]
+    assert (out / "timeline.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    (allure_result,) = results.glob("*-result.json")
+    written = json.loads(allure_result.read_text())
+    assert {a["name"] for a in written["attachments"]} == {"history", "timeline", "result"}
+    assert {label["value"] for label in written["labels"] if label["name"] == "epic"} == {"Chaos"}
+    # the checkers alone on the recorded history reach the same verdict
+    again = subprocess.run(
+        [sys.executable, "-m", "kafka_harness", "check", str(out / "history.jsonl")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert again.stdout.strip().splitlines()[-1] == lines[-1]
+
+
+def test_reference_broker_loses_nothing_under_kill_partition_and_pause(tmp_path: Path) -> None:
+    """Idempotent acks=all producer against one reference broker killed, isolated and paused."""
+    _c, outcome = campaign(
+        tmp_path,
+        target="reference",
+        faults=["kill", "partition-leader", "pause"],
+        time_s=20,
+        rate=500,
+        seed=8,
+    )
+    result = outcome.result
+    counts = result.counts()
+    started = [e for e in outcome.nemesis_events if e["f"] == "start"]
+    assert {e["fault"] for e in started} == {"kill", "partition-leader"}, (
+        "seed 8 plans an isolation and a kill"
+    )
+    assert all("error" not in e for e in started), started
+    assert result.stats["acked"] > 1000
+    assert counts["lost_write"] == counts["duplicate"] == counts["inconsistent_offsets"] == 0, (
+        result.verdict_line()
+    )
+    assert result.valid is True, result.verdict_line()
+
+
+def test_power_check_tansu_memory_storage_killed_loses_acknowledged_writes(tmp_path: Path) -> None:
+    """Tansu with memory storage forgets everything when killed: acknowledged records really vanish,
+    and the checkers must say so (lost writes), not pass the run."""
+    _c, outcome = campaign(tmp_path, target="tansu", faults=["kill"], time_s=15, rate=500, seed=3)
+    result = outcome.result
+    kills = [e for e in outcome.nemesis_events if e["f"] == "start" and e["fault"] == "kill"]
+    assert kills and "error" not in kills[0], outcome.nemesis_events
+    assert result.valid is False
+    assert result.counts()["lost_write"] > 0, result.verdict_line()
+    assert "lost_write" in result.bad
+
+
+@pytest.mark.chaos_full
+def test_same_seed_same_fault_schedule(tmp_path: Path) -> None:
+    """Two campaigns with one seed: the recorded nemesis events match, event for event."""
+
+    def events(run_dir: Path) -> list[tuple[object, ...]]:
+        _c, outcome = campaign(
+            run_dir,
+            target="tansu",
+            faults=["partition-leader", "latency", "pause", "bandwidth", "slicer"],
+            time_s=30,
+            rate=300,
+            seed=42,
+        )
+        return [
+            (
+                e["f"],
+                e["fault"],
+                e["id"],
+                e.get("planned_start_s"),
+                e.get("duration_s"),
+                tuple(e.get("nodes", ())),
+            )
+            for e in outcome.nemesis_events
+        ]
+
+    first, second = events(tmp_path / "a"), events(tmp_path / "b")
+    assert first == second and len(first) >= 4
+
+
+@pytest.mark.chaos_full
+@pytest.mark.parametrize("target", ["reference", "tansu"])
+def test_sixty_second_campaign_with_every_client_link_fault(tmp_path: Path, target: str) -> None:
+    faults = [
+        "partition-leader",
+        "partition-client",
+        "latency",
+        "bandwidth",
+        "reset-peer",
+        "timeout",
+        "slicer",
+        "pause",
+    ]
+    _c, outcome = campaign(tmp_path, target=target, faults=faults, time_s=60, rate=1000, seed=7)
+    result = outcome.result
+    assert result.valid in (True, False) and result.stats["acked"] > 0
+    if target == "reference":
+        assert result.valid is True, result.verdict_line()
