@@ -26,7 +26,7 @@ def _bool(text: str) -> bool:
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="kafka-harness chaos", description=__doc__)
     p.add_argument("--target", default="tansu", help="reference or tansu (launched here, behind proxies)")
-    p.add_argument("--workload", default="queue", choices=["queue"])
+    p.add_argument("--workload", default="queue", choices=["queue", "transactional"])
     p.add_argument(
         "--nemesis",
         default="partition-leader,kill,pause",

@@ -24,7 +24,10 @@ from chaos.nemesis.schedule import Planned, schedule
 from chaos.nemesis.topology import Topology
 from chaos.toxiproxy.finder import find_toxiproxy
 from chaos.workloads.queue import FINAL, QueueOptions, QueueWorkload, high_watermarks
+from chaos.workloads.transactional import TransactionalWorkload
 from fixtures.targets import launch, parse_target
+
+WORKLOADS = ("queue", "transactional")
 
 
 class CampaignError(RuntimeError):
@@ -108,8 +111,8 @@ def _create_topic(bootstrap: str, topic: str, partitions: int, rf: int, configs:
 
 def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
     """Run the campaign; raises CampaignError when it cannot run."""
-    if c.workload != "queue":
-        raise CampaignError(f"unknown workload {c.workload!r} (this build runs: queue)")
+    if c.workload not in WORKLOADS:
+        raise CampaignError(f"unknown workload {c.workload!r} (known: {', '.join(WORKLOADS)})")
     try:
         spec = parse_target(c.target)
     except ValueError as exc:
@@ -159,21 +162,15 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
         topic_configs = (
             {"min.insync.replicas": str(c.min_isr)} if c.min_isr and spec.kind == "reference" else {}
         )
-        _create_topic(topology.bootstrap, topic, c.partitions, c.rf, topic_configs)
-        options = QueueOptions(
-            topic,
-            partitions=c.partitions,
-            rate=c.rate,
-            acks=c.acks,
-            retries=c.retries,
-            idempotence=c.idempotence,
-            consumer_mode=c.consumer_mode,
-        )
-        workload = QueueWorkload(recorder, topology.bootstrap, options, group=f"{topic}-group")
+        topics = [topic] if c.workload == "queue" else [topic, f"{topic}-out"]
+        for name in topics:
+            _create_topic(topology.bootstrap, name, c.partitions, c.rf, topic_configs)
+        workload, parts = _workloads(c, recorder, topology.bootstrap, topics)
         nemesis = Nemesis(recorder, topology, target, topic)
         stop = threading.Event()
-        stack.callback(workload.stop)
-        workload.start()
+        for part in parts:
+            stack.callback(part.stop)
+            part.start()
         t0 = time.monotonic()
         nemesis_thread = threading.Thread(
             target=run_schedule, args=(nemesis, plan, t0, stop), name="nemesis", daemon=True
@@ -187,14 +184,15 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
             nemesis.heal()
         progress("faults healed; producers finishing")
         workload.stop_producers()
-        caught_up = _drain(workload, topology.bootstrap, topic, c.partitions, c.drain_s, progress)
+        caught_up = _drain(parts, topology.bootstrap, topics, c.partitions, c.drain_s, progress)
         recorder.history.meta["final_drain"] = caught_up
-        highs = high_watermarks(topology.bootstrap, topic, c.partitions)
+        highs = high_watermarks(topology.bootstrap, topics, c.partitions)
         if highs is not None:
             complete = workload.final_read(highs, c.drain_s)
             recorder.history.meta.update(final_reader=FINAL, final_read_complete=complete)
             progress(f"final read of the whole log {'complete' if complete else 'INCOMPLETE'} up to {highs}")
-        workload.stop()
+        for part in parts:
+            part.stop()
     history_path = c.out_dir / "history.jsonl"
     write_jsonl(recorder.history, history_path)
     result = check(recorder.history)
@@ -225,23 +223,48 @@ def _progress_loop(
 
 
 def _drain(
-    workload: QueueWorkload,
+    parts: list[Any],
     bootstrap: str,
-    topic: str,
+    topics: list[str],
     partitions: int,
     drain_s: float,
     progress: Callable[[str], None],
 ) -> bool:
+    """Wait until every reader (consumers, transactional processors) reached the high watermarks."""
     deadline = time.monotonic() + drain_s
-    highs: dict[int, int] | None = None
+    highs: dict[tuple[str, int], int] | None = None
     while time.monotonic() < deadline:
-        highs = high_watermarks(bootstrap, topic, partitions) or highs
-        if highs is not None and workload.caught_up(highs):
-            progress(f"consumers caught up with high watermarks {highs}")
+        highs = high_watermarks(bootstrap, topics, partitions) or highs
+        if highs is not None and all(part.caught_up(highs) for part in parts):
+            progress(f"readers caught up with high watermarks {highs}")
             return True
         time.sleep(0.5)
-    progress(f"consumers did not reach the high watermarks {highs} within {drain_s:.0f} s")
+    progress(f"readers did not reach the high watermarks {highs} within {drain_s:.0f} s")
     return False
+
+
+def _workloads(
+    c: Campaign, recorder: Recorder, bootstrap: str, topics: list[str]
+) -> tuple[QueueWorkload, list[Any]]:
+    """(the producing workload, every part to start and stop)."""
+    options = QueueOptions(
+        topics[0],
+        partitions=c.partitions,
+        rate=c.rate,
+        acks=c.acks,
+        retries=c.retries,
+        idempotence=c.idempotence,
+        consumer_mode=c.consumer_mode,
+    )
+    if c.workload == "queue":
+        main = QueueWorkload(recorder, bootstrap, options, group=f"{topics[0]}-group")
+        return main, [main]
+    options.consumers = 0  # the transactional processors read the input topic
+    main = QueueWorkload(recorder, bootstrap, options, group=f"{topics[0]}-group")
+    observe = QueueOptions(topics[1], partitions=c.partitions, producers=0, read_committed=True)
+    observers = QueueWorkload(recorder, bootstrap, observe, group=f"{topics[1]}-observers")
+    processors = TransactionalWorkload(recorder, bootstrap, topics[0], topics[1], group=f"{topics[0]}-txn")
+    return main, [main, processors, observers]
 
 
 def needs_links(faults: list[str]) -> bool:

@@ -100,8 +100,8 @@ class QueueWorkload:
         self._stop_producing = threading.Event()
         self._stop_consuming = threading.Event()
         self._threads: list[threading.Thread] = []
-        self.read_upto: dict[int, dict[int, int]] = {}
-        """Consumer process -> partition -> next offset it has not read yet."""
+        self.read_upto: dict[int, dict[tuple[str, int], int]] = {}
+        """Consumer process -> (topic, partition) -> next offset it has not read yet."""
         self.errors: dict[str, int] = {}
         self._errors_lock = threading.Lock()
         self.sent = 0
@@ -189,7 +189,7 @@ class QueueWorkload:
         options = self.options
         group = self.group if options.consumer_mode == "group" else f"{self.group}-observer-{process}"
         consumer = Consumer(consumer_config(self.bootstrap, group, options))
-        upto: dict[int, int] = {}
+        upto: dict[tuple[str, int], int] = {}
         self.read_upto[process] = upto
 
         def on_assign(c: Any, partitions: list[Any]) -> None:
@@ -206,27 +206,30 @@ class QueueWorkload:
             on_assign(consumer, partitions)
         try:
             while not self._stop_consuming.is_set():
-                messages = consumer.consume(500, 0.2)
-                records = []
-                for msg in messages:
-                    if msg.error() is not None:
-                        self._count_error(msg.error().name())
-                        continue
-                    raw = msg.value()
-                    records.append(
-                        (
-                            msg.topic(),
-                            msg.partition(),
-                            msg.offset(),
-                            raw.decode(errors="replace") if raw is not None else None,
-                        )
-                    )
-                    upto[msg.partition()] = max(upto.get(msg.partition(), 0), msg.offset() + 1)
-                if records:
-                    invoked = self.recorder.invoke(process, "poll")
-                    self.recorder.complete(invoked, "ok", records=records)
+                self._poll(consumer, process, upto, 500)
         finally:
             consumer.close()
+
+    def _poll(self, consumer: Any, process: int, upto: dict[tuple[str, int], int], batch: int) -> None:
+        """One consume call, recorded as a poll op when it returned records (errors are only counted)."""
+        records = []
+        for msg in consumer.consume(batch, 0.2):
+            if msg.error() is not None:
+                self._count_error(msg.error().name())
+                continue
+            raw = msg.value()
+            value = raw.decode(errors="replace") if raw is not None else None
+            records.append((msg.topic(), msg.partition(), msg.offset(), value))
+            tp = (msg.topic(), msg.partition())
+            upto[tp] = max(upto.get(tp, 0), msg.offset() + 1)
+        if records:
+            self.recorder.complete(self.recorder.invoke(process, "poll"), "ok", records=records)
+        # the position passes transaction markers too, which the high watermark counts
+        with contextlib.suppress(KafkaException):
+            for position in consumer.position(consumer.assignment()):
+                if position.offset >= 0:
+                    tp = (position.topic, position.partition)
+                    upto[tp] = max(upto.get(tp, 0), position.offset)
 
     # --- the end -----------------------------------------------------------------------------
 
@@ -236,11 +239,14 @@ class QueueWorkload:
             if thread.name.startswith("queue-") and int(thread.name.split("-")[1]) < 100:
                 thread.join(self.options.message_timeout_ms / 1000 + 15)
 
-    def caught_up(self, high_watermarks: dict[int, int]) -> bool:
-        """Every consumer (assign mode) or the group together has read up to the high watermarks."""
+    def caught_up(self, highs: dict[tuple[str, int], int]) -> bool:
+        """Every consumer (assign mode) or the group together has read its topic up to the high watermarks."""
+        if not self.options.consumers:
+            return True
+        high_watermarks = {tp: h for tp, h in highs.items() if tp[0] == self.options.topic}
         views = list(self.read_upto.values())
         if self.options.consumer_mode == "group":
-            merged: dict[int, int] = {}
+            merged: dict[tuple[str, int], int] = {}
             for view in views:
                 for p, o in view.items():
                     merged[p] = max(merged.get(p, 0), o)
@@ -249,41 +255,23 @@ class QueueWorkload:
             view.get(p, 0) >= high for view in views for p, high in high_watermarks.items() if high > 0
         )
 
-    def final_read(self, high_watermarks: dict[int, int], timeout_s: float) -> bool:
-        """A fresh consumer reads every partition from the start to its high watermark (process ``FINAL``).
+    def final_read(self, highs: dict[tuple[str, int], int], timeout_s: float) -> bool:
+        """A fresh consumer reads the given partitions from the start to their high watermarks.
 
-        It shows what the log holds once the faults are over: an acknowledged record absent from
-        it was lost even if someone read it earlier. Returns whether it reached every watermark.
+        Recorded as process ``FINAL``, it shows what the log holds once the faults are over: an
+        acknowledged record absent from it was lost even if someone read it earlier. Returns
+        whether it reached every watermark within ``timeout_s``.
         """
-        options = self.options
-        consumer = Consumer(consumer_config(self.bootstrap, f"{self.group}-final", options))
-        consumer.assign(
-            [TopicPartition(options.topic, p, OFFSET_BEGINNING) for p in range(options.partitions)]
-        )
-        self.recorder.complete(
-            self.recorder.invoke(FINAL, "assign", value=list(range(options.partitions))), "ok"
-        )
-        upto: dict[int, int] = {}
+        consumer = Consumer(consumer_config(self.bootstrap, f"{self.group}-final", self.options))
+        consumer.assign([TopicPartition(t, p, OFFSET_BEGINNING) for t, p in sorted(highs)])
+        self.recorder.complete(self.recorder.invoke(FINAL, "assign", value=sorted(highs)), "ok")
+        upto: dict[tuple[str, int], int] = {}
         deadline = time.monotonic() + timeout_s
         try:
             while time.monotonic() < deadline:
-                if all(upto.get(p, 0) >= high for p, high in high_watermarks.items()):
+                if all(upto.get(tp, 0) >= high for tp, high in highs.items()):
                     return True
-                records = []
-                for msg in consumer.consume(1000, 0.2):
-                    if msg.error() is None:
-                        raw = msg.value()
-                        records.append(
-                            (
-                                msg.topic(),
-                                msg.partition(),
-                                msg.offset(),
-                                raw.decode(errors="replace") if raw is not None else None,
-                            )
-                        )
-                        upto[msg.partition()] = msg.offset() + 1
-                if records:
-                    self.recorder.complete(self.recorder.invoke(FINAL, "poll"), "ok", records=records)
+                self._poll(consumer, FINAL, upto, 1000)
             return False
         finally:
             consumer.close()
@@ -296,17 +284,18 @@ class QueueWorkload:
 
 
 def high_watermarks(
-    bootstrap: str, topic: str, partitions: int, timeout_s: float = 5.0
-) -> dict[int, int] | None:
-    """High watermark per partition, or None when the target does not answer."""
+    bootstrap: str, topics: list[str], partitions: int, timeout_s: float = 5.0
+) -> dict[tuple[str, int], int] | None:
+    """High watermark per (topic, partition), or None when the target does not answer."""
     consumer = Consumer(
         {"bootstrap.servers": bootstrap, "group.id": "chaos-watermarks", "enable.auto.commit": False}
     )
     try:
         out = {}
-        for p in range(partitions):
-            _low, high = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=timeout_s)
-            out[p] = high
+        for topic in topics:
+            for p in range(partitions):
+                _low, high = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=timeout_s)
+                out[(topic, p)] = high
         return out
     except Exception:
         return None

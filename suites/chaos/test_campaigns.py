@@ -147,3 +147,27 @@ def test_sixty_second_campaign_with_every_client_link_fault(tmp_path: Path, targ
     assert result.valid in (True, False) and result.stats["acked"] > 0
     if target == "reference":
         assert result.valid is True, result.verdict_line()
+
+
+@pytest.mark.chaos_full
+def test_transactional_campaign_on_the_reference_broker_is_exactly_once(tmp_path: Path) -> None:
+    """Consume-transform-produce with read_committed under isolation and pause: every input value
+    transformed once, nothing of an aborted transaction visible."""
+    _c, outcome = campaign(
+        tmp_path,
+        target="reference",
+        workload="transactional",
+        faults=["partition-leader", "pause", "latency"],
+        time_s=30,
+        rate=300,
+        seed=8,
+    )
+    result = outcome.result
+    assert any(op_f == "txn" for op_f in _txn_fs(outcome.history_path)), "transactions were recorded"
+    assert result.valid is True, result.verdict_line()
+
+
+def _txn_fs(path: Path) -> set[str]:
+    from chaos.history import read_jsonl
+
+    return {op.f for op in read_jsonl(path) if op.type == "ok"}
