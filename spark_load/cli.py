@@ -33,6 +33,7 @@ from .config import (
     ProducerSpec,
     ReaderSpec,
 )
+from .history import MAX_RECORDS as MAX_HISTORY_RECORDS
 from .report import RunResult, write_allure_result
 from .topics import LoadRunError
 from .verdict import ANOMALIES
@@ -127,6 +128,12 @@ def build_parser() -> argparse.ArgumentParser:
         "default without idempotence: duplicate and reordered",
     )
     check.add_argument("--no-plots", dest="plots", action="store_false")
+    check.add_argument(
+        "--history",
+        action="store_true",
+        help="also write the run as a chaos history (history.jsonl in --out) for kafka-harness check; "
+        "runs of up to 500,000 records",
+    )
 
     synthetic = parser.add_argument_group("synthetic history (no target: times the verifier alone)")
     synthetic.add_argument("--synthetic", type=int, metavar="N", help="verify an N-record synthetic history")
@@ -218,6 +225,9 @@ def run(args: argparse.Namespace) -> int:
     injected = (args.inject_lost, args.inject_duplicated, args.inject_corrupted)
     if args.synthetic is not None and (args.synthetic < 0 or min(injected) < 0):
         say("kafka-harness load: --synthetic and --inject-* must be >= 0")
+        return EXIT_COULD_NOT_RUN
+    if args.history and (not args.verify or args.records > MAX_HISTORY_RECORDS):
+        say(f"kafka-harness load: --history needs --verify and at most {MAX_HISTORY_RECORDS:,} records")
         return EXIT_COULD_NOT_RUN
     try:  # validate everything before starting anything
         config_from(args, "127.0.0.1:9092", args.tasks or 1, args.read_tasks or 1)

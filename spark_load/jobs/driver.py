@@ -18,6 +18,7 @@ from pyspark.sql import DataFrame, SparkSession
 from ..cli import allowed_anomalies, config_from, progress_printer, say, split_records_for
 from ..config import LoadConfig
 from ..consume import SplitStatus, plan_splits
+from ..history import write_history
 from ..plots import plot_latency_histogram, plot_throughput
 from ..report import RunResult
 from ..topics import LoadRunError, create_topic, partition_ranges
@@ -180,6 +181,10 @@ def _run(
         ]
     if args.verify:
         result.verdict = _read_and_verify(args, spark, config, io, acks, reads_path, notes, walls)
+        if args.history:
+            ops = write_history(Path(acks_path), Path(reads_path), out / "history.jsonl", topic=config.topic,
+                                meta={"target": target_name, **result.settings})  # fmt: skip
+            say(f"history: {out / 'history.jsonl'} ({ops:,} ops; kafka-harness check judges it)")
     walls["total"] = time.monotonic() - started
     return result
 

@@ -13,9 +13,12 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
+from chaos.checkers import check
+from chaos.history import read_jsonl
 from fixtures.targets import Target
 from spark_load.config import DatasetSpec, LoadConfig, ProducerSpec
 from spark_load.consume import plan_splits
+from spark_load.history import write_history
 from spark_load.jobs.generate import ACK_SCHEMA_DDL, produce_dataset
 from spark_load.jobs.read import read_topic
 from spark_load.jobs.verify import verify
@@ -90,3 +93,13 @@ def test_injected_loss_and_duplication_are_counted_exactly(spark: Any, tansu: Ta
     assert verdict.read == AFTER_RESTART + len(DUPLICATED_SEQS)
     assert verdict.acked == BEFORE_RESTART + AFTER_RESTART
     assert not verdict.valid
+
+    # A second, independent judge: the same run as a chaos history, through the chaos checkers.
+    acks.write.parquet(str(tmp_path / "acks-all"))
+    history_path = tmp_path / "history.jsonl"
+    write_history(tmp_path / "acks-all", tmp_path / "reads", history_path, topic=config.topic,
+                  meta={"idempotence": True})  # fmt: skip
+    chaos = check(read_jsonl(history_path)).counts()
+    assert chaos["duplicate"] == verdict.counts["duplicate"]
+    assert chaos["inconsistent_offsets"] == verdict.counts["inconsistent_offset"]
+    assert chaos["lost_write"] + chaos["unseen"] == verdict.counts["lost"]
