@@ -25,8 +25,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pyarrow.parquet as pq
-
 from .payloads import is_intact, parse_value
 
 MAX_RECORDS = 500_000
@@ -57,6 +55,8 @@ def _batch_events(rows: list[dict[str, Any]], topic: str) -> Iterator[tuple[int,
 
 
 def _parquet_rows(path: Path, columns: list[str]) -> Iterator[dict[str, Any]]:
+    import pyarrow.parquet as pq  # here, so the load command's --help does not pay for it
+
     files = [path] if path.is_file() else sorted(path.glob("*.parquet"))
     for file in files:
         for batch in pq.ParquetFile(file).iter_batches(columns=columns):
