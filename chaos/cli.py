@@ -49,6 +49,11 @@ def parser() -> argparse.ArgumentParser:
         "--out", type=Path, default=None, help="directory for history.jsonl, result.json, timeline.png"
     )
     p.add_argument("--alluredir", type=Path, default=None, help="write the campaign as an Allure result here")
+    p.add_argument(
+        "--packet-faults",
+        action="store_true",
+        help="allow packet-drop and packet-loss (iptables on the brokers' private ports; root)",
+    )
     p.add_argument("--list-faults", action="store_true")
     return p
 
@@ -87,6 +92,7 @@ def main(argv: list[str]) -> int:
         consumer_mode=args.consumers,
         unclean_election=args.unclean_election,
         toxiproxy_url=args.toxiproxy_url,
+        packet_faults=args.packet_faults,
     )
     if args.out is not None:
         campaign.out_dir = args.out

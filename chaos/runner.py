@@ -20,6 +20,7 @@ from typing import Any
 from chaos.checkers import CheckResult, check
 from chaos.history import Recorder, write_jsonl
 from chaos.nemesis.faults import LINK_TOXICS, PARTITIONS, Nemesis, run_schedule
+from chaos.nemesis.packet import PACKET_FAULTS, PacketRules, unavailable_reason
 from chaos.nemesis.schedule import Planned, schedule
 from chaos.nemesis.topology import Topology
 from chaos.toxiproxy.finder import find_toxiproxy
@@ -55,6 +56,8 @@ class Campaign:
     drain_s: float = 30.0
     out_dir: Path = field(default_factory=lambda: Path("/tmp/kh-chaos") / uuid.uuid4().hex[:8])
     broker_configs: list[str] = field(default_factory=list)
+    packet_faults: bool = False
+    """Allow the iptables faults (packet-drop, packet-loss); needs root."""
 
     def meta(self) -> dict[str, Any]:
         return {
@@ -124,6 +127,11 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
         )
     if spec.kind == "tansu" and (c.brokers != 1 or c.rf != 1):
         raise CampaignError("Tansu with memory storage runs one broker: use --rf 1")
+    wants_packets = [f for f in c.faults if f in PACKET_FAULTS]
+    if wants_packets and not c.packet_faults:
+        raise CampaignError(f"{', '.join(wants_packets)} need --packet-faults (iptables, root)")
+    if c.packet_faults and (reason := unavailable_reason()):
+        raise CampaignError(reason)
     c.out_dir.mkdir(parents=True, exist_ok=True)
     node_ids = list(range(1, c.brokers + 1))
     topic = f"chaos-{c.seed}-{uuid.uuid4().hex[:6]}"
@@ -167,6 +175,9 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
             _create_topic(topology.bootstrap, name, c.partitions, c.rf, topic_configs)
         workload, parts = _workloads(c, recorder, topology.bootstrap, topics)
         nemesis = Nemesis(recorder, topology, target, topic)
+        if c.packet_faults:
+            nemesis.packets = PacketRules(f"kh-chaos-{topic}")
+            stack.callback(nemesis.packets.clear)
         stop = threading.Event()
         for part in parts:
             stack.callback(part.stop)

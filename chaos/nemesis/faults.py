@@ -21,6 +21,7 @@ import requests
 from chaos.history import Recorder
 from fixtures.targets import Target
 
+from .packet import LOSS_PROBABILITY, PACKET_FAULTS, PacketRules
 from .schedule import FAULTS, Planned
 from .topology import Topology
 
@@ -58,6 +59,8 @@ class Nemesis:
     target: Target | None
     topic: str
     active: dict[int, dict[str, Any]] = field(default_factory=dict)
+    packets: PacketRules | None = None
+    """iptables rules, only when the campaign enabled packet faults (root)."""
 
     # --- what to hit ----------------------------------------------------------------------------
 
@@ -137,6 +140,8 @@ class Nemesis:
                 proxies, nodes = self._partition_links(plan)
                 state["nodes"] = nodes
                 state["toxics"] = self._add_toxics(proxies, BLACK_HOLE, f"nemesis{plan.id}")
+            elif plan.fault in PACKET_FAULTS:
+                state.update(self._packet_start(plan))
             elif plan.fault in LINK_TOXICS:
                 state["toxics"] = self._add_toxics(
                     self.topology.client_links(), LINK_TOXICS[plan.fault], f"nemesis{plan.id}"
@@ -148,13 +153,15 @@ class Nemesis:
         except Exception as exc:  # recorded, never fatal: a fault that could not start is still a fact
             state["error"] = f"{type(exc).__name__}: {exc}"
         self.active[plan.id] = state
-        self.recorder.nemesis("start", {k: v for k, v in state.items() if k != "toxics"})
+        self.recorder.nemesis("start", {k: v for k, v in state.items() if k not in ("toxics", "rules")})
 
     def stop(self, plan: Planned) -> None:
         state = self.active.pop(plan.id, {"fault": plan.fault, "id": plan.id})
         outcome: dict[str, Any] = {"fault": plan.fault, "id": plan.id}
         try:
             self._remove_toxics(state.get("toxics", []))
+            if self.packets is not None and state.get("rules"):
+                self.packets.remove(state["rules"])
             if plan.fault in ("kill", "pause", "bounce") and state.get("nodes"):
                 self._process_stop(plan.fault, state["nodes"][0])
         except Exception as exc:
@@ -182,10 +189,26 @@ class Nemesis:
         elif fault == "pause":
             node.resume()
 
+    def _packet_start(self, plan: Planned) -> dict[str, Any]:
+        if self.packets is None:
+            raise RuntimeError("packet faults are off (kafka-harness chaos --packet-faults, as root)")
+        if plan.fault == "packet-drop":
+            node = self._choose(plan, "leader")
+            rules = self.packets.drop([self.topology.listen_ports[node]])
+            return {"nodes": [node], "rules": rules}
+        ports = [self.topology.listen_ports[n] for n in self.topology.node_ids]
+        return {
+            "nodes": list(self.topology.node_ids),
+            "rules": self.packets.drop(ports, LOSS_PROBABILITY),
+            "loss": LOSS_PROBABILITY,
+        }
+
     def heal(self) -> None:
         """End every active fault (used when a campaign stops early or finishes)."""
         for plan_id, state in list(self.active.items()):
             self.stop(Planned(plan_id, state["fault"], 0.0, 0.0, 0))
+        if self.packets is not None:
+            self.packets.clear()
 
 
 def run_schedule(nemesis: Nemesis, plan: list[Planned], started: float, stop: threading.Event) -> None:

@@ -27,6 +27,8 @@ FAULTS = (
     "kill",
     "pause",
     "bounce",
+    "packet-drop",
+    "packet-loss",
 )
 ALIASES = {"partition": "partition-node", "kill9": "kill", "stop": "pause", "reset_peer": "reset-peer"}
 

@@ -108,3 +108,42 @@ def test_a_process_fault_without_processes_is_recorded_as_an_error() -> None:
         nemesis.heal()
         start, stop = recorder.history.nemesis_ops()
         assert "no processes" in start.value["error"] and stop.f == "stop"
+
+
+def test_packet_drop_silences_a_port_and_removal_restores_it() -> None:
+    """iptables DROP on one loopback port: connecting times out (silence, not refusal), then works again."""
+    import socket
+
+    from chaos.nemesis.packet import PacketRules, unavailable_reason
+
+    reason = unavailable_reason()
+    if reason:
+        pytest.skip(reason)
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(4)
+    port = server.getsockname()[1]
+    rules = PacketRules(f"kh-chaos-test-{port}")
+    try:
+        added = rules.drop([port])
+        assert len(added) == 2
+        with pytest.raises(TimeoutError):
+            socket.create_connection(("127.0.0.1", port), timeout=0.5)
+        rules.clear()
+        assert rules.rules == []
+        socket.create_connection(("127.0.0.1", port), timeout=2).close()
+    finally:
+        rules.clear()
+        server.close()
+
+
+def test_packet_fault_without_the_layer_is_recorded_as_an_error() -> None:
+    with ServerThread() as server:
+        topology = Topology.plan(server.url, [1])
+        topology.create()
+        recorder = Recorder()
+        nemesis = Nemesis(recorder, topology, None, "t")
+        nemesis.start(Planned(0, "packet-drop", 0.0, 1.0, 0))
+        nemesis.heal()
+        start, _stop = recorder.history.nemesis_ops()
+        assert "--packet-faults" in start.value["error"]

@@ -240,7 +240,13 @@ def test_timeout_zero_holds_data_until_removed(api: Toxiproxy, echo: EchoServer)
             sock.recv(10)
         assert echo.received == []
         proxy.destroy_toxic("timeout_upstream")
-        assert round_trip(sock)[0] == b"ping", "the connection stays open and works again"
+        # the project's choice beyond the README: a stream with a hole cannot go on, so it is closed
+        sock.settimeout(5)
+        assert sock.recv(10) == b"", "the connection that lost data is closed once the toxic goes"
+    with connect(proxy) as sock:
+        proxy.add_toxic(type="timeout", stream="upstream", attributes={"timeout": 0})
+        proxy.destroy_toxic("timeout_upstream")
+        assert round_trip(sock)[0] == b"ping", "a connection that lost nothing stays open and works"
 
 
 def test_timeout_closes_after_timeout(api: Toxiproxy, echo: EchoServer) -> None:

@@ -38,6 +38,8 @@ class Direction:
         self.queue: asyncio.Queue[tuple[float, bytes] | None] = asyncio.Queue(QUEUE_LIMIT)
         self.writer_busy = False
         self.sent = 0
+        self.dropped = 0
+        """Bytes a ``timeout`` toxic swallowed: the stream has a hole from then on."""
         self.last_due = 0.0
 
     def toxics(self, kind: str) -> list[Toxic]:
@@ -58,6 +60,7 @@ class Direction:
                 if not data:
                     break
                 if self.toxics("timeout"):
+                    self.dropped += len(data)
                     continue  # a black hole: nothing passes while the toxic is there
                 data = self._limit(data)
                 if data is None:
@@ -170,6 +173,7 @@ class Link:
         self.closed = False
         self.writers: list[asyncio.StreamWriter] = []
         self._half_closed = 0
+        self.directions: list[Direction] = []
         self.task: asyncio.Task[None] | None = None
 
     def active_toxics(self) -> list[Toxic]:
@@ -186,6 +190,11 @@ class Link:
     def toxics_changed(self) -> None:
         """(Re)arm the connection-level timers of ``timeout`` and ``reset_peer`` toxics."""
         if self.closed:
+            return
+        # A byte stream with a hole cannot go on (a network never delivers one), so a connection whose
+        # data a timeout toxic swallowed is closed when the toxic goes away; clients reconnect.
+        if any(d.dropped and not d.toxics("timeout") for d in self.directions):
+            self.close()
             return
         loop = asyncio.get_running_loop()
         live = {id(t): t for t in self.active_toxics() if t.type in ("timeout", "reset_peer")}
@@ -224,6 +233,7 @@ class Link:
         self.toxics_changed()
         up = Direction(self, "upstream", client_reader, server_writer)
         down = Direction(self, "downstream", server_reader, client_writer)
+        self.directions = [up, down]
         await asyncio.gather(up.pump(), down.pump(), return_exceptions=True)
         self.close()
 

@@ -6,7 +6,8 @@ names, units and defaults follow the README of Shopify/toxiproxy:
 * ``latency``: ``latency`` ms plus or minus ``jitter`` ms on every chunk.
 * ``bandwidth``: ``rate`` KB/s (1 KB = 1000 bytes, as Toxiproxy counts).
 * ``slow_close``: ``delay`` ms between the source closing and the proxy closing the destination.
-* ``timeout``: no data passes; the connection closes after ``timeout`` ms (0: never, until removed).
+* ``timeout``: no data passes; the connection closes after ``timeout`` ms (0: never, until removed;
+  here a connection whose data was swallowed is closed when the toxic goes: its stream has a hole).
 * ``reset_peer``: connection reset (RST) immediately or after ``timeout`` ms.
 * ``slicer``: chunks cut into ``average_size`` +/- ``size_variation`` bytes, ``delay`` µs apart.
 * ``limit_data``: the connection closes once ``bytes`` bytes have passed.
