@@ -109,9 +109,9 @@ def test_same_seed_same_fault_schedule(tmp_path: Path) -> None:
             run_dir,
             target="tansu",
             faults=["partition-leader", "latency", "pause", "bandwidth", "slicer"],
-            time_s=30,
+            time_s=25,
             rate=300,
-            seed=42,
+            seed=1,
         )
         return [
             (
@@ -158,7 +158,7 @@ def test_transactional_campaign_on_the_reference_broker_is_exactly_once(tmp_path
         target="reference",
         workload="transactional",
         faults=["partition-leader", "pause", "latency"],
-        time_s=30,
+        time_s=20,
         rate=300,
         seed=8,
     )
