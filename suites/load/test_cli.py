@@ -81,18 +81,29 @@ def test_bad_input_is_a_clear_message_and_exit_2(args: list[str], message: str) 
 
 
 @pytest.mark.load_full
-def test_kafka_python_with_read_committed_skewed_keys_and_varied_sizes_is_valid(tmp_path: Path) -> None:
+def test_kafka_python_read_committed_skewed_run_asked_for_spark_kafka_io_is_valid(tmp_path: Path) -> None:
+    """One Spark run (each costs a JVM) checks four things: kafka-python producing and reading,
+    read_committed, skewed keys with exponential value sizes, and --io spark-kafka falling back to
+    the executor clients when the connector is missing; its history then goes to the chaos checkers.
+    """
     out = tmp_path / "run"
     process = run_load(
         "--target", "tansu", "--records", "30000", "--partitions", "6", "--client", "kafka-python",
         "--isolation", "read_committed", "--key-skew", "1.1", "--value-size-distribution", "exponential",
-        "--verify", "--history", "--out", str(out),
+        "--io", "spark-kafka", "--verify", "--history", "--out", str(out),
     )  # fmt: skip
     publish_run_dir(out, target="tansu", story="kafka-python client, read_committed, skewed keys")
     assert process.returncode == 0, process.stdout + process.stderr
     assert last_line(process).startswith(
         "VERDICT: valid acked=30000 read=30000 lost=0 duplicate=0 corrupt=0 "
     )
+    settings = json.loads((out / "summary.json").read_text())["settings"]
+    if settings["io"] == "executor":  # this Spark has no spark-sql-kafka-0-10: the run must say so
+        assert "--io spark-kafka unavailable" in process.stdout
+        assert "spark-sql-kafka-0-10" in process.stdout and "--spark-packages" in process.stdout
+    else:  # the connector is there: Spark's own sink and source did the work, no history of sends
+        return
+
     # The same run as a chaos history: the chaos checkers, an independent judge, agree.
     check = subprocess.run(
         [sys.executable, "-m", "kafka_harness", "check", str(out / "history.jsonl")],
@@ -100,31 +111,6 @@ def test_kafka_python_with_read_committed_skewed_keys_and_varied_sizes_is_valid(
     )  # fmt: skip
     assert check.returncode == 0, check.stdout + check.stderr
     assert last_line(check) == "VERDICT: valid"
-
-
-@pytest.mark.load_full
-def test_spark_kafka_io_falls_back_to_the_executor_clients_when_the_connector_is_missing(
-    tmp_path: Path,
-) -> None:
-    process = run_load(
-        "--target",
-        "tansu",
-        "--records",
-        "5000",
-        "--partitions",
-        "2",
-        "--io",
-        "spark-kafka",
-        "--verify",
-        "--out",
-        str(tmp_path / "run"),
-    )
-    assert process.returncode == 0, process.stdout + process.stderr
-    assert last_line(process).startswith("VERDICT: valid acked=5000 read=5000 ")
-    settings = json.loads((tmp_path / "run" / "summary.json").read_text())["settings"]
-    if settings["io"] == "executor":  # this Spark has no spark-sql-kafka-0-10: the run must say so
-        assert "--io spark-kafka unavailable" in process.stdout
-        assert "spark-sql-kafka-0-10" in process.stdout and "--spark-packages" in process.stdout
 
 
 @pytest.mark.load_full
