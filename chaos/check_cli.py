@@ -6,29 +6,30 @@ import argparse
 import json
 import sys
 import time
+from typing import TextIO
 
 from chaos.checkers import CheckResult, check
 from chaos.history import read_jsonl
 
 
-def print_result(result: CheckResult, out: object = sys.stdout) -> None:
+def print_result(result: CheckResult, out: TextIO = sys.stdout) -> None:
     """Anomaly counts with a few examples each, then the availability figures."""
     for name, items in result.anomalies.items():
         if not items:
             continue
         mark = "BAD" if name in result.bad else "allowed"
-        print(f"  {name}: {len(items)} ({mark})", file=out)  # type: ignore[arg-type]
+        print(f"  {name}: {len(items)} ({mark})", file=out)
         for anomaly in items[:3]:
-            print(f"    - {anomaly.description} (ops {anomaly.ops[:6]})", file=out)  # type: ignore[arg-type]
+            print(f"    - {anomaly.description} (ops {anomaly.ops[:6]})", file=out)
     summary = result.availability.summary()
     print(
         f"  stats: {result.stats}; ok rate {summary['ok_rate_per_s']}/s, errors {summary['errors']}", file=out
-    )  # type: ignore[arg-type]
+    )
     for item in summary["recovery"]:
         print(
             f"  fault {item['fault']} {item['start']}-{item['end']} s: recovered in {item['recovery_s']} s",
             file=out,
-        )  # type: ignore[arg-type]
+        )
 
 
 def main(argv: list[str]) -> int:

@@ -12,6 +12,7 @@ names and selections below already cover them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import requests
 
@@ -53,9 +54,9 @@ class Topology:
                         topology.peer_ports[(a, b)] = free_port()
         return topology
 
-    def proxies(self) -> list[dict[str, object]]:
+    def proxies(self) -> list[dict[str, Any]]:
         """The /populate body for this topology."""
-        out: list[dict[str, object]] = [
+        out: list[dict[str, Any]] = [
             {
                 "name": client_proxy(n),
                 "listen": f"127.0.0.1:{self.advertised_ports[n]}",

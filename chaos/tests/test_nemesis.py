@@ -84,7 +84,7 @@ def test_faults_add_and_remove_toxics_and_are_recorded() -> None:
             )
             original_stop(entry)
 
-        nemesis.stop = stop_and_look  # type: ignore[method-assign]
+        nemesis.stop = stop_and_look  # type: ignore[assignment]
         run_schedule(nemesis, plan, time.monotonic(), threading.Event())
         # pick=1 over nodes [1, 2] isolates node 2 only; latency hits every client link
         assert seen[0][client_proxy(1)] == [] and len(seen[0][client_proxy(2)]) == 2

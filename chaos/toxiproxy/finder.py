@@ -81,7 +81,7 @@ def _child(command: list[str], host: str, port: int, kind: str) -> Endpoint:
             process.wait(10)
 
     try:
-        wait_for_port(host, port, 15, process)  # type: ignore[arg-type]
+        wait_for_port(host, port, 15, process)
     except Exception as exc:
         stop()
         raise ToxiproxyUnavailableError(f"{kind} Toxiproxy did not start: {exc}") from exc
@@ -90,7 +90,7 @@ def _child(command: list[str], host: str, port: int, kind: str) -> Endpoint:
 
 def _container(host: str) -> Endpoint | None:
     try:
-        import docker  # type: ignore[import-untyped]
+        import docker
 
         client = docker.from_env()
         client.ping()

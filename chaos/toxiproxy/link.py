@@ -62,14 +62,14 @@ class Direction:
                 if self.toxics("timeout"):
                     self.dropped += len(data)
                     continue  # a black hole: nothing passes while the toxic is there
-                data = self._limit(data)
-                if data is None:
+                allowed = self._limit(data)
+                if allowed is None:
                     return
                 if not self.staged() and self.queue.empty() and not self.writer_busy:
-                    self.writer.write(data)
+                    self.writer.write(allowed)
                     await self.writer.drain()
                 else:
-                    await self.queue.put((time.monotonic(), data))
+                    await self.queue.put((time.monotonic(), allowed))
             # the source closed: drain staged data, then close after slow_close's delay
             await self.queue.put(None)
             await writer_task
