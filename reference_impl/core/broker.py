@@ -321,10 +321,10 @@ class Broker:
                 self.store.delete_log(*key)  # a stray log of a topic deleted while we were down
         self.group_coordinator.on_partitions_changed(now_ms)  # group coordinator: load or unload shards
 
-    def after_follower_fetch(self, part: Partition, now_ms: int) -> None:
+    def after_follower_fetch(self, part: Partition, now_ms: int, fetched_by: int) -> None:
         """A follower fetched: the HW may have moved (wake acks=all produces), the ISR may grow."""
         self.notify_partition_changed(part.key, now_ms)
-        proposal = part.propose_isr_change(now_ms, self.config.get_int("replica.lag.time.max.ms"))
+        proposal = part.propose_isr_change(now_ms, self.config.get_int("replica.lag.time.max.ms"), fetched_by)
         if proposal is not None:
             self.propose_isr(part, proposal, now_ms)
 

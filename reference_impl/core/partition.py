@@ -318,13 +318,23 @@ class Partition:
         self.maybe_advance_high_watermark()
         return ReadInfo(result, self.high_watermark, self.last_stable_offset, self.log.log_start_offset)
 
-    def propose_isr_change(self, now_ms: int, max_lag_ms: int) -> IsrProposal | None:
-        """An ISR expansion (a follower caught up with this epoch) or shrink (one lagging too long)."""
+    def propose_isr_change(
+        self, now_ms: int, max_lag_ms: int, fetched_by: int | None = None
+    ) -> IsrProposal | None:
+        """An ISR shrink (a member lagging too long) or, right after ``fetched_by``'s fetch, its expansion.
+
+        As Kafka's ``Partition``: a follower is considered for the ISR only on
+        its own fetch, judged by the offset that fetch asked for; a timer only
+        ever shrinks. Judging a join on remembered state would let a replica
+        that restarted with less data (a power loss) rejoin on its old LEO.
+        """
         if not self.is_leader or self.tracker is None or self.tracker.pending is not None:
             return None
         isr = set(self.isr)
         epoch_start = 0 if self._mutant(ISR_EXPAND_EARLY) else self.epoch_start_offset
-        joining = self.tracker.expansion_candidates(self.high_watermark, epoch_start)
+        joining = [
+            r for r in self.tracker.expansion_candidates(self.high_watermark, epoch_start) if r == fetched_by
+        ]
         leaving = self.tracker.lagging(now_ms, max_lag_ms)
         if not joining and not leaving:
             return None

@@ -9,8 +9,18 @@ from __future__ import annotations
 
 from hypothesis import HealthCheck, settings
 
-settings.register_profile("ci", max_examples=150, stateful_step_count=40, deadline=None,
-                          suppress_health_check=[HealthCheck.too_slow])
-settings.register_profile("deep", max_examples=5_000, stateful_step_count=60, deadline=None,
-                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile(
+    "ci",
+    max_examples=150,
+    stateful_step_count=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile(
+    "deep",
+    max_examples=5_000,
+    stateful_step_count=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 settings.load_profile("ci")

@@ -263,7 +263,7 @@ class ReplicationModel:
             self.trace.append(
                 f"{follower} fetches at {offset} (epoch {epoch}): {what}, HW {info.high_watermark}"
             )
-        self._maybe_alter_isr()
+        self._maybe_alter_isr(follower)
         self._settle_acks()
 
     def stale_fetch(self, follower: int) -> None:
@@ -285,15 +285,15 @@ class ReplicationModel:
 
     def tick(self, ms: int) -> None:
         self.now_ms += ms
-        self._maybe_alter_isr()
+        self._maybe_alter_isr(None)
 
-    def _maybe_alter_isr(self) -> None:
+    def _maybe_alter_isr(self, fetched_by: int | None) -> None:
         """The leader proposes an ISR change (after each follower fetch and on its timer, as Kafka's
         ReplicaManager does); the controller accepts it when its epochs are current (AlterPartition)."""
         leader = self.leader
         if leader is None:
             return
-        proposal = leader.propose_isr_change(self.now_ms, LAG_MS)
+        proposal = leader.propose_isr_change(self.now_ms, LAG_MS, fetched_by)
         if proposal is None:
             return
         c = self.controller

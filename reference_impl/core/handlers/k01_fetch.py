@@ -254,7 +254,7 @@ def _read_partition(
                 min(want.max_bytes, remaining),
                 now_ms,
             )
-            broker.after_follower_fetch(part, now_ms)
+            broker.after_follower_fetch(part, now_ms, state.replica_id)
         else:
             part.check_leader_epoch(want.current_leader_epoch)
             info = part.read(

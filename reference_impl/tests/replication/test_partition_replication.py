@@ -77,7 +77,7 @@ def test_a_lagging_follower_leaves_and_a_caught_up_one_rejoins() -> None:
     produce(a, b"y")
     fetch_round(a, b, now=30_002)
     fetch_round(a, b, now=30_003)
-    joining = a.propose_isr_change(now_ms=30_004, max_lag_ms=30_000)
+    joining = a.propose_isr_change(now_ms=30_004, max_lag_ms=30_000, fetched_by=2)
     assert joining is not None and joining.new_isr == (1, 2)
 
 
