@@ -126,3 +126,71 @@ def write_result(
                               start=start_ms or now_ms, stop=stop_ms or now_ms) for title, ok in steps],
     )
     logger.report_result(result)
+
+
+def tag(*tags: str) -> None:
+    allure.dynamic.tag(*tags)
+
+
+def description(text: str) -> None:
+    allure.dynamic.description(text)
+
+
+def feature_from_module(stem: str) -> str:
+    """``test_k01_fetch`` → ``Fetch``; ``test_admin_topics`` → ``Admin topics`` (the feature label)."""
+    words = stem.removeprefix("test_").split("_")
+    if words and words[0][:1] == "k" and words[0][1:].isdigit():
+        words = words[1:]
+    text = " ".join(words)
+    return text[:1].upper() + text[1:]
+
+
+def exchange_step(exchange: Any) -> None:
+    """One protocol exchange as a step: request and response (or the failure) attached as JSON."""
+    title = f"{exchange.api} v{exchange.version}"
+    if exchange.error:
+        title += f" failed: {exchange.error}"
+    with allure.step(title):
+        attach_json("request", exchange.request)
+        if exchange.response is not None:
+            attach_json("response", exchange.response)
+
+
+CATEGORIES = [
+    {"name": "Target unavailable", "matchedStatuses": ["skipped", "broken"],
+     "messageRegex": r"(?s).*target unavailable.*"},
+    {"name": "Not advertised by the target", "matchedStatuses": ["skipped"],
+     "messageRegex": r"(?s).*not advertised.*"},
+    {"name": "Known Kafka deviation (expected)", "matchedStatuses": ["skipped"],
+     "messageRegex": r"(?s).*XFAIL.*"},
+    {"name": "Timeout", "matchedStatuses": ["broken", "failed"],
+     "messageRegex": r"(?s).*(Timeout|timed out|no answer within).*"},
+    {"name": "Kafka deviation", "matchedStatuses": ["failed"]},
+    {"name": "Harness error", "matchedStatuses": ["broken"]},
+]
+"""Allure's categories, first match wins: a deviation is an assertion failing (``failed``);
+an exception elsewhere (``broken``) is the harness's own error."""
+
+
+def write_categories(results_dir: str | Path) -> None:
+    path = Path(results_dir)
+    path.mkdir(parents=True, exist_ok=True)
+    (path / "categories.json").write_text(json.dumps(CATEGORIES, indent=2))
+
+
+def write_environment(results_dir: str | Path, properties: dict[str, str]) -> None:
+    """Merge ``properties`` into ``environment.properties`` (runs against several targets share a
+    results folder, so keys are kept from earlier runs unless this run sets them)."""
+    path = Path(results_dir) / "environment.properties"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    merged: dict[str, str] = {}
+    if path.exists():
+        for line in path.read_text().splitlines():
+            key, sep, value = line.partition("=")
+            if sep:
+                merged[key.strip()] = value.strip()
+    if "targets" in merged and "targets" in properties:
+        names = sorted(set(merged["targets"].split(", ")) | set(properties["targets"].split(", ")))
+        properties = {**properties, "targets": ", ".join(names)}
+    merged.update(properties)
+    path.write_text("".join(f"{k}={v}\n" for k, v in sorted(merged.items())))
