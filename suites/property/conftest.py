@@ -7,6 +7,9 @@ keeps every failure found, and it is replayed first on the next run.
 
 from __future__ import annotations
 
+import time
+
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -18,9 +21,24 @@ settings.register_profile(
 )
 settings.register_profile(
     "deep",
-    max_examples=5_000,
+    max_examples=8_000,
     stateful_step_count=60,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile("ci")
+
+
+_STARTED = time.monotonic()
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """State the budget actually spent: examples and steps of the replication machine, and time."""
+    from .machine import ReplicationMachine
+
+    if ReplicationMachine.examples:
+        terminalreporter.write_line(
+            f"property: {ReplicationMachine.examples:,} examples, {ReplicationMachine.steps():,} steps "
+            f"(profile {settings.default.max_examples} x {settings.default.stateful_step_count}) "
+            f"in {time.monotonic() - _STARTED:.0f} s"
+        )

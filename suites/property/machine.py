@@ -24,6 +24,8 @@ from .replication import NODES, ReplicationModel
 class ReplicationMachine(RuleBasedStateMachine):
     mutant: ClassVar[str | None] = None
     examples: ClassVar[int] = 0
+    checks: ClassVar[int] = 0
+    """Invariant checks so far in this process: one after each example's setup, one after each rule."""
     first_failure_at: ClassVar[int] = 0
     """The example (counted from 1) in which an invariant first failed, 0 if none has."""
 
@@ -31,6 +33,11 @@ class ReplicationMachine(RuleBasedStateMachine):
         super().__init__()
         type(self).examples += 1
         self.model = ReplicationModel(mutant=self.mutant, on_violation=self._record_failure)
+
+    @classmethod
+    def steps(cls) -> int:
+        """Rule executions so far (the deep run's budget is stated in steps)."""
+        return cls.checks - cls.examples
 
     def _record_failure(self) -> None:
         cls = type(self)
@@ -157,6 +164,7 @@ class ReplicationMachine(RuleBasedStateMachine):
 
     @invariant()
     def invariants_hold(self) -> None:
+        type(self).checks += 1
         self.model.check()
 
     def teardown(self) -> None:
