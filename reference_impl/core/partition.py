@@ -212,8 +212,14 @@ class Partition:
         required_acks: int,
         now_ms: int,
         verify: Callable[[BatchHeader], None] | None = None,
+        *,
+        from_coordinator: bool = False,
     ) -> AppendOutcome:
-        """Validate and append one produced batch; a retried idempotent batch is not appended twice."""
+        """Validate and append one produced batch; a retried idempotent batch is not appended twice.
+
+        ``from_coordinator``: the group coordinator writing a TxnOffsetCommit's offsets under the
+        producer's id and epoch without sequence numbers (Kafka's coordinator append origin):
+        epochs are checked, sequences are not."""
         if not self.is_leader:
             raise _not_leader(self)
         if required_acks == -1 and len(self.isr) < self.min_insync_replicas:
@@ -226,7 +232,7 @@ class Partition:
         if duplicate is not None:
             return AppendOutcome(duplicate.first_offset, duplicate.last_offset, duplicate=True)
         if not self._mutant(NO_DEDUP):
-            self.producers.validate(header)
+            self.producers.validate(header, check_sequence=not from_coordinator)
         if verify is not None:
             verify(header)
         info = self.log.append_as_leader(data, self.leader_epoch, now_ms)

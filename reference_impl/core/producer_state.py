@@ -111,8 +111,10 @@ class ProducerStateManager:
         entry = self.producers.get(header.producer_id)
         return entry.find_duplicate(header) if entry else None
 
-    def validate(self, header: BatchHeader) -> None:
-        """Raise the KafkaError Kafka would for a client batch; changes nothing."""
+    def validate(self, header: BatchHeader, *, check_sequence: bool = True) -> None:
+        """Raise the KafkaError Kafka would for a client batch; changes nothing.
+
+        ``check_sequence=False`` for a coordinator's write (no sequence numbers): only epochs count."""
         if not header.has_producer_id:
             return
         entry = self.producers.get(header.producer_id)
@@ -123,7 +125,9 @@ class ProducerStateManager:
                 f"producer {header.producer_id} epoch {header.producer_epoch} is older than {current_epoch}",
             )
         first_seq = header.base_sequence
-        if header.producer_epoch != current_epoch:
+        if not check_sequence:
+            pass
+        elif header.producer_epoch != current_epoch:
             if first_seq != 0 and current_epoch != NO_PRODUCER_EPOCH:
                 raise KafkaError(
                     ErrorCode.out_of_order_sequence_number,

@@ -353,7 +353,7 @@ class GroupCoordinator:
                     producer_epoch=producer[1],
                     transactional=True,
                 )
-            outcome = part.append_as_leader(batch, -1, self.now_ms)
+            outcome = part.append_as_leader(batch, -1, self.now_ms, from_coordinator=producer is not None)
         except KafkaError as exc:
             done(coordinator_error(exc.code))
             return

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from reference_impl.protocol.errors import ErrorCode
 from reference_impl.protocol.record_set import build_batch
 
@@ -78,3 +80,29 @@ def test_producer_state_is_rebuilt_after_a_restart() -> None:
         == ErrorCode.out_of_order_sequence_number
     )
     assert values(fetch(again, "t", 0, 0).records) == [b"a"]
+
+
+def test_a_coordinator_write_is_checked_for_epoch_not_sequence() -> None:
+    """TxnOffsetCommit's offsets are written by the group coordinator under the producer's id and
+    epoch without sequence numbers (Kafka's coordinator append origin): a bumped epoch after a
+    fenced zombie must be accepted, an older epoch still refused. Found by the exactly-once copy
+    test through confluent-kafka, which got OUT_OF_ORDER_SEQUENCE_NUMBER from TxnOffsetCommit."""
+    from reference_impl.core.producer_state import ProducerStateManager
+    from reference_impl.protocol.errors import KafkaError
+    from reference_impl.protocol.records import NO_SEQUENCE, BatchHeader, parse_header
+
+    state = ProducerStateManager()
+
+    def header(epoch: int, seq: int) -> BatchHeader:
+        raw = build_batch([(None, b"x")], base_timestamp=START_MS, producer_id=7, producer_epoch=epoch,
+                          base_sequence=seq, transactional=True)
+        return parse_header(raw)
+
+    state.on_data_batch(header(3, NO_SEQUENCE))
+    state.validate(header(4, NO_SEQUENCE), check_sequence=False)
+    with pytest.raises(KafkaError) as new_epoch:
+        state.validate(header(4, NO_SEQUENCE))
+    assert new_epoch.value.code == ErrorCode.out_of_order_sequence_number, "a client's new epoch starts at 0"
+    with pytest.raises(KafkaError) as stale:
+        state.validate(header(2, NO_SEQUENCE), check_sequence=False)
+    assert stale.value.code == ErrorCode.invalid_producer_epoch, "an older epoch is always refused"
