@@ -1,116 +1,135 @@
-"""``kafka-harness run``: the main job against a target (default: the embedded reference broker).
+"""``kafka-harness run``: every level of checks against one target, one report, one verdict.
 
-Today it starts the target, runs a produce/consume round trip through two
-real clients (confluent-kafka and kafka-python) and every compression codec,
-checks that what came back is what went in, byte for byte and in order per
-partition, and prints what happened. Suites, chaos and load join it as they
-land (issue 9).
+The main job runs the same commands a user would, in order, each in its own
+process with a budget: a smoke round trip through two real clients, the
+conformance suites and the client matrix, the property suite with its mutation
+check, chaos campaigns, and a Spark load with verification. Every stage writes
+Allure results; the job merges them into ``reports/allure-results``, builds
+``reports/html/index.html`` with ``kafka-harness report``, prints a table of
+what passed, failed and deviated as expected, and exits 0 only when nothing
+failed (1 when a check failed, 2 when the job could not run).
 """
 
 from __future__ import annotations
 
 import argparse
+import shutil
+import subprocess
 import sys
 import time
-import uuid
-from collections import defaultdict
+from pathlib import Path
 
-from fixtures.targets import TargetUnavailableError, launch
+from fixtures.targets import parse_target
 
-CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
+from .run.plan import PROFILES, ROOT, build_plan
+from .run.stages import StageResult, python_cli, run_stage
+from .run.summary import Row, row_for, table, tally_results
+
+EXIT_OK, EXIT_FAILED, EXIT_CANNOT_RUN = 0, 1, 2
 
 
 def _say(line: str) -> None:
     print(line, flush=True)
 
 
-def round_trip(bootstrap: str, records_per_codec: int) -> list[str]:
-    """Produce keyed records per codec with confluent-kafka, read them back with kafka-python.
-
-    Returns the problems found (empty when everything came back).
-    """
-    from confluent_kafka import Producer
-    from confluent_kafka.admin import AdminClient, NewTopic
-    from kafka import KafkaConsumer, TopicPartition
-
-    problems: list[str] = []
-    topic = f"main-job-{uuid.uuid4().hex[:8]}"
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    for future in admin.create_topics([NewTopic(topic, 3, 1)], request_timeout=30).values():
-        future.result(timeout=30)
-    _say(f"created topic {topic} with 3 partitions")
-    sent: dict[int, list[bytes]] = defaultdict(list)
-    for codec in CODECS:
-        producer = Producer(
-            {
-                "bootstrap.servers": bootstrap,
-                "compression.type": codec,
-                "linger.ms": 5,
-                "acks": "all",
-                "enable.idempotence": True,
-            }
-        )
-        acked = 0
-        failures: list[str] = []
-
-        def on_delivery(err: object, msg: object, failures: list[str] = failures) -> None:
-            nonlocal acked
-            if err is not None:
-                failures.append(str(err))
-            else:
-                acked += 1
-                sent[msg.partition()].append(msg.value())  # type: ignore[attr-defined]
-
-        start = time.perf_counter()
-        for i in range(records_per_codec):
-            producer.produce(
-                topic, key=f"key-{i % 100}".encode(), value=f"{codec}:{i}".encode(), on_delivery=on_delivery
-            )
-            if i % 5000 == 0:
-                producer.poll(0)
-        producer.flush(60)
-        took = time.perf_counter() - start
-        _say(f"  confluent-kafka produced {acked:,} {codec} records (acks=all, idempotent) in {took:.2f} s")
-        if failures:
-            problems.append(f"{len(failures)} {codec} deliveries failed, first: {failures[0]}")
-    consumer = KafkaConsumer(
-        bootstrap_servers=bootstrap,
-        enable_auto_commit=False,
-        consumer_timeout_ms=5000,
-        auto_offset_reset="earliest",
-    )
-    consumer.assign([TopicPartition(topic, p) for p in range(3)])
-    received: dict[int, list[bytes]] = defaultdict(list)
-    for message in consumer:
-        received[message.partition].append(message.value)
-    consumer.close()
-    total = sum(len(v) for v in received.values())
-    _say(f"  kafka-python read {total:,} records back")
-    for partition in range(3):
-        if received[partition] != sent[partition]:
-            problems.append(
-                f"partition {partition}: sent {len(sent[partition])} records, read "
-                f"{len(received[partition])}, equal in order: no"
-            )
-    return problems
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="kafka-harness run", description=__doc__.split("\n\n")[0])
+    p.add_argument("--target", default="reference",
+                   help="reference (default) | tansu | bootstrap:HOST:PORT[,...] | container[:IMAGE]")
+    p.add_argument("--profile", choices=PROFILES, default="quick", help="quick (≤ 10 min) or full")
+    p.add_argument("--brokers", type=int, default=1, help="reference cluster size for the suites")
+    p.add_argument("--only", default=None, help="comma-separated stage names to run (default: all)")
+    p.add_argument("--results", type=Path, default=ROOT / "reports" / "allure-results",
+                   help="merged Allure results (emptied first)")
+    p.add_argument("--html", type=Path, default=ROOT / "reports" / "html", help="where the HTML report goes")
+    p.add_argument("--work", type=Path, default=ROOT / "reports" / "run",
+                   help="stage logs, per-stage results, outputs")
+    p.add_argument("--no-report", action="store_true", help="skip building the HTML report")
+    p.add_argument("--list", action="store_true", help="print the plan and exit")
+    return p
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="kafka-harness run", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--target", default="reference", help="reference | tansu | bootstrap:HOST:PORT[,...]")
-    parser.add_argument("--records", type=int, default=10_000, help="records per compression codec")
-    args = parser.parse_args(argv)
-    _say(f"starting target {args.target} ...")
+    args = parser().parse_args(argv)
     try:
-        target = launch(args.target)
-    except (TargetUnavailableError, ValueError) as exc:
-        print(f"kafka-harness run: cannot start {args.target}: {exc}", file=sys.stderr)
-        return 2
-    with target:
-        _say(f"target {args.target} is up at {target.bootstrap_servers}")
-        problems = round_trip(target.bootstrap_servers, args.records)
-    for problem in problems:
-        _say(f"PROBLEM: {problem}")
-    verdict = "VERDICT: valid" if not problems else f"VERDICT: invalid problems={len(problems)}"
-    _say(verdict)
-    return 0 if not problems else 1
+        spec = parse_target(args.target)
+    except ValueError as exc:
+        print(f"kafka-harness run: {exc}", file=sys.stderr)
+        return EXIT_CANNOT_RUN
+    if args.brokers < 1:
+        print("kafka-harness run: --brokers must be at least 1", file=sys.stderr)
+        return EXIT_CANNOT_RUN
+    plan = build_plan(args.target, spec.kind, spec.name, args.profile, args.work, args.brokers)
+    if args.only:
+        wanted = {name.strip() for name in args.only.split(",") if name.strip()}
+        unknown = wanted - {s.name for s in plan}
+        if unknown:
+            print(f"kafka-harness run: no stage {', '.join(sorted(unknown))} in this plan "
+                  f"({', '.join(s.name for s in plan)})", file=sys.stderr)
+            return EXIT_CANNOT_RUN
+        plan = [s for s in plan if s.name in wanted]
+    if args.list:
+        for s in plan:
+            _say(f"{s.name:20} {s.level:12} budget {s.budget_s:5.0f} s  {' '.join(s.argv[1:])}")
+        return EXIT_OK
+    shutil.rmtree(args.work, ignore_errors=True)
+    shutil.rmtree(args.results, ignore_errors=True)
+    args.results.mkdir(parents=True)
+    began = time.monotonic()
+    _say(f"kafka-harness run: target {args.target}, profile {args.profile}, {len(plan)} stages")
+    rows: list[Row] = []
+    for s in plan:
+        _say(f"\n== {s.name} ({s.level}, budget {s.budget_s:.0f} s)")
+        result: StageResult = run_stage(s, args.work / "logs")
+        stage_results = args.work / "results" / s.name
+        tally = tally_results(stage_results)
+        _merge(stage_results, args.results)
+        row = row_for(result, tally)
+        rows.append(row)
+        _say(f"   {s.name}: {'ok' if row.ok else 'FAIL'} — {row.detail} (log: {result.log})")
+    _write_environment(args)
+    extra = {"target": args.target, "profile": args.profile, "time": f"{time.monotonic() - began:.0f} s"}
+    if not args.no_report:
+        extra["report"] = _build_report(args.results, args.html)
+    _say("\n" + table(rows, extra))
+    failed = [r.level for r in rows if not r.ok]
+    _say(f"VERDICT: {'invalid' if failed else 'valid'} stages={len(rows)} failed={len(failed)}")
+    return EXIT_FAILED if failed else EXIT_OK
+
+
+def _merge(stage_results: Path, merged: Path) -> None:
+    """Copy a stage's Allure files into the run's results (names are UUIDs; nothing collides)."""
+    if not stage_results.is_dir():
+        return
+    for path in stage_results.iterdir():
+        if path.name in ("environment.properties", "categories.json"):
+            continue
+        shutil.copy2(path, merged / path.name)
+
+
+def _write_environment(args: argparse.Namespace) -> None:
+    from reports.allure import write_categories, write_environment
+
+    write_categories(args.results)
+    props = {"target": args.target, "profile": args.profile, "python": sys.version.split()[0]}
+    for stage_dir in sorted((args.work / "results").glob("*")):
+        env = stage_dir / "environment.properties"
+        if env.exists():
+            for line in env.read_text().splitlines():
+                key, sep, value = line.partition("=")
+                if sep:
+                    props.setdefault(key.strip(), value.strip())
+    write_environment(args.results, props)
+
+
+def _build_report(results: Path, html: Path) -> str:
+    """``kafka-harness report``; the summary says where the report is, or why there is none."""
+    command = [*python_cli("report"), "--results", str(results), "--out", str(html)]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    except subprocess.TimeoutExpired:
+        return "not built: kafka-harness report overran 600 s"
+    if done.returncode != 0:
+        reason = (done.stderr or done.stdout).strip().splitlines()
+        return f"not built: {reason[-1] if reason else f'exit {done.returncode}'}"
+    return str(html / "index.html")

@@ -1,0 +1,1 @@
+"""The main job (`kafka-harness run`): its plan, its stages, its summary."""

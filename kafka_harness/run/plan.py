@@ -1,0 +1,117 @@
+"""What the main job runs for a target and a profile: an ordered list of stages with budgets.
+
+Profiles:
+
+* ``quick`` (≤ 10 minutes here): the smoke round trip, conformance and the
+  client matrix, the property suite at its CI budget with the mutation check,
+  two short chaos campaigns (kill; client-link partition with latency) and a
+  100,000-record Spark load with verification.
+* ``full``: the same suites, the property suite's deep profile, the chaos
+  campaigns of ``tox -e chaos`` (60 s, every client-link fault, the
+  transactional workload) and a 1,000,000-record load.
+
+Chaos needs a target the harness launches itself (it kills nodes and puts
+proxies in front of them); against ``bootstrap:`` and ``container`` targets
+those stages are left out and the summary says so. A stage may be declared an
+expected deviation of a target in its expectations file under the id
+``stage::NAME`` (with reason and evidence), as tests are.
+"""
+
+from __future__ import annotations
+
+import sys
+import tomllib
+from pathlib import Path
+
+from .stages import Stage, python_cli, python_pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+EXPECTATIONS = ROOT / "suites" / "expectations"
+PROFILES = ("quick", "full")
+LAUNCHED_KINDS = ("reference", "tansu")
+
+
+def stage_expectations(target_name: str) -> dict[str, str]:
+    """``stage::NAME`` entries of the target's expectations file: stage name → reason."""
+    path = EXPECTATIONS / f"{target_name}.toml"
+    if not path.exists():
+        return {}
+    with path.open("rb") as f:
+        data = tomllib.load(f)
+    return {
+        key.removeprefix("stage::"): str(entry.get("reason", ""))
+        for key, entry in data.items()
+        if key.startswith("stage::") and isinstance(entry, dict)
+    }
+
+
+def build_plan(
+    target: str, kind: str, target_name: str, profile: str, work: Path, brokers: int
+) -> list[Stage]:
+    """The stages for ``target`` (its spec as typed) under ``profile``; results go below ``work``."""
+    if profile not in PROFILES:
+        raise ValueError(f"unknown profile {profile!r} (quick or full)")
+    full = profile == "full"
+    expected = stage_expectations(target_name)
+
+    def results(name: str) -> str:
+        return str(work / "results" / name)
+
+    def out(name: str) -> Path:
+        return work / "out" / name
+
+    def stage(name: str, level: str, argv: list[str], budget_s: float, out_dir: Path | None = None) -> Stage:
+        return Stage(name, level, argv, budget_s, out_dir, expected.get(name))
+
+    pytest_common = ["-q", "-p", "no:cacheprovider", "--timeout", "600" if full else "300"]
+    plan = [
+        stage("smoke", "Clients", [sys.executable, "-m", "kafka_harness.run.smoke", "--target", target,
+                                   "--alluredir", results("smoke")], 240),
+        stage(
+            "conformance",
+            "Conformance",
+            python_pytest("suites/conformance", "suites/clients", "--target", target,
+                          "--brokers", str(brokers), "--alluredir", results("conformance"), *pytest_common),
+            1200 if full else 600,
+        ),
+        stage(
+            "property",
+            "Property",
+            python_pytest("suites/property", "--alluredir", results("property"), *pytest_common,
+                          *(["--hypothesis-profile", "deep", "--timeout", "0"] if full else [])),
+            3600 if full else 300,
+        ),
+    ]
+    if kind in LAUNCHED_KINDS:
+        campaigns = (
+            [("chaos-kill", "kill,pause", "queue", 60),
+             ("chaos-links", "partition-client,latency,slicer", "queue", 60),
+             ("chaos-transactional", "kill", "transactional", 60)]
+            if full
+            else [("chaos-kill", "kill", "queue", 15),
+                  ("chaos-links", "partition-client,latency", "queue", 15)]
+        )
+        for name, faults, workload, seconds in campaigns:
+            plan.append(
+                stage(
+                    name,
+                    "Chaos",
+                    python_cli("chaos", "--target", target, "--workload", workload, "--nemesis", faults,
+                               "--time", str(seconds), "--seed", "7", "--out", str(out(name)),
+                               "--alluredir", results(name)),
+                    seconds + 240,
+                    out(name),
+                )
+            )
+    records = 1_000_000 if full else 100_000
+    plan.append(
+        stage(
+            "load",
+            "Load",
+            python_cli("load", "--target", target, "--records", str(records), "--verify",
+                       "--out", str(out("load")), "--alluredir", results("load")),
+            900 if full else 420,
+            out("load"),
+        )
+    )
+    return plan
