@@ -67,6 +67,11 @@ class CloseConnection:
     reason: str
 
 
+DATA_CHANNEL = "data"
+"""The connection replica fetches use; quorum and controller traffic has its own (``raft``,
+``controller``), so a long-poll fetch never holds a vote or a heartbeat back."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SendRequest:
     """Send ``body`` to broker ``node_id`` at ``host:port``; answer with ResponseReceived or RequestFailed."""
@@ -76,6 +81,7 @@ class SendRequest:
     host: str
     port: int
     body: RequestPayload
+    channel: str = DATA_CHANNEL
 
 
 Effect = SendResponse | CloseConnection | SendRequest

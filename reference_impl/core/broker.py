@@ -38,6 +38,7 @@ from reference_impl.protocol.errors import ErrorCode, KafkaError
 from reference_impl.timer.wheel import TimingWheel
 
 from .boundary import (
+    DATA_CHANNEL,
     CloseConnection,
     ConnectionClosed,
     ConnectionOpened,
@@ -50,6 +51,9 @@ from .boundary import (
     SendResponse,
     Step,
 )
+from .cleaning import CleanerSchedule
+from .cluster.controller_client import ClusterControllerClient
+from .cluster.quorum import ClusterQuorum, QuorumPorts
 from .configs import BrokerConfig, effective_topic_configs, parse_peer_addresses
 from .fetch_sessions import FetchSessionCache
 from .group.coordinator import GroupCoordinator
@@ -60,6 +64,8 @@ from .metadata.local_controller import METADATA_TOPIC, LocalController
 from .partition import Partition
 from .ports import LogStore, TopicPartition
 from .purgatory import DelayedOperation, Purgatory
+from .raft.controller import messages as cm
+from .raft.controller.records import ControllerImage
 from .replication.fetcher import ReplicaFetcher
 from .replication.isr import IsrProposal
 from .txn.coordinator import TransactionCoordinator
@@ -112,7 +118,8 @@ class _Connection:
 
 
 class Broker:
-    """A single broker that is its own controller (a one-voter KRaft combined node)."""
+    """A broker: its own controller (a one-voter KRaft combined node), or, given ``quorum``, a
+    member of a cluster whose metadata comes from a controller quorum (:mod:`.cluster`)."""
 
     def __init__(
         self,
@@ -126,23 +133,35 @@ class Broker:
         rng: random.Random | None = None,
         rack: str | None = None,
         controller: LocalController | None = None,
+        quorum: QuorumPorts | None = None,
     ) -> None:
         """``controller`` shares another broker's controller (an in-process cluster in tests);
-        by default this broker is its own controller."""
+        ``quorum`` makes this broker a member of a cluster run by a controller quorum; by
+        default this broker is its own controller."""
         self.config = config
         self.node_id = config.node_id
         self.now_ms = now_ms
         self.store = store
         self.rng = rng or random.Random(config.node_id)
+        self.advertised = (advertised_host, advertised_port)
+        self.rack = rack
+        self.quorum: ClusterQuorum | None = None
         replayed = 0
-        if controller is None:
+        if quorum is not None:
+            self.image: MetadataImage = ControllerImage(cluster_id=cluster_id, controller_id=-1)
+            metadata_log = store.open_log(METADATA_TOPIC, 0, METADATA_TOPIC_ID, {}, now_ms)
+            self.quorum = ClusterQuorum(self, quorum, metadata_log, now_ms)
+            self.controller: LocalController | ClusterControllerClient = ClusterControllerClient(self.quorum)
+        elif controller is None:
             image = MetadataImage(cluster_id=cluster_id, controller_id=config.node_id)
             metadata_log = store.open_log(METADATA_TOPIC, 0, METADATA_TOPIC_ID, {}, now_ms)
             controller = LocalController(image, metadata_log, self.node_id, self.rng, store.read_chunk)
             replayed = controller.load()
-        self.controller = controller
-        self.image = controller.image
-        self.controller.register_broker(self.node_id, advertised_host, advertised_port, rack, now_ms)
+        if quorum is None:
+            assert controller is not None
+            self.controller = controller
+            self.image = controller.image
+            self.controller.register_broker(self.node_id, advertised_host, advertised_port, rack, now_ms)
         self.partitions: dict[TopicPartition, Partition] = {}
         self.purgatory = Purgatory(TimingWheel(start_ms=now_ms))
         self.fetch_sessions = FetchSessionCache(
@@ -162,12 +181,10 @@ class Broker:
         self.txn_coordinator = TransactionCoordinator(self)
         self.group_coordinator = GroupCoordinator(self)  # group coordinator: created before the first sync
         self.fetcher = ReplicaFetcher(self)
+        self.cleaner = CleanerSchedule(config, now_ms)  # log compaction: the store cleans, this asks when
         self._next_maintenance_ms = now_ms + self._maintenance_interval_ms
-        self.sync_partitions(now_ms)
-        for key, hw in store.high_watermarks().items():
-            if key in self.partitions:
-                self.partitions[key].restore_high_watermark(hw)
-        self.txn_coordinator.load()
+        if self.quorum is None:
+            self.on_metadata_ready(now_ms)
         self.group_coordinator.start(now_ms)  # group coordinator: replay the led __consumer_offsets shards
         log.info(
             "broker %d ready: cluster %s, %d metadata records replayed, %d partitions",
@@ -176,6 +193,14 @@ class Broker:
             replayed,
             len(self.partitions),
         )
+
+    def on_metadata_ready(self, now_ms: int) -> None:
+        """The image is complete (replayed, or caught up with the quorum): open the partitions."""
+        self.sync_partitions(now_ms)
+        for key, hw in self.store.high_watermarks().items():
+            if key in self.partitions:
+                self.partitions[key].restore_high_watermark(hw)
+        self.txn_coordinator.load()
 
     # -- the sans-IO entry points ----------------------------------------------------------------
 
@@ -220,16 +245,31 @@ class Broker:
         info = self.image.brokers.get(node_id)
         return (info.host, info.port) if info is not None else None
 
-    def send_request(self, node_id: int, body: RequestPayload, on_done: ResponseCallback) -> bool:
-        """Ask ``node_id``; ``on_done(response, None)`` or ``on_done(None, reason)`` follows. False if
-        the node's address is unknown (nothing is sent)."""
-        address = self.peer_address(node_id)
+    def send_request(
+        self,
+        node_id: int,
+        body: RequestPayload,
+        on_done: ResponseCallback,
+        *,
+        address: tuple[str, int] | None = None,
+        channel: str = DATA_CHANNEL,
+    ) -> bool:
+        """Ask ``node_id`` (at ``address``, by default its broker address); ``on_done(response, None)``
+        or ``on_done(None, reason)`` follows. False if the node's address is unknown (nothing is sent)."""
+        address = address or self.peer_address(node_id)
         if address is None:
             return False
         request_id = next(self._request_ids)
         self._pending_requests[request_id] = on_done
         self._outbox.append(
-            SendRequest(request_id=request_id, node_id=node_id, host=address[0], port=address[1], body=body)
+            SendRequest(
+                request_id=request_id,
+                node_id=node_id,
+                host=address[0],
+                port=address[1],
+                body=body,
+                channel=channel,
+            )
         )
         return True
 
@@ -237,9 +277,12 @@ class Broker:
         """Expire delayed operations and run periodic maintenance due by ``now_ms``."""
         self.now_ms = max(self.now_ms, now_ms)
         self.purgatory.advance(now_ms)
+        if self.quorum is not None:
+            self.quorum.tick(now_ms)
         self.fetcher.maybe_fetch(now_ms)
         if now_ms >= self._next_maintenance_ms:
             self._maintain(now_ms)
+        self.cleaner.maybe_clean(self.partitions, self.store, now_ms)
         effects = tuple(self._outbox)
         self._outbox.clear()
         deadlines = [
@@ -248,6 +291,8 @@ class Broker:
                 self.purgatory.next_deadline_ms(),
                 self._next_maintenance_ms,
                 self.fetcher.next_deadline_ms(),
+                self.cleaner.next_deadline_ms(),
+                self.quorum.next_deadline_ms() if self.quorum is not None else None,
             )
             if d is not None
         ]
@@ -329,7 +374,11 @@ class Broker:
             self.propose_isr(part, proposal, now_ms)
 
     def propose_isr(self, part: Partition, proposal: IsrProposal, now_ms: int) -> None:
-        """AlterPartition: this node is its own controller, so the change is decided here."""
+        """AlterPartition: decided here on a one-node broker, by the active controller in a cluster."""
+        if self.quorum is not None:
+            self._alter_partition(self.quorum, part, proposal)
+            return
+        assert isinstance(self.controller, LocalController)
         try:
             self.controller.alter_partition(
                 part.topic_id,
@@ -348,6 +397,35 @@ class Broker:
             return
         self.sync_partitions(now_ms)
         self.notify_partition_changed(part.key, now_ms)
+
+    def _alter_partition(self, quorum: ClusterQuorum, part: Partition, proposal: IsrProposal) -> None:
+        """Send AlterPartition; the change takes effect when its record reaches this broker's image."""
+        if quorum.broker_epoch < 0:
+            part.isr_change_failed()
+            return
+        body = cm.AlterPartitionRequest(
+            correlation_id=quorum.next_correlation_id(),
+            broker_id=self.node_id,
+            broker_epoch=quorum.broker_epoch,
+            topic_id=str(part.topic_id),
+            partition=part.index,
+            leader_epoch=proposal.leader_epoch,
+            partition_epoch=proposal.partition_epoch,
+            new_isr=proposal.new_isr,
+        )
+
+        def answered(answer: cm.AlterPartitionResponse | None) -> None:
+            if answer is None or answer.error_code != ErrorCode.none:
+                log.info(
+                    "ISR change of %s-%d to %s refused: %s",
+                    part.topic,
+                    part.index,
+                    list(proposal.new_isr),
+                    "no answer" if answer is None else answer.error_code.name,
+                )
+                part.isr_change_failed()
+
+        quorum.to_controller(body, answered)
 
     def _check_isr(self, now_ms: int) -> None:
         """Shrink the ISR of every led partition whose followers lag (every lag/2, as Kafka does)."""

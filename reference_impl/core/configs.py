@@ -140,6 +140,26 @@ def _peer_addresses(value: str) -> bool:
     return True
 
 
+def parse_quorum_voters(value: str) -> dict[int, tuple[str, int]]:
+    """``controller.quorum.voters``: ``1@host:port,2@host:port`` → {1: (host, port), 2: ...}."""
+    out: dict[int, tuple[str, int]] = {}
+    for item in value.split(","):
+        item = item.strip()
+        if not item:
+            continue
+        node, sep, address = item.partition("@")
+        host, colon, port = address.rpartition(":")
+        if not sep or not colon or not host or not node.strip().isdigit() or not port.isdigit():
+            raise ConfigError(f"controller.quorum.voters entry {item!r} is not ID@HOST:PORT")
+        out[int(node)] = (host, int(port))
+    return out
+
+
+def _quorum_voters(value: str) -> bool:
+    parse_quorum_voters(value)
+    return True
+
+
 _T = ConfigType
 TOPIC_CONFIGS: dict[str, ConfigDef] = {
     d.name: d
@@ -413,6 +433,55 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {
             "",
             "Where to reach peers, NODE=HOST:PORT,... (default: their registered addresses).",
             valid=_peer_addresses,
+            read_only=True,
+        ),
+        ConfigDef(
+            "controller.quorum.voters",
+            _T.STRING,
+            "",
+            "The metadata quorum's voters, ID@HOST:PORT,... (empty: this broker is its own controller).",
+            valid=_quorum_voters,
+            read_only=True,
+        ),
+        ConfigDef(
+            "controller.quorum.election.timeout.ms",
+            _T.INT,
+            "1000",
+            "How long a voter waits without a leader before it stands for election.",
+            valid=_at_least(1),
+            read_only=True,
+        ),
+        ConfigDef(
+            "controller.quorum.fetch.timeout.ms",
+            _T.INT,
+            "1000",
+            "How long a follower goes without a good fetch before it stands (Kafka: 2000; here one "
+            "election timeout plus jitter, so a successor is elected within two election timeouts).",
+            valid=_at_least(1),
+            read_only=True,
+        ),
+        ConfigDef(
+            "controller.quorum.request.timeout.ms",
+            _T.INT,
+            "500",
+            "How long a quorum request waits for its answer.",
+            valid=_at_least(1),
+            read_only=True,
+        ),
+        ConfigDef(
+            "broker.session.timeout.ms",
+            _T.INT,
+            "9000",
+            "A broker without a heartbeat this long is fenced and loses its leaderships.",
+            valid=_at_least(1),
+            read_only=True,
+        ),
+        ConfigDef(
+            "broker.heartbeat.interval.ms",
+            _T.INT,
+            "2000",
+            "How often a broker heartbeats to the active controller.",
+            valid=_at_least(1),
             read_only=True,
         ),
         ConfigDef(

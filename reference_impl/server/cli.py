@@ -13,13 +13,18 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import random
 import signal
 import sys
 
 from reference_impl.core.broker import Broker
-from reference_impl.core.configs import BrokerConfig, ConfigError
+from reference_impl.core.cluster.quorum import QuorumPorts
+from reference_impl.core.configs import BrokerConfig, ConfigError, parse_quorum_voters
 from reference_impl.core.ports import LogStore, MemoryLogStore
+from reference_impl.core.raft.file_store import FileQuorumStateStore, FileSnapshotStore
+from reference_impl.core.raft.quorum_state import MemoryQuorumStateStore
+from reference_impl.core.raft.raft_log import MemorySnapshotStore
 
 from .shell import BrokerShell, wall_clock_ms
 from .storage import StorageError, open_file_store
@@ -62,6 +67,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         default="file",
         help="file: Kafka's on-disk format (default); memory: nothing survives a restart",
     )
+    parser.add_argument(
+        "--controller-quorum-voters",
+        metavar="ID@HOST:PORT,...",
+        help="run as a member of a cluster whose metadata quorum has these voters "
+        "(controller.quorum.voters; a broker whose id is listed is also a controller)",
+    )
     parser.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
     return parser.parse_args(argv)
 
@@ -73,8 +84,12 @@ def main(argv: list[str]) -> int:
         stream=sys.stderr,
         format="%(asctime)s %(levelname)s [broker %(process)d] %(message)s",
     )
+    pairs = list(args.config)
+    if args.controller_quorum_voters:
+        pairs.append(f"controller.quorum.voters={args.controller_quorum_voters}")
     try:
-        config = BrokerConfig.parse(args.node_id, args.config)
+        config = BrokerConfig.parse(args.node_id, pairs)
+        voters = parse_quorum_voters(config.get("controller.quorum.voters") or "")
     except ConfigError as exc:
         print(f"kafka-harness broker: {exc}", file=sys.stderr)
         return 2
@@ -94,6 +109,16 @@ def main(argv: list[str]) -> int:
     except StorageError as exc:
         print(f"kafka-harness broker: {exc}", file=sys.stderr)
         return 2
+    quorum = None
+    if voters:
+        if args.storage == "memory":
+            quorum = QuorumPorts(voters, MemoryQuorumStateStore(), MemorySnapshotStore())
+        else:
+            quorum = QuorumPorts(
+                voters,
+                FileQuorumStateStore(args.data_dir, cluster_id),
+                FileSnapshotStore(os.path.join(args.data_dir, "__cluster_metadata-0")),
+            )
     broker = Broker(
         config=config,
         store=store,
@@ -103,6 +128,7 @@ def main(argv: list[str]) -> int:
         now_ms=wall_clock_ms(),
         rng=random.Random(),
         rack=args.rack,
+        quorum=quorum,
     )
     return asyncio.run(_serve(broker, args.listen, config.get_int("socket.request.max.bytes")))
 
@@ -121,6 +147,27 @@ async def _serve(broker: Broker, listen: tuple[str, int], max_frame_bytes: int) 
         return 2
     log.info("broker %d listening on %s:%d", broker.node_id, host, port)
     await stop.wait()
+    if broker.quorum is not None:
+        await _controlled_shutdown(shell, broker)
     log.info("broker %d stopping: flushing logs and writing checkpoints", broker.node_id)
     await shell.close()
     return 0
+
+
+async def _controlled_shutdown(shell: BrokerShell, broker: Broker) -> None:
+    """Let the controller move this broker's leaderships away, then hand the quorum over.
+
+    Bounded by ``broker.session.timeout.ms``: a controller that cannot be
+    reached would fence this broker after that long anyway.
+    """
+    quorum = broker.quorum
+    assert quorum is not None
+    log.info("broker %d: controlled shutdown, moving leaderships away", broker.node_id)
+    quorum.begin_controlled_shutdown(wall_clock_ms())
+    shell.apply(broker.tick(wall_clock_ms()))
+    deadline = wall_clock_ms() + broker.config.get_int("broker.session.timeout.ms")
+    while not quorum.should_shut_down and wall_clock_ms() < deadline:
+        await asyncio.sleep(0.05)
+    quorum.resign(wall_clock_ms())
+    shell.apply(broker.tick(wall_clock_ms()))
+    await asyncio.sleep(0.2)  # EndQuorumEpoch and the last fetches go out

@@ -235,7 +235,7 @@ class BrokerShell:
         self._timer: asyncio.TimerHandle | None = None
         self._timer_at_ms: int | None = None
         self._server: asyncio.Server | None = None
-        self.peers: dict[tuple[int, str, int], _PeerConnection] = {}
+        self.peers: dict[tuple[int, str, int, str], _PeerConnection] = {}
         self._files: OrderedDict[str, BinaryIO] = OrderedDict()
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -266,7 +266,7 @@ class BrokerShell:
         self._schedule(step.next_wakeup_ms)
 
     def _send_request(self, effect: SendRequest) -> None:
-        key = (effect.node_id, effect.host, effect.port)
+        key = (effect.node_id, effect.host, effect.port, effect.channel)
         peer = self.peers.get(key)
         if peer is None:
             peer = self.peers[key] = _PeerConnection(self, effect.node_id)

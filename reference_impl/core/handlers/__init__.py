@@ -37,10 +37,19 @@ from . import (  # noqa: F401  (imported to register)
     k42_delete_groups,
     k44_incremental_alter_configs,
     k47_offset_delete,
+    k52_vote,
+    k53_begin_quorum_epoch,
+    k54_end_quorum_epoch,
+    k55_describe_quorum,
+    k56_alter_partition,
+    k59_fetch_snapshot,
     k60_describe_cluster,
     k61_describe_producers,
+    k62_broker_registration,
+    k63_broker_heartbeat,
     k65_describe_transactions,
     k66_list_transactions,
+    k67_allocate_producer_ids,
 )
 from .registry import HANDLERS, Deferred, Handler, NoResponse, Reply, Respond, handles
 

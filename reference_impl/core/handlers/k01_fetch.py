@@ -29,6 +29,7 @@ from reference_impl.protocol.apis import response_class
 from reference_impl.protocol.build import build, get, millis
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
+from ..cluster.wire import METADATA_TOPIC, METADATA_TOPIC_ID
 from ..fetch_sessions import FetchPlan, PartitionKey, SessionPartition
 from ..purgatory import DelayedOperation
 from .registry import Deferred, Reply, Respond, Splices, handles
@@ -108,8 +109,19 @@ class DelayedFetch(DelayedOperation):
         self.state.ctx.respond(body, splices)
 
 
+def is_metadata_fetch(request: Any) -> bool:
+    """A KRaft replica's fetch: one partition of ``__cluster_metadata`` (by topic id from v13)."""
+    topics = list(request.topics)
+    if len(topics) != 1:
+        return False
+    topic = topics[0]
+    return bool(get(topic, "topic_id") == METADATA_TOPIC_ID or get(topic, "topic") == METADATA_TOPIC)
+
+
 @handles(1, 4, 18)
 def handle_fetch(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
+    if broker.quorum is not None and is_metadata_fetch(request):
+        return broker.quorum.serve(ctx, 1, request)  # a quorum replica fetching __cluster_metadata
     version = ctx.api_version
     replica_state = get(request, "replica_state")
     replica_id = int(

@@ -31,8 +31,11 @@ if TYPE_CHECKING:
 @handles(22, 0, 5)
 def handle_init_producer_id(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
     if request.transactional_id is None:
-        pid = broker.controller.allocate_producer_id(ctx.received_ms)
-        code, epoch = ErrorCode.none, 0
+        try:
+            pid = broker.controller.allocate_producer_id(ctx.received_ms)
+            code, epoch = ErrorCode.none, 0
+        except KafkaError as exc:  # a cluster broker waiting for its first block of ids
+            code, pid, epoch = exc.code, -1, -1
     else:
         try:
             code, pid, epoch = broker.txn_coordinator.init_producer_id(

@@ -28,6 +28,7 @@ from reference_impl.core.boundary import (
 )
 from reference_impl.core.broker import Broker
 from reference_impl.core.configs import BrokerConfig
+from reference_impl.core.metadata.local_controller import LocalController
 from reference_impl.core.ports import MemoryLogStore
 from reference_impl.protocol.codec import decode_response, encode_request
 from reference_impl.protocol.frames import FrameDecoder
@@ -56,6 +57,8 @@ class ClusterHarness:
         self._queue: deque[tuple[int, Event]] = deque()
         self._failed_on_resume: dict[int, list[RequestFailed]] = {}
         for n in range(1, size + 1):
+            shared = self.brokers[1].controller if n > 1 else None
+            assert shared is None or isinstance(shared, LocalController)
             self.brokers[n] = Broker(
                 config=BrokerConfig.parse(n, configs),
                 store=self.stores[n],
@@ -63,7 +66,7 @@ class ClusterHarness:
                 advertised_port=9092,
                 cluster_id="cluster",
                 now_ms=self.now_ms,
-                controller=self.brokers[1].controller if n > 1 else None,
+                controller=shared,
             )
         self.sync()
 

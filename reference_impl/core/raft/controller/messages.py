@@ -97,3 +97,20 @@ ControllerRequest = (
 ControllerResponse = (
     BrokerRegistrationResponse | BrokerHeartbeatResponse | CreateTopicsResponse | AlterPartitionResponse
 )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AllocateProducerIdsRequest:
+    """A broker asks for a block of producer ids (Kafka's AllocateProducerIds, KIP-730)."""
+
+    correlation_id: int
+    broker_id: int
+    broker_epoch: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AllocateProducerIdsResponse:
+    correlation_id: int
+    error_code: ErrorCode
+    producer_id_start: int
+    producer_id_len: int

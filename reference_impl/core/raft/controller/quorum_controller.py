@@ -34,8 +34,8 @@ from typing import Any
 
 from kio.schema.errors import ErrorCode
 
-from reference_impl.core.metadata.local_controller import LocalController
-from reference_impl.core.metadata.records import MetadataRecord, RegisterBrokerRecord
+from reference_impl.core.metadata.local_controller import PRODUCER_ID_BLOCK, LocalController
+from reference_impl.core.metadata.records import MetadataRecord, ProducerIdsRecord, RegisterBrokerRecord
 from reference_impl.core.raft.api import CommittedBatch, LeaderAndEpoch
 from reference_impl.core.raft.client import RaftClient
 from reference_impl.core.raft.messages import Envelope
@@ -46,6 +46,8 @@ from reference_impl.protocol.errors import KafkaError
 
 from .elections import changes_electing_leaderless, changes_removing_broker, leaderships
 from .messages import (
+    AllocateProducerIdsRequest,
+    AllocateProducerIdsResponse,
     AlterPartitionRequest,
     AlterPartitionResponse,
     BrokerHeartbeatRequest,
@@ -184,7 +186,7 @@ class QuorumController:
                 Envelope(
                     source_id=envelope.source_id,
                     destination_id=envelope.destination_id,
-                    body=_not_controller(body),
+                    body=not_controller_answer(body),
                 )
             )
 
@@ -202,7 +204,7 @@ class QuorumController:
     def handle_request(self, source: int, body: Any, now_ms: int) -> None:
         active = self.active
         if active is None:
-            self._reply(source, _not_controller(body))
+            self._reply(source, not_controller_answer(body))
             return
         before = active.last_written_offset
         match body:
@@ -214,6 +216,8 @@ class QuorumController:
                 answer = self._create_topic(active, body, now_ms)
             case AlterPartitionRequest():
                 answer = self._alter_partition(active, body, now_ms)
+            case AllocateProducerIdsRequest():
+                answer = self._allocate_producer_ids(active, body, now_ms)
             case _:
                 raise TypeError(f"not a controller request: {type(body).__name__}")
         envelope = Envelope(source_id=self.node_id, destination_id=source, body=answer)
@@ -357,6 +361,30 @@ class QuorumController:
             )
         return True
 
+    def _allocate_producer_ids(
+        self, active: _Active, request: AllocateProducerIdsRequest, now_ms: int
+    ) -> Any:
+        """A block of producer ids, recorded before it is handed out so none is ever given twice."""
+        image = active.image
+        if image.broker_epochs.get(request.broker_id) != request.broker_epoch:
+            return AllocateProducerIdsResponse(
+                correlation_id=request.correlation_id,
+                error_code=ErrorCode.stale_broker_epoch,
+                producer_id_start=-1,
+                producer_id_len=0,
+            )
+        start = image.next_producer_id
+        self._write(
+            [ProducerIdsRecord(broker_id=request.broker_id, next_producer_id=start + PRODUCER_ID_BLOCK)],
+            now_ms,
+        )
+        return AllocateProducerIdsResponse(
+            correlation_id=request.correlation_id,
+            error_code=ErrorCode.none,
+            producer_id_start=start,
+            producer_id_len=PRODUCER_ID_BLOCK,
+        )
+
     # -- topics and ISR changes ----------------------------------------------------------------
 
     def _create_topic(self, active: _Active, request: CreateTopicsRequest, now_ms: int) -> Any:
@@ -431,7 +459,7 @@ def _unused_read_chunk(chunk: Chunk) -> bytes:
     raise AssertionError("the quorum controller never reads a local metadata log")
 
 
-def _not_controller(body: Any) -> Any:
+def not_controller_answer(body: Any) -> Any:
     """The NOT_CONTROLLER answer to any controller request."""
     correlation = getattr(body, "correlation_id", 0)
     error = ErrorCode.not_controller
@@ -459,11 +487,16 @@ def _not_controller(body: Any) -> Any:
                 partition_epoch=-1,
                 isr=(),
             )
+        case AllocateProducerIdsRequest():
+            return AllocateProducerIdsResponse(
+                correlation_id=correlation, error_code=error, producer_id_start=-1, producer_id_len=0
+            )
         case (
             BrokerRegistrationResponse()
             | BrokerHeartbeatResponse()
             | CreateTopicsResponse()
             | AlterPartitionResponse()
+            | AllocateProducerIdsResponse()
         ):
             return type(body)(**{**{f: getattr(body, f) for f in body.__slots__}, "error_code": error})
         case _:

@@ -1,0 +1,310 @@
+"""A reference cluster as processes: plan the nodes, start them, wait until they agree, act on one.
+
+A cluster is N ``kafka-harness broker`` processes sharing a cluster id, the
+first C of them voters of the metadata quorum (combined broker+controller
+mode), the rest observers. Every address is planned per link, so a proxy can
+sit on each one: a node listens on one port, advertises another to clients,
+and reaches each peer (its broker port for replica fetches, its controller for
+the quorum) at an address of that (source, destination) pair.
+
+:class:`ClusterPlan` is what ``cluster.json`` holds: each node's id, pid, the
+addresses and the command that (re)starts it, so ``kafka-harness cluster
+kill|restart|pause|resume|stop NODE`` acts on a cluster another process started.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from reference_impl.protocol.apis import request_class
+from reference_impl.protocol.build import build
+from reference_impl.protocol.codec import decode_response, encode_request
+from reference_impl.protocol.frames import FrameDecoder
+
+CLUSTER_FILE = "cluster.json"
+HOST = "127.0.0.1"
+Address = tuple[str, int]
+
+
+class ClusterError(RuntimeError):
+    """The cluster cannot be started, reached or found (message says why)."""
+
+
+def free_port(host: str = HOST) -> int:
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class NodePlan:
+    node_id: int
+    listen: str
+    """HOST:PORT the process listens on."""
+    advertised: str
+    """HOST:PORT clients are told (a proxy's, when one fronts the node)."""
+    peers: dict[str, str]
+    """Peer id -> HOST:PORT this node uses to reach it (replica fetches and the quorum)."""
+    voter: bool
+    command: list[str]
+    log: str
+    pid: int | None = None
+
+    @property
+    def listen_address(self) -> Address:
+        host, _, port = self.listen.rpartition(":")
+        return host, int(port)
+
+
+@dataclass
+class ClusterPlan:
+    data_dir: str
+    cluster_id: str
+    nodes: list[NodePlan] = field(default_factory=list)
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return ",".join(n.advertised for n in self.nodes)
+
+    def node(self, node_id: int) -> NodePlan:
+        for n in self.nodes:
+            if n.node_id == node_id:
+                return n
+        raise ClusterError(f"no node {node_id} in the cluster at {self.data_dir}")
+
+    def save(self) -> None:
+        path = Path(self.data_dir) / CLUSTER_FILE
+        temporary = path.with_suffix(".tmp")
+        temporary.write_text(json.dumps(asdict(self), indent=2) + "\n")
+        temporary.replace(path)
+
+    @classmethod
+    def load(cls, data_dir: str | Path) -> ClusterPlan:
+        path = Path(data_dir) / CLUSTER_FILE
+        try:
+            raw = json.loads(path.read_text())
+        except (OSError, ValueError) as exc:
+            raise ClusterError(f"no cluster at {data_dir}: {exc}") from None
+        nodes = [NodePlan(**n) for n in raw.pop("nodes")]
+        return cls(nodes=nodes, **raw)
+
+
+def plan_cluster(
+    data_dir: str | Path,
+    brokers: int,
+    *,
+    controllers: int | None = None,
+    listen_ports: Sequence[int] | None = None,
+    advertised_ports: Sequence[int] | None = None,
+    peer_addresses: Mapping[tuple[int, int], Address] | None = None,
+    configs: Sequence[str] = (),
+    cluster_id: str | None = None,
+    python: Sequence[str] = (sys.executable, "-m", "kafka_harness"),
+) -> ClusterPlan:
+    """Nodes 1..``brokers``; the first ``controllers`` (default: up to 3) are quorum voters.
+
+    ``peer_addresses[(a, b)]`` is where node ``a`` reaches node ``b`` (default:
+    ``b``'s listen address); one brokers-long list of ports each for where nodes
+    listen and what they advertise (default: free ports, advertised as listened).
+    """
+    if brokers < 1:
+        raise ClusterError("a cluster needs at least one broker")
+    voters = min(brokers, 3) if controllers is None else controllers
+    if not 1 <= voters <= brokers:
+        raise ClusterError(f"--controllers must be 1..{brokers}")
+    root = Path(data_dir).resolve()
+    ids = list(range(1, brokers + 1))
+    listen = list(listen_ports) if listen_ports else [free_port() for _ in ids]
+    advertised = list(advertised_ports) if advertised_ports else list(listen)
+    links = dict(peer_addresses or {})
+    cluster = ClusterPlan(str(root), cluster_id or f"kh-{uuid.uuid4().hex[:16]}")
+    for i, node_id in enumerate(ids):
+        peers = {
+            str(peer): _address(links.get((node_id, peer), (HOST, listen[j])))
+            for j, peer in enumerate(ids)
+            if peer != node_id
+        }
+        voter_list = ",".join(
+            f"{v}@{_address((HOST, listen[v - 1])) if v == node_id else peers[str(v)]}" for v in ids[:voters]
+        )
+        command = [
+            *python,
+            "broker",
+            "--node-id", str(node_id),
+            "--listen", f"{HOST}:{listen[i]}",
+            "--advertised-listener", f"{HOST}:{advertised[i]}",
+            "--data-dir", str(root / f"node-{node_id}"),
+            "--cluster-id", cluster.cluster_id,
+            "--controller-quorum-voters", voter_list,
+            "--config", "inter.broker.addresses=" + ",".join(f"{p}={a}" for p, a in sorted(peers.items())),
+        ]  # fmt: skip
+        for kv in configs:
+            command += ["--config", kv]
+        cluster.nodes.append(
+            NodePlan(
+                node_id=node_id,
+                listen=f"{HOST}:{listen[i]}",
+                advertised=f"{HOST}:{advertised[i]}",
+                peers=peers,
+                voter=node_id <= voters,
+                command=command,
+                log=str(root / f"node-{node_id}.log"),
+            )
+        )
+    return cluster
+
+
+def _address(address: Address) -> str:
+    return f"{address[0]}:{address[1]}"
+
+
+# -- processes -------------------------------------------------------------------------------------
+
+
+def start_node(node: NodePlan) -> subprocess.Popen[bytes]:
+    """Start the node's process in its own session (it outlives the command that started it)."""
+    Path(node.log).parent.mkdir(parents=True, exist_ok=True)
+    with open(node.log, "ab") as log:
+        process = subprocess.Popen(node.command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    node.pid = process.pid
+    return process
+
+
+def is_alive(pid: int | None) -> bool:
+    if pid is None:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return not _is_zombie(pid)
+
+
+def _is_zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return handle.read().split(b")")[-1].split()[0] == b"Z"
+    except OSError:
+        return False
+
+
+def signal_node(node: NodePlan, sig: signal.Signals) -> bool:
+    """Send ``sig`` to the node's process; False if it is not running."""
+    if not is_alive(node.pid):
+        return False
+    assert node.pid is not None
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(node.pid, sig)
+    return True
+
+
+def wait_exit(node: NodePlan, timeout_s: float) -> bool:
+    """Wait (bounded) for the node's process to end; True if it did."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if not is_alive(node.pid):
+            return True
+        with contextlib.suppress(ChildProcessError, OSError):
+            if node.pid is not None:
+                os.waitpid(node.pid, os.WNOHANG)
+        time.sleep(0.02)
+    return not is_alive(node.pid)
+
+
+def stop_node(node: NodePlan, timeout_s: float = 30.0) -> None:
+    """SIGTERM (after SIGCONT, so a paused node can handle it); SIGKILL if it does not end in time."""
+    signal_node(node, signal.SIGCONT)
+    if signal_node(node, signal.SIGTERM) and not wait_exit(node, timeout_s):
+        kill_node(node)
+
+
+def kill_node(node: NodePlan) -> None:
+    signal_node(node, signal.SIGKILL)
+    wait_exit(node, 10)
+
+
+# -- readiness -----------------------------------------------------------------------------------
+
+
+def metadata_view(address: str, timeout_s: float = 2.0) -> tuple[int, tuple[int, ...]] | None:
+    """(controller id, broker ids) as the broker at ``address`` reports them; None if it cannot."""
+    host, _, port = address.rpartition(":")
+    body = build(
+        request_class(3, 12),
+        {"topics": [], "allow_auto_topic_creation": False, "include_topic_authorized_operations": False},
+    )
+    try:
+        with socket.create_connection((host, int(port)), timeout=timeout_s) as sock:
+            sock.settimeout(timeout_s)
+            sock.sendall(encode_request(body, 1, "kafka-harness-cluster"))
+            decoder = FrameDecoder()
+            while True:
+                data = sock.recv(65536)
+                if not data:
+                    return None
+                frames = decoder.feed(data)
+                if frames:
+                    _corr, answer = decode_response(3, 12, frames[0])
+                    break
+    except (OSError, ValueError):
+        return None
+    response: Any = answer
+    return int(response.controller_id), tuple(sorted(int(b.node_id) for b in response.brokers))
+
+
+def wait_ready(
+    cluster: ClusterPlan, timeout_s: float, nodes: Sequence[int] | None = None
+) -> dict[int, tuple[int, tuple[int, ...]]]:
+    """Wait until every node answers Metadata with every broker registered and unfenced and the same
+    active controller; returns each node's view. Raises :class:`ClusterError` on timeout."""
+    wanted = tuple(n.node_id for n in cluster.nodes)
+    asked = [cluster.node(n) for n in (nodes or wanted)]
+    deadline = time.monotonic() + timeout_s
+    views: dict[int, tuple[int, tuple[int, ...]] | None] = {}
+    while time.monotonic() < deadline:
+        views = {n.node_id: metadata_view(n.listen) for n in asked}
+        seen = set(views.values())
+        if len(seen) == 1:
+            view = next(iter(seen))
+            if view is not None and view[0] >= 0 and view[1] == wanted:
+                return {k: v for k, v in views.items() if v is not None}
+        time.sleep(0.1)
+    raise ClusterError(f"the nodes did not agree on the cluster within {timeout_s:.0f}s: {views}")
+
+
+def up(cluster: ClusterPlan, timeout_s: float = 60.0) -> dict[int, subprocess.Popen[bytes]]:
+    """Start every node, write ``cluster.json``, wait until all report the same metadata."""
+    Path(cluster.data_dir).mkdir(parents=True, exist_ok=True)
+    processes = {n.node_id: start_node(n) for n in cluster.nodes}
+    cluster.save()
+    try:
+        wait_ready(cluster, timeout_s)
+    except BaseException:
+        for n in cluster.nodes:
+            kill_node(n)
+        raise
+    return processes
+
+
+def down(cluster: ClusterPlan, timeout_s: float = 30.0) -> None:
+    """Stop every node cleanly, all at once (each controlled shutdown runs in parallel)."""
+    for n in cluster.nodes:
+        signal_node(n, signal.SIGCONT)
+        signal_node(n, signal.SIGTERM)
+    for n in cluster.nodes:
+        if not wait_exit(n, timeout_s):
+            kill_node(n)

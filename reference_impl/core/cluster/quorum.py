@@ -1,0 +1,409 @@
+"""A broker's part in a multi-node cluster: its Raft replica, its controller, its registration.
+
+With ``controller.quorum.voters`` set, a broker is a KRaft node: a voter
+(combined broker+controller mode) or an observer of the ``__cluster_metadata``
+log. This object owns
+
+* the :class:`RaftClient` on the broker's metadata log, and, on voters, the
+  :class:`QuorumController` it feeds;
+* the broker's metadata image, replayed from committed records (the broker
+  opens, leads, follows and drops partitions from it, as in one-node mode);
+* the broker lifecycle: register (BrokerRegistration), heartbeat with the
+  metadata offset it has applied (BrokerHeartbeat), ask for a controlled
+  shutdown, send AlterPartition, fetch producer-id blocks;
+* the bridge between those dataclass messages and the Kafka wire: requests to
+  peers go out through :meth:`Broker.send_request` on their own channels
+  (``raft``, ``controller``) so a long-poll replica fetch never delays a vote;
+  requests from peers arrive through the handlers and are answered when the
+  quorum or the controller answers them (:class:`_AwaitAnswer`).
+
+Nothing here does I/O: the stores come in as ports and time as ``now_ms``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import random
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from kio.schema.errors import ErrorCode
+
+from reference_impl.core.metadata.image import BrokerInfo
+from reference_impl.core.raft.api import CommittedBatch, LeaderAndEpoch, RaftConfig
+from reference_impl.core.raft.client import RaftClient
+from reference_impl.core.raft.controller import messages as cm
+from reference_impl.core.raft.controller.quorum_controller import (
+    ControllerConfig,
+    QuorumController,
+    not_controller_answer,
+)
+from reference_impl.core.raft.controller.records import ControllerImage, decode_record, decode_snapshot
+from reference_impl.core.raft.messages import RAFT_MESSAGE_TYPES, Envelope
+from reference_impl.core.raft.quorum_state import QuorumStateStore
+from reference_impl.core.raft.raft_log import RaftLog, Snapshot, SnapshotStore
+from reference_impl.log.api import PartitionLog
+
+from ..purgatory import DelayedOperation
+from . import wire
+from .raft_errors import timeout_answer
+
+if TYPE_CHECKING:
+    from ..broker import Broker, RequestContext
+    from ..handlers.registry import Reply
+
+log = logging.getLogger("reference_impl.cluster")
+
+PRODUCER_ID_PREFETCH = 100
+"""Ask for the next producer-id block when this few ids are left in the current one."""
+
+
+@dataclass(frozen=True, slots=True)
+class QuorumPorts:
+    """What the shell hands a cluster-mode broker: the voters and the quorum's durable stores."""
+
+    voters: Mapping[int, tuple[str, int]]
+    state_store: QuorumStateStore
+    snapshot_store: SnapshotStore
+
+
+class _AwaitAnswer(DelayedOperation):
+    """A peer's request waiting for the quorum's or controller's answer (or its deadline)."""
+
+    def __init__(self, deadline_ms: int, ctx: RequestContext, api_key: int, request: Any) -> None:
+        super().__init__(deadline_ms)
+        self.ctx = ctx
+        self.api_key = api_key
+        self.request = request
+        self.answer: Any = None
+
+    def deliver(self, answer: Any, now_ms: int) -> None:
+        self.answer = answer
+        self.force_complete(now_ms)
+
+    def try_complete(self, now_ms: int) -> bool:
+        return self.answer is not None and self.force_complete(now_ms)
+
+    def on_complete(self, now_ms: int) -> None:
+        answer = self.answer if self.answer is not None else timeout_answer(self.request)
+        self.ctx.respond(wire.response_to_wire(self.api_key, self.ctx.api_version, answer, self.request))
+
+
+class ClusterQuorum:
+    def __init__(self, broker: Broker, ports: QuorumPorts, metadata_log: PartitionLog, now_ms: int) -> None:
+        config = broker.config
+        self.broker = broker
+        self.node_id = broker.node_id
+        self.voters = dict(ports.voters)
+        self.cluster_id = broker.image.cluster_id
+        self.rng = random.Random(broker.rng.getrandbits(64))
+        election = config.get_int("controller.quorum.election.timeout.ms")
+        raft_config = RaftConfig(
+            election_timeout_ms=election,
+            fetch_timeout_ms=config.get_int("controller.quorum.fetch.timeout.ms"),
+            request_timeout_ms=config.get_int("controller.quorum.request.timeout.ms"),
+        )
+        raft_log = RaftLog(metadata_log, ports.snapshot_store, broker.store.read_chunk)
+        self.raft = RaftClient(
+            self.node_id, sorted(self.voters), raft_log, ports.state_store, self.rng, now_ms, raft_config
+        )
+        self.controller: QuorumController | None = None
+        if self.node_id in self.voters:
+            self.controller = QuorumController(
+                self.node_id,
+                self.raft,
+                self.rng,
+                ControllerConfig(
+                    session_timeout_ms=config.get_int("broker.session.timeout.ms"),
+                    unclean_leader_election=config.get_bool("unclean.leader.election.enable"),
+                    default_partitions=config.get_int("num.partitions"),
+                    default_replication_factor=config.get_int("default.replication.factor"),
+                ),
+                self.cluster_id,
+            )
+        self.image = ControllerImage(cluster_id=self.cluster_id, controller_id=-1)
+        self.raft.register(self)
+        self.ready = False
+        """The image has caught up with the committed log once (partitions may be opened from it)."""
+        self._changed = False
+        self._ids = itertools.count(1 << 32)
+        self._answers: dict[int, Callable[[Any], None]] = {}
+        self.broker_epoch = -1
+        self.fenced = True
+        self.want_shut_down = False
+        self.should_shut_down = False
+        self._heartbeat_interval_ms = config.get_int("broker.heartbeat.interval.ms")
+        self._request_timeout_ms = raft_config.request_timeout_ms * 4
+        self._lifecycle_inflight: tuple[int, int] | None = None  # (correlation id, sent at)
+        self._next_heartbeat_ms = now_ms
+        self._producer_blocks: deque[list[int]] = deque()  # [next, limit) of each block
+        self._producer_ids_asked = False
+        self._now_ms = now_ms
+
+    # -- RaftListener: the broker's metadata image -------------------------------------------------
+
+    def handle_commit(self, batch: CommittedBatch) -> None:
+        for offset, value in batch.records:
+            self.image.apply(decode_record(value), offset)
+        self._changed = True
+
+    def handle_load_snapshot(self, snapshot: Snapshot) -> None:
+        self.image = decode_snapshot(snapshot.data, self.cluster_id, snapshot.snapshot_id.offset)
+        self._changed = True
+
+    def handle_leader_change(self, leader: LeaderAndEpoch) -> None:
+        self.image.controller_id = leader.leader_id
+        log.info(
+            "node %d: metadata quorum leader is %d (epoch %d)", self.node_id, leader.leader_id, leader.epoch
+        )
+
+    # -- driving -------------------------------------------------------------------------------
+
+    def tick(self, now_ms: int) -> None:
+        """Fire the quorum's and the controller's timers, heartbeat, route what they want sent."""
+        self._now_ms = now_ms
+        for _ in range(8):  # answers may produce more answers (a local controller request)
+            self.raft.poll(now_ms)
+            if self.controller is not None:
+                self.controller.poll(now_ms)
+            self._lifecycle(now_ms)
+            if not self._route(now_ms):
+                break
+        self._apply_metadata(now_ms)
+
+    def next_deadline_ms(self) -> int | None:
+        deadlines = [self.raft.next_deadline_ms()]
+        if self.controller is not None:
+            deadlines.append(self.controller.next_deadline_ms())
+        if self._lifecycle_inflight is None:
+            deadlines.append(self._next_heartbeat_ms)
+        else:
+            deadlines.append(self._lifecycle_inflight[1] + self._request_timeout_ms)
+        found = [d for d in deadlines if d is not None]
+        return min(found) if found else None
+
+    def _apply_metadata(self, now_ms: int) -> None:
+        # A restarted replica learns its leader from quorum-state, without a leader change event.
+        self.image.controller_id = self.raft.leader_id if self.raft.leader_id in self.voters else -1
+        hw = self.raft.high_watermark
+        if not self.ready and hw is not None and self.raft.published_offset >= hw:
+            self.ready = True
+            self.broker.image = self.image
+            self.broker.on_metadata_ready(now_ms)
+            self._changed = False
+            return
+        if self._changed and self.ready:
+            self._changed = False
+            self.broker.image = self.image
+            self.broker.sync_partitions(now_ms)
+
+    def _route(self, now_ms: int) -> bool:
+        """Send what the replica and the controller produced; True if anything was routed."""
+        out = list(self.raft.drain_outbound())
+        if self.controller is not None:
+            out += self.controller.drain_outbound()
+        for envelope in out:
+            body = envelope.body
+            if _is_request(body):
+                self._send_raft(envelope.destination_id, body)
+            else:
+                callback = self._answers.pop(body.correlation_id, None)
+                if callback is not None:
+                    callback(body)
+        return bool(out)
+
+    def _send_raft(self, node_id: int, body: Any) -> None:
+        address = self.voters.get(node_id)
+        if address is None:
+            return
+
+        def done(response: Any, error: str | None) -> None:
+            if response is None:
+                return  # the replica's own request timeout retries
+            answer = wire.response_from_wire(body, response)
+            self.raft.handle(
+                Envelope(source_id=node_id, destination_id=self.node_id, body=answer), self._now_ms
+            )
+
+        self.broker.send_request(
+            node_id, wire.request_to_wire(body, self.cluster_id), done, address=address, channel="raft"
+        )
+
+    # -- requests from peers -----------------------------------------------------------------------
+
+    def serve(self, ctx: RequestContext, api_key: int, request: Any) -> Reply:
+        """Answer a peer's quorum or controller request once the replica or the controller has."""
+        from ..handlers.registry import Deferred  # the handlers package imports the broker
+
+        parsed = wire.request_from_wire(api_key, request, next(self._ids))
+        now_ms = ctx.received_ms
+        if parsed is None:  # a request naming no metadata partition
+            return quorum_error(ctx, api_key, ErrorCode.unknown_topic_or_partition)
+        source, body = parsed
+        wait_ms = getattr(body, "max_wait_ms", 0) + self._request_timeout_ms
+        op = _AwaitAnswer(now_ms + wait_ms, ctx, api_key, body)
+        self._answers[body.correlation_id] = lambda answer: op.deliver(answer, self._now_ms)
+        if isinstance(body, RAFT_MESSAGE_TYPES):
+            self.raft.handle(Envelope(source_id=source, destination_id=self.node_id, body=body), now_ms)
+        elif self.controller is not None:
+            self.controller.handle_request(source, body, now_ms)
+        else:
+            self._answers.pop(body.correlation_id)
+            op.answer = not_controller_answer(body)
+        return Deferred(op, ())
+
+    # -- requests to the active controller --------------------------------------------------------
+
+    def controller_id(self) -> int:
+        leader = self.raft.leader_id
+        if leader in self.voters:
+            return leader
+        return sorted(self.voters)[self.rng.randrange(len(self.voters))]
+
+    def to_controller(self, body: Any, on_answer: Callable[[Any], None]) -> None:
+        """Send a controller request to the active controller (this node's own, when it is)."""
+        self._answers[body.correlation_id] = on_answer
+        target = self.controller_id()
+        if target == self.node_id and self.controller is not None:
+            self.controller.handle_request(self.node_id, body, self._now_ms)
+            return
+
+        def done(response: Any, error: str | None) -> None:
+            callback = self._answers.pop(body.correlation_id, None)
+            if callback is not None:
+                callback(None if response is None else wire.response_from_wire(body, response))
+
+        address = self.voters[target]
+        self.broker.send_request(
+            target, wire.request_to_wire(body, self.cluster_id), done, address=address, channel="controller"
+        )
+
+    def next_correlation_id(self) -> int:
+        return next(self._ids)
+
+    # -- the broker lifecycle -------------------------------------------------------------------
+
+    def begin_controlled_shutdown(self, now_ms: int) -> None:
+        """SIGTERM: ask the controller to move this broker's leaderships away (heartbeats say so)."""
+        self.want_shut_down = True
+        self._next_heartbeat_ms = now_ms
+        if self.broker_epoch < 0:
+            self.should_shut_down = True
+
+    def resign(self, now_ms: int) -> None:
+        """The last step of a clean stop: a leading voter hands the quorum over (EndQuorumEpoch)."""
+        self.raft.resign(now_ms)
+        self._route(now_ms)
+
+    def _lifecycle(self, now_ms: int) -> None:
+        inflight = self._lifecycle_inflight
+        if inflight is not None and now_ms - inflight[1] >= self._request_timeout_ms:
+            self._answers.pop(inflight[0], None)
+            self._lifecycle_inflight = inflight = None
+        if inflight is not None or now_ms < self._next_heartbeat_ms:
+            return
+        correlation = next(self._ids)
+        body: Any
+        if self.broker_epoch < 0:
+            host, port = self.broker.advertised
+            body = cm.BrokerRegistrationRequest(
+                correlation_id=correlation,
+                broker_id=self.node_id,
+                host=host,
+                port=port,
+                rack=self.broker.rack,
+            )
+        else:
+            body = cm.BrokerHeartbeatRequest(
+                correlation_id=correlation,
+                broker_id=self.node_id,
+                broker_epoch=self.broker_epoch,
+                current_metadata_offset=self.raft.published_offset,
+                want_shut_down=self.want_shut_down,
+            )
+        self._lifecycle_inflight = (correlation, now_ms)
+        self.to_controller(body, self._lifecycle_answer)
+
+    def _lifecycle_answer(self, body: Any) -> None:
+        now_ms = self._now_ms
+        self._lifecycle_inflight = None
+        if body is None or body.error_code == ErrorCode.not_controller:
+            self._next_heartbeat_ms = now_ms + 50
+            return
+        if isinstance(body, cm.BrokerRegistrationResponse):
+            if body.error_code == ErrorCode.none:
+                self.broker_epoch = body.broker_epoch
+                log.info("broker %d registered: broker epoch %d", self.node_id, self.broker_epoch)
+            self._next_heartbeat_ms = now_ms
+            return
+        if body.error_code in (ErrorCode.stale_broker_epoch, ErrorCode.broker_id_not_registered):
+            self.broker_epoch = -1
+            self._next_heartbeat_ms = now_ms
+            return
+        if body.error_code != ErrorCode.none:
+            self._next_heartbeat_ms = now_ms + 100
+            return
+        if self.fenced != body.is_fenced:
+            log.info("broker %d is %s", self.node_id, "fenced" if body.is_fenced else "unfenced")
+        self.fenced = body.is_fenced
+        if body.should_shut_down and not self.should_shut_down:
+            log.info("broker %d: the controller moved every leadership away; shutting down", self.node_id)
+        self.should_shut_down = self.should_shut_down or body.should_shut_down
+        interval = self._heartbeat_interval_ms
+        soon = self.fenced or self.want_shut_down
+        self._next_heartbeat_ms = now_ms + (max(1, interval // 10) if soon else interval)
+        if not self.fenced:
+            self._maybe_ask_producer_ids()
+
+    # -- producer ids ---------------------------------------------------------------------------
+
+    def allocate_producer_id(self) -> int | None:
+        """The next id of this broker's blocks; None while the first (or next) block is on its way."""
+        while self._producer_blocks and self._producer_blocks[0][0] >= self._producer_blocks[0][1]:
+            self._producer_blocks.popleft()
+        left = sum(limit - start for start, limit in self._producer_blocks)
+        if left <= PRODUCER_ID_PREFETCH:
+            self._maybe_ask_producer_ids()
+        if not self._producer_blocks:
+            return None
+        block = self._producer_blocks[0]
+        block[0] += 1
+        return block[0] - 1
+
+    def _maybe_ask_producer_ids(self) -> None:
+        if self._producer_ids_asked or self.broker_epoch < 0:
+            return
+        if sum(limit - start for start, limit in self._producer_blocks) > PRODUCER_ID_PREFETCH:
+            return
+        self._producer_ids_asked = True
+        body = cm.AllocateProducerIdsRequest(
+            correlation_id=next(self._ids), broker_id=self.node_id, broker_epoch=self.broker_epoch
+        )
+
+        def answer(response: Any) -> None:
+            self._producer_ids_asked = False
+            if response is not None and response.error_code == ErrorCode.none:
+                start = response.producer_id_start
+                self._producer_blocks.append([start, start + response.producer_id_len])
+
+        self.to_controller(body, answer)
+
+    def live_brokers(self) -> list[BrokerInfo]:
+        return [b for b in self.image.brokers.values() if not b.fenced]
+
+
+def _is_request(body: Any) -> bool:
+    return type(body).__name__.endswith("Request")
+
+
+def quorum_error(ctx: RequestContext, api_key: int, code: ErrorCode) -> Reply:
+    """A top-level error answer to a quorum or controller API (one-node mode, malformed requests)."""
+    from reference_impl.protocol.apis import response_class
+    from reference_impl.protocol.build import build
+
+    from ..handlers.registry import Respond
+
+    return Respond(build(response_class(api_key, ctx.api_version), {"error_code": code, "throttle_time": 0}))

@@ -1,0 +1,19 @@
+"""EndQuorumEpoch: v0. A resigning quorum leader names its preferred successors (KIP-595).
+
+A voter in the list stands for election sooner the higher it is placed.
+Version notes: v1 (KIP-853) is not implemented."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .quorum_common import serve_quorum_api
+from .registry import Reply, handles
+
+if TYPE_CHECKING:
+    from ..broker import Broker, RequestContext
+
+
+@handles(54, 0, 0)
+def handle_end_quorum_epoch(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
+    return serve_quorum_api(broker, ctx, 54, request)

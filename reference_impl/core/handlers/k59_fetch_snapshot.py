@@ -1,0 +1,17 @@
+"""FetchSnapshot: v0. A replica whose fetch offset is below the leader's log start reads the
+metadata snapshot in chunks (KIP-630). Version notes: v1 (KIP-853) is not implemented."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .quorum_common import serve_quorum_api
+from .registry import Reply, handles
+
+if TYPE_CHECKING:
+    from ..broker import Broker, RequestContext
+
+
+@handles(59, 0, 0)
+def handle_fetch_snapshot(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
+    return serve_quorum_api(broker, ctx, 59, request)
