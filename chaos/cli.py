@@ -54,6 +54,12 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help="allow packet-drop and packet-loss (iptables on the brokers' private ports; root)",
     )
+    p.add_argument(
+        "--load",
+        default=None,
+        metavar="SPEC",
+        help="run kafka-harness load alongside, e.g. records=200000,rate=2000,verify (spark_load/spec.py)",
+    )
     p.add_argument("--list-faults", action="store_true")
     return p
 
@@ -93,6 +99,7 @@ def main(argv: list[str]) -> int:
         unclean_election=args.unclean_election,
         toxiproxy_url=args.toxiproxy_url,
         packet_faults=args.packet_faults,
+        load_spec=args.load,
     )
     if args.out is not None:
         campaign.out_dir = args.out
@@ -104,11 +111,14 @@ def main(argv: list[str]) -> int:
         return 2
     report(campaign, outcome, args.alluredir)
     result = outcome.result
+    if outcome.load is not None:
+        print(f"load alongside: {outcome.load.verdict_line} (exit {outcome.load.returncode})")
     print(result.verdict_line())
     if result.valid == "unknown":
         print("kafka-harness chaos: nothing was read back, so nothing can be judged", file=sys.stderr)
         return 2
-    return 0 if result.valid is True else 1
+    load_ok = outcome.load is None or outcome.load.valid
+    return 0 if result.valid is True and load_ok else 1
 
 
 def report(campaign: Campaign, outcome: Outcome, alluredir: Path | None) -> None:
@@ -127,6 +137,7 @@ def report(campaign: Campaign, outcome: Outcome, alluredir: Path | None) -> None
                 **result.to_json(),
                 "plan": [p.to_json() for p in outcome.plan],
                 "nemesis": outcome.nemesis_events,
+                "load": outcome.load.to_json() if outcome.load else None,
             },
             indent=1,
             default=str,
@@ -151,6 +162,11 @@ def report(campaign: Campaign, outcome: Outcome, alluredir: Path | None) -> None
             for name, items in result.anomalies.items()
             if items
         ]
+        attachments = [("history", outcome.history_path), ("timeline", png), ("result", out / "result.json")]
+        if outcome.load is not None:
+            steps.append((f"load alongside: {outcome.load.verdict_line}", outcome.load.valid))
+            attachments.append(("load log", outcome.load.log))
+            attachments += [(f"load {p.stem}", p) for p in sorted((out / "load").rglob("*.png"))]
         write_result(
             alluredir,
             name=f"chaos {campaign.target} seed {campaign.seed}",
@@ -158,14 +174,10 @@ def report(campaign: Campaign, outcome: Outcome, alluredir: Path | None) -> None
             epic="Chaos",
             feature=campaign.workload,
             story=",".join(campaign.faults),
-            passed=result.valid is True,
+            passed=result.valid is True and (outcome.load is None or outcome.load.valid),
             message=result.verdict_line(),
-            parameters=campaign.meta(),
-            attachments=[
-                ("history", outcome.history_path),
-                ("timeline", png),
-                ("result", out / "result.json"),
-            ],
+            parameters={**campaign.meta(), **({"load": campaign.load_spec} if campaign.load_spec else {})},
+            attachments=attachments,
             start_ms=outcome.started_ms,
             stop_ms=outcome.stopped_ms,
             steps=steps,

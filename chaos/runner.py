@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from chaos.alongside import LoadAlongside, LoadOutcome, check_spec
 from chaos.checkers import CheckResult, check
 from chaos.history import Recorder, write_jsonl
 from chaos.nemesis.faults import LINK_TOXICS, PARTITIONS, Nemesis, run_schedule
@@ -58,6 +59,8 @@ class Campaign:
     broker_configs: list[str] = field(default_factory=list)
     packet_faults: bool = False
     """Allow the iptables faults (packet-drop, packet-loss); needs root."""
+    load_spec: str | None = None
+    """A ``kafka-harness load`` spec run alongside the workload, under the same faults."""
 
     def meta(self) -> dict[str, Any]:
         return {
@@ -87,6 +90,7 @@ class Outcome:
     nemesis_events: list[dict[str, Any]]
     started_ms: int
     stopped_ms: int
+    load: LoadOutcome | None = None
 
 
 def _create_topic(bootstrap: str, topic: str, partitions: int, rf: int, configs: dict[str, str]) -> None:
@@ -132,6 +136,11 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
         raise CampaignError(f"{', '.join(wants_packets)} need --packet-faults (iptables, root)")
     if c.packet_faults and (reason := unavailable_reason()):
         raise CampaignError(reason)
+    if c.load_spec is not None:
+        try:
+            check_spec(c.load_spec)
+        except ValueError as exc:
+            raise CampaignError(str(exc)) from None
     c.out_dir.mkdir(parents=True, exist_ok=True)
     node_ids = list(range(1, c.brokers + 1))
     topic = f"chaos-{c.seed}-{uuid.uuid4().hex[:6]}"
@@ -182,6 +191,12 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
         for part in parts:
             stack.callback(part.stop)
             part.start()
+        load = None
+        if c.load_spec is not None:
+            load = LoadAlongside(c.load_spec, topology.bootstrap, c.out_dir)
+            stack.callback(load.stop)
+            load.start()
+            progress(f"load alongside: {c.load_spec} (log: {load.log})")
         t0 = time.monotonic()
         nemesis_thread = threading.Thread(
             target=run_schedule, args=(nemesis, plan, t0, stop), name="nemesis", daemon=True
@@ -204,11 +219,16 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
             progress(f"final read of the whole log {'complete' if complete else 'INCOMPLETE'} up to {highs}")
         for part in parts:
             part.stop()
+        load_outcome = None
+        if load is not None:
+            progress("waiting for the load run to finish")
+            load_outcome = load.finish(timeout_s=c.time_s + c.drain_s + 600)
+            progress(f"load alongside: {load_outcome.verdict_line}")
     history_path = c.out_dir / "history.jsonl"
     write_jsonl(recorder.history, history_path)
     result = check(recorder.history)
     events = [{"f": op.f, **op.value} for op in recorder.history.nemesis_ops()]
-    return Outcome(result, history_path, plan, events, started_ms, int(time.time() * 1000))
+    return Outcome(result, history_path, plan, events, started_ms, int(time.time() * 1000), load_outcome)
 
 
 def _progress_loop(

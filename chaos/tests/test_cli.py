@@ -18,6 +18,9 @@ from chaos.history import History, Op, write_jsonl
         (["--target", "nowhere"], "unknown target"),
         (["--nemesis", "packet-drop"], "need --packet-faults"),
         (["--time", "0"], "must be positive"),
+        (["--load", "records=10,warp=9"], "unknown --warp"),
+        (["--load", "records=many"], "load spec"),
+        (["--load", "target=tansu"], "set by the caller"),
     ],
 )
 def test_chaos_refuses_what_it_cannot_run(

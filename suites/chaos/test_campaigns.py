@@ -171,3 +171,16 @@ def _txn_fs(path: Path) -> set[str]:
     from chaos.history import read_jsonl
 
     return {op.f for op in read_jsonl(path) if op.type == "ok"}
+
+
+@pytest.mark.chaos_full
+def test_load_alongside_a_kill_campaign_is_judged_with_it(tmp_path: Path) -> None:
+    """``--load SPEC``: a Spark load under the same faults; its verdict joins the campaign's result."""
+    out = tmp_path / "run"
+    command = [sys.executable, "-m", "kafka_harness", "chaos", "--target", "reference", "--nemesis", "kill",
+               "--time", "20", "--load", "records=20000,rate=2000,verify", "--out", str(out)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    load = json.loads((out / "result.json").read_text())["load"]
+    assert load["valid"] and "acked=20000 read=20000 lost=0 duplicate=0" in load["verdict"]
+    assert (out / "load.log").exists() and list((out / "load").rglob("summary.json"))
