@@ -16,3 +16,14 @@ def test_bug_mode_is_caught(mode: str) -> None:
     outcome = run_mode(mode, **CI, shrink=False)
     report.attach_text(f"{mode} counterexample", outcome.timeline or outcome.line())
     assert outcome.caught, outcome.line()
+
+
+def test_a_failing_run_replays_to_the_same_trace() -> None:
+    """The simulator and the search are deterministic: running the same mode with the same settings
+    again finds the same counterexample, step for step (what makes a failure debuggable)."""
+    mode = "truncate-to-hw"
+    first = run_mode(mode, **CI, shrink=False)
+    again = run_mode(mode, **CI, shrink=False)
+    assert first.caught and first.timeline
+    assert (again.invariant, again.examples) == (first.invariant, first.examples)
+    assert again.timeline == first.timeline
