@@ -13,7 +13,7 @@ from .mutation import CI, run_mode
 @pytest.mark.parametrize("mode", ALL)
 def test_bug_mode_is_caught(mode: str) -> None:
     report.label(epic="Property", feature="Mutation check", story=mode)
-    outcome = run_mode(mode, **CI, shrink=False)
+    outcome = run_mode(mode, **CI, shrink=True)  # shrunk: a timeline short enough to read, in the report
     report.attach_text(f"{mode} counterexample", outcome.timeline or outcome.line())
     assert outcome.caught, outcome.line()
 
