@@ -83,6 +83,9 @@ def test_a_failing_stage_fails_the_row_unless_the_target_declares_it(tmp_path: P
     row = row_for(outcome, tally_results(tmp_path / "r"))
     assert row.ok and row.tally.counts["expected"] == 1 and row.tally.counts["failed"] == 0
     assert "expected deviation: memory storage" in row.detail
+    passing = StageResult(declared, 0, 2.0, tmp_path / "log", "valid", {})
+    strict = row_for(passing, tally_results(tmp_path / "empty"))
+    assert not strict.ok and "remove stage::chaos-kill" in strict.detail
     text = table([row])
     assert "chaos-kill" in text and text.splitlines()[-1].startswith("total")
 
