@@ -53,6 +53,10 @@ class LogStore(Protocol):
         """Retention (never past a partition's high watermark) and flush policy, called periodically."""
         ...
 
+    def clean(self, now_ms: int, stable_offsets: Mapping[TopicPartition, int]) -> bool:
+        """Compact one compacted log below its partition's stable offset; True when more is due at once."""
+        ...
+
     def checkpoint(self, high_watermarks: Mapping[TopicPartition, int]) -> None:
         """Write recovery points, log start offsets and the given high watermarks."""
         ...
@@ -110,6 +114,9 @@ class MemoryLogStore:
 
     def maintain(self, now_ms: int, high_watermarks: Mapping[TopicPartition, int]) -> None:
         return None
+
+    def clean(self, now_ms: int, stable_offsets: Mapping[TopicPartition, int]) -> bool:
+        return False  # memory logs are not compacted
 
     def checkpoint(self, high_watermarks: Mapping[TopicPartition, int]) -> None:
         self._high_watermarks = dict(high_watermarks)

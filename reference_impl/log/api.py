@@ -42,6 +42,9 @@ class FileRegion:
     path: str
     position: int
     length: int
+    file_id: int = 0
+    """The file's inode when read (0: unchecked). The cleaner replaces a segment by renaming a new
+    file over its name, so a region is served only from the file it was read from."""
 
 
 Chunk = bytes | FileRegion

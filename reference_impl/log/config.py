@@ -3,7 +3,9 @@
 The broker core owns the full topic-config table (every name DescribeConfigs
 reports, synonyms, sources). This module keeps only what changes how the log
 stores data: when it rolls segments, how sparse its indexes are, what
-retention deletes and when it fsyncs. ``max.message.bytes``,
+retention deletes, when it fsyncs, and what the cleaner compacts
+(``delete.retention.ms``, ``min.compaction.lag.ms``, ``max.compaction.lag.ms``,
+``min.cleanable.dirty.ratio``). ``max.message.bytes``,
 ``message.timestamp.type``, ``cleanup.policy`` and ``min.insync.replicas``
 are carried as data for the layers above (validation, replication) and for
 ``cleanup.policy`` also decide whether size and time retention apply.
@@ -82,6 +84,20 @@ def _policy_list(key: str, text: str) -> object:
     return items
 
 
+def _fraction(key: str, text: str) -> object:
+    try:
+        number = float(text.strip())
+    except ValueError:
+        raise LogConfigError(key, text, "not a number") from None
+    if not 0.0 <= number <= 1.0:
+        raise LogConfigError(key, text, "out of range [0.0, 1.0]")
+    return number
+
+
+def _ratio(value: object) -> str | None:
+    return None if isinstance(value, float | int) and 0.0 <= value <= 1.0 else "Value must be in [0.0, 1.0]"
+
+
 def _at_least(low: int) -> Callable[[object], str | None]:
     def check(value: object) -> str | None:
         return None if isinstance(value, int) and value >= low else f"Value must be at least {low}"
@@ -110,6 +126,10 @@ _KEYS: tuple[_Key, ...] = (
     _Key("max.message.bytes", "max_message_bytes", _INT, _at_least(0)),
     _Key("cleanup.policy", "cleanup_policy", _policy_list, _anything),
     _Key("min.insync.replicas", "min_insync_replicas", _INT, _at_least(1)),
+    _Key("delete.retention.ms", "delete_retention_ms", _LONG, _at_least(0)),
+    _Key("min.compaction.lag.ms", "min_compaction_lag_ms", _LONG, _at_least(0)),
+    _Key("max.compaction.lag.ms", "max_compaction_lag_ms", _LONG, _at_least(1)),
+    _Key("min.cleanable.dirty.ratio", "min_cleanable_dirty_ratio", _fraction, _ratio),
 )
 _BY_NAME = {key.name: key for key in _KEYS}
 
@@ -135,6 +155,10 @@ class LogConfig:
     max_message_bytes: int = 1024 * 1024 + 12
     cleanup_policy: tuple[str, ...] = ("delete",)
     min_insync_replicas: int = 1
+    delete_retention_ms: int = 24 * 3600 * 1000
+    min_compaction_lag_ms: int = 0
+    max_compaction_lag_ms: int = LONG_MAX
+    min_cleanable_dirty_ratio: float = 0.5
 
     def __post_init__(self) -> None:
         for key in _KEYS:
@@ -202,6 +226,17 @@ class LogConfig:
     @property
     def compact_enabled(self) -> bool:
         return "compact" in self.cleanup_policy
+
+    @property
+    def max_segment_ms(self) -> int:
+        """How long a segment may stay active: ``segment.ms``, or less on a compacted topic (KIP-354).
+
+        The cleaner never touches the active segment, so a quiet compacted
+        topic rolls by ``max.compaction.lag.ms`` to let its records be compacted in time.
+        """
+        if self.compact_enabled:
+            return min(self.segment_ms, self.max_compaction_lag_ms)
+        return self.segment_ms
 
     @property
     def log_append_time(self) -> bool:

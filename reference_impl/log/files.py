@@ -60,6 +60,8 @@ def read_region(region: FileRegion) -> bytes:
     except FileNotFoundError:
         raise RegionReadError(f"segment {region.path} was deleted after it was read") from None
     try:
+        if region.file_id and os.fstat(fd).st_ino != region.file_id:
+            raise RegionReadError(f"segment {region.path} was replaced (compacted) after it was read")
         data = pread_exact(fd, region.length, region.position)
     finally:
         os.close(fd)

@@ -2,9 +2,10 @@
 
 Kafka's ``LogLoader``, in three steps:
 
-1. Clean the directory: remove files left by an interrupted deletion or
-   write (``.deleted``, ``.cleaned``, ``.swap``, ``.tmp``) and index files
-   whose ``.log`` is gone.
+1. Finish or undo a clean a crash interrupted (``.cleaned`` and ``.swap``
+   files, :mod:`reference_impl.log.cleaning.recovery`), then clean the
+   directory: remove files left by an interrupted deletion or write
+   (``.deleted``, ``.tmp``) and index files whose ``.log`` is gone.
 2. Open every segment. An index that is missing, not a whole number of
    entries, or pointing outside its segment is rebuilt from the ``.log``.
 3. After an unclean stop (no clean-shutdown marker), recover every segment
@@ -24,6 +25,7 @@ import logging
 import os
 from dataclasses import dataclass, field
 
+from .cleaning.recovery import finish_interrupted_clean
 from .config import LogConfig
 from .index import IndexCorruptError
 from .segment import (
@@ -91,6 +93,7 @@ def load_segments(directory: str, config: LogConfig, *, recovery_point: int, cle
     """
     report = LoadReport()
     os.makedirs(directory, exist_ok=True)
+    report.removed_files.extend(finish_interrupted_clean(directory))
     bases = _clean_directory(directory, report)
     segments = LogSegments()
     needs_rebuild: set[int] = set()

@@ -69,7 +69,7 @@ class LocalLog:
             return False
         config = self.config
         return (segment.size > config.segment_bytes - incoming_bytes
-                or segment.time_waited_for_roll(now_ms, max_timestamp) > config.segment_ms
+                or segment.time_waited_for_roll(now_ms, max_timestamp) > config.max_segment_ms
                 or len(segment.offset_index) >= config.max_offset_index_entries
                 or len(segment.time_index) >= config.max_time_index_entries)
 
@@ -120,6 +120,9 @@ class LocalLog:
                 if found is None:
                     continue
                 position, first = found
+            if not segment.size:
+                position = 0
+                continue  # emptied by the cleaner: the next segment holds what follows
             region, stopped = segment.read_region(position, max_bytes - size, max_offset,
                                                   min_one_batch and not chunks)
             if region is not None:

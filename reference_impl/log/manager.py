@@ -9,6 +9,7 @@
       recovery-point-offset-checkpoint     per partition: below this offset, flushed
       log-start-offset-checkpoint          per partition: the log start, when above the first segment
       replication-offset-checkpoint        per partition: the high watermark the broker last saw
+      cleaner-offset-checkpoint            per compacted partition: where its last clean ended
       <topic>-<partition>/                 one FileLog: segments, leader-epoch-checkpoint, partition.metadata
 
 Logs open lazily (:meth:`LogManager.open_log`, when the broker learns of a
@@ -53,6 +54,7 @@ from .checkpoints import (
     write_offsets,
     write_partition_metadata,
 )
+from .cleaning.cleaner import LogCleaner
 from .config import LogConfig
 from .files import fsync_dir, read_region, remove_if_exists
 from .partition_log import FileLog
@@ -108,6 +110,7 @@ class LogManager:
         self._high_watermarks = self._read_checkpoint(REPLICATION_CHECKPOINT)
         self._logs: dict[TopicPartition, FileLog] = {}
         self._on_disk: set[TopicPartition] = set()
+        self.cleaner = LogCleaner(self.data_dir)
         for name in sorted(os.listdir(self.data_dir)):
             path = os.path.join(self.data_dir, name)
             if not os.path.isdir(path):
@@ -233,6 +236,7 @@ class LogManager:
         directory = os.path.join(self.data_dir, partition_dir_name(topic, partition))
         self._remove_directory(key, directory)
         self._write_durable_checkpoints()
+        self.cleaner.forget(key)
         self._high_watermarks.pop(key, None)
         write_offsets(os.path.join(self.data_dir, REPLICATION_CHECKPOINT), self._high_watermarks)
 
@@ -289,6 +293,10 @@ class LogManager:
                 bound = self._high_watermarks.get(key)
             opened.apply_retention(now_ms, bound)
             opened.maybe_flush(now_ms)
+
+    def clean(self, now_ms: int, stable_offsets: Mapping[TopicPartition, int]) -> bool:
+        """Compact the compacted log that needs it most, below its stable offset; True if more is due."""
+        return self.cleaner.clean(self._logs, stable_offsets, now_ms)
 
     def checkpoint(self, high_watermarks: Mapping[TopicPartition, int]) -> None:
         """Write the recovery points, log start offsets and the given high watermarks."""

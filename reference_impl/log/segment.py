@@ -72,7 +72,10 @@ class LogSegment:
         self.base_offset = base_offset
         self.log_path = os.path.join(directory, file_name(base_offset, LOG_SUFFIX))
         self._fd = os.open(self.log_path, os.O_RDWR | os.O_CREAT, 0o644)
-        self.size = os.fstat(self._fd).st_size
+        stat = os.fstat(self._fd)
+        self.size = stat.st_size
+        self.file_id = stat.st_ino
+        """The inode: a cleaned segment reuses the name, never the file (see :class:`FileRegion`)."""
         self.offset_index = OffsetIndex(os.path.join(directory, file_name(base_offset, INDEX_SUFFIX)),
                                         base_offset)
         self.time_index = TimeIndex(os.path.join(directory, file_name(base_offset, TIME_INDEX_SUFFIX)),
@@ -201,7 +204,7 @@ class LogSegment:
                 end = start + first[1].size
         if end == start:
             return None, stopped
-        return FileRegion(self.log_path, start, end - start), stopped or end < size_now
+        return FileRegion(self.log_path, start, end - start, self.file_id), stopped or end < size_now
 
     def _first_position_at_or_after(self, offset: int, start: int) -> int:
         """Position of the first batch (from ``start``) whose base offset is at or above ``offset``."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import os
 import time
 from collections import OrderedDict, deque
 from collections.abc import Callable
@@ -127,7 +128,7 @@ class _Connection(asyncio.Protocol):
                 continue
             try:
                 sent = await loop.sendfile(
-                    transport, self.shell.segment_file(part.path), part.position, part.length
+                    transport, self.shell.segment_file(part.path, part.file_id), part.position, part.length
                 )
             except (OSError, RuntimeError) as exc:
                 sent, reason = -1, str(exc)
@@ -284,11 +285,22 @@ class BrokerShell:
         except (TimeoutError, OSError) as exc:
             peer.fail(f"cannot connect to broker {peer.node_id} at {host}:{port}: {exc}")
 
-    def segment_file(self, path: str) -> BinaryIO:
-        """An open segment file for ``sendfile``, kept open (few files are hot at a time)."""
+    def segment_file(self, path: str, file_id: int = 0) -> BinaryIO:
+        """An open segment file for ``sendfile``, kept open (few files are hot at a time).
+
+        ``file_id`` is the inode the region was read from: the cleaner renames a
+        new segment over the old name, and a region must not be served from the
+        other file (OSError then, and the connection closes; the client refetches).
+        """
         handle = self._files.pop(path, None)
+        if handle is not None and file_id and os.fstat(handle.fileno()).st_ino != file_id:
+            handle.close()
+            handle = None
         if handle is None:
             handle = open(path, "rb")  # noqa: SIM115 - cached, closed on eviction or shutdown
+            if file_id and os.fstat(handle.fileno()).st_ino != file_id:
+                handle.close()
+                raise OSError(f"{path} was replaced by the log cleaner after the read")
             while len(self._files) >= OPEN_SEGMENT_FILES:
                 _old_path, old = self._files.popitem(last=False)
                 old.close()

@@ -55,6 +55,9 @@ class FileLogStore:
     def maintain(self, now_ms: int, high_watermarks: Mapping[TopicPartition, int]) -> None:
         self.manager.maintain(now_ms, high_watermarks)
 
+    def clean(self, now_ms: int, stable_offsets: Mapping[TopicPartition, int]) -> bool:
+        return self.manager.clean(now_ms, stable_offsets)
+
     def checkpoint(self, high_watermarks: Mapping[TopicPartition, int]) -> None:
         self.manager.checkpoint(high_watermarks)
 

@@ -15,6 +15,8 @@ def test_defaults_are_kafka_4s() -> None:
         "flush.messages": str(LONG_MAX), "flush.ms": str(LONG_MAX),
         "message.timestamp.type": "CreateTime", "max.message.bytes": "1048588",
         "cleanup.policy": "delete", "min.insync.replicas": "1",
+        "delete.retention.ms": "86400000", "min.compaction.lag.ms": "0",
+        "max.compaction.lag.ms": str(LONG_MAX), "min.cleanable.dirty.ratio": "0.5",
     }
 
 

@@ -1,0 +1,44 @@
+"""When the broker asks its store to compact logs, and how far each may be compacted (sans-IO).
+
+Kafka runs its log cleaner on threads that sleep ``log.cleaner.backoff.ms``
+when no log needs cleaning and look again at once after cleaning one. Here
+the broker's tick asks (:meth:`CleanerSchedule.maybe_clean`) on the same
+rhythm, and the storage port does the file work, one log per call. The bound
+given for each compacted partition is its last stable offset: nothing above
+the high watermark, and nothing of a transaction still open, is compacted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from .configs import BrokerConfig
+from .partition import Partition
+from .ports import LogStore, TopicPartition
+
+AGAIN_MS = 1
+"""After a clean that left more work, ask again on the next tick (other events run in between)."""
+
+
+def is_compacted(configs: Mapping[str, str]) -> bool:
+    return "compact" in configs.get("cleanup.policy", "delete")
+
+
+class CleanerSchedule:
+    def __init__(self, config: BrokerConfig, now_ms: int) -> None:
+        self.enabled = config.get_bool("log.cleaner.enable")
+        self.backoff_ms = config.get_int("log.cleaner.backoff.ms")
+        self.next_ms = now_ms + self.backoff_ms
+
+    def maybe_clean(
+        self, partitions: Mapping[TopicPartition, Partition], store: LogStore, now_ms: int
+    ) -> None:
+        """Ask the store for one clean if the cleaner is due."""
+        if not self.enabled or now_ms < self.next_ms:
+            return
+        bounds = {key: p.last_stable_offset for key, p in partitions.items() if is_compacted(p.configs)}
+        more = bool(bounds) and store.clean(now_ms, bounds)
+        self.next_ms = now_ms + (AGAIN_MS if more else self.backoff_ms)
+
+    def next_deadline_ms(self) -> int | None:
+        return self.next_ms if self.enabled else None
