@@ -77,6 +77,11 @@ def main(argv: list[str]) -> int:
         print(f"kafka-harness chaos: {exc}", file=sys.stderr)
         print("VERDICT: could not run")
         return 2
+    if args.idempotence and args.acks not in ("all", "-1"):
+        print("kafka-harness chaos: an idempotent producer needs --acks all (or pass --idempotence false)",
+              file=sys.stderr)
+        print("VERDICT: could not run")
+        return 2
     if args.time <= 0 or args.rate <= 0:
         print("kafka-harness chaos: --time and --rate must be positive", file=sys.stderr)
         print("VERDICT: could not run")

@@ -156,8 +156,11 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
         except Exception as exc:
             raise CampaignError(f"no Toxiproxy: {exc}") from exc
         progress(f"toxiproxy: {endpoint.kind} server at {endpoint.url}")
-        topology = Topology.plan(endpoint.url, node_ids)
+        # a replicated reference cluster reaches its peers through given addresses: proxy those links too
+        broker_links = spec.kind == "reference" and c.brokers > 1
+        topology = Topology.plan(endpoint.url, node_ids, broker_links=broker_links)
         topology.create()
+        recorder.history.meta["proxies"] = [p["name"] for p in topology.proxies()]
         configs = list(c.broker_configs)
         if spec.kind == "reference":
             if c.min_isr is not None:
@@ -171,6 +174,7 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
                     listen_ports=[topology.listen_ports[n] for n in node_ids],
                     advertised_ports=[topology.advertised_ports[n] for n in node_ids],
                     broker_configs=configs,
+                    peer_ports=topology.peer_ports or None,
                 )
             )
         except Exception as exc:

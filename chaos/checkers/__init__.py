@@ -103,6 +103,8 @@ def check(history: History) -> CheckResult:
         valid = False
     elif acked and not a.read_values:
         valid = "unknown"  # nothing was read: nothing can be said about what was stored
+    elif not a.writes and history.meta.get("workload") in ("queue", "transactional"):
+        valid = "unknown"  # no producer ever sent: a run that tested nothing is not a pass
     else:
         valid = True
     return CheckResult(valid, anomalies, bad, availability(history), stats)

@@ -196,6 +196,13 @@ def test_unknown_when_nothing_was_read() -> None:
     assert result.valid == "unknown" and result.verdict_line().startswith("VERDICT: unknown")
 
 
+def test_unknown_when_no_producer_ever_sent() -> None:
+    """A campaign whose producers never started tested nothing; it must not read as a pass."""
+    idle = Builder(workload="queue").assign(100, [0, 1, 2]).nemesis("start").nemesis("stop")
+    assert check(idle.history).valid == "unknown"
+    assert check(clean().history).valid is True
+
+
 def test_availability_and_recovery_after_a_fault() -> None:
     b = Builder().send(0, "a", 0, 0).nemesis("start").send(0, "b", 0, None, outcome="info")
     b.nemesis("stop").send(0, "c", 0, 1).poll(1, (0, 0, "a"), (0, 1, "c"))

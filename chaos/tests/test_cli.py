@@ -18,6 +18,7 @@ from chaos.history import History, Op, write_jsonl
         (["--target", "nowhere"], "unknown target"),
         (["--nemesis", "packet-drop"], "need --packet-faults"),
         (["--time", "0"], "must be positive"),
+        (["--acks", "1"], "needs --acks all"),
         (["--load", "records=10,warp=9"], "unknown --warp"),
         (["--load", "records=many"], "load spec"),
         (["--load", "target=tansu"], "set by the caller"),
