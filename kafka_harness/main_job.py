@@ -37,7 +37,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--target", default="reference",
                    help="reference (default) | tansu | bootstrap:HOST:PORT[,...] | container[:IMAGE]")
     p.add_argument("--profile", choices=PROFILES, default="quick", help="quick (≤ 10 min) or full")
-    p.add_argument("--brokers", type=int, default=1, help="reference cluster size for the suites")
+    p.add_argument("--brokers", type=int, default=3,
+                   help="reference cluster size for the chaos stages (default 3; Tansu runs one)")
     p.add_argument("--only", default=None, help="comma-separated stage names to run (default: all)")
     p.add_argument("--results", type=Path, default=ROOT / "reports" / "allure-results",
                    help="merged Allure results (emptied first)")
@@ -59,7 +60,8 @@ def main(argv: list[str]) -> int:
     if args.brokers < 1:
         print("kafka-harness run: --brokers must be at least 1", file=sys.stderr)
         return EXIT_CANNOT_RUN
-    plan = build_plan(args.target, spec.kind, spec.name, args.profile, args.work, args.brokers)
+    brokers = args.brokers if spec.kind == "reference" else 1
+    plan = build_plan(args.target, spec.kind, spec.name, args.profile, args.work, brokers)
     if args.only:
         wanted = {name.strip() for name in args.only.split(",") if name.strip()}
         unknown = wanted - {s.name for s in plan}

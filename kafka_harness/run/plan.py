@@ -4,11 +4,18 @@ Profiles:
 
 * ``quick`` (≤ 10 minutes here): the smoke round trip, conformance and the
   client matrix, the property suite at its CI budget with the mutation check,
-  two short chaos campaigns (kill; client-link partition with latency) and a
-  100,000-record Spark load with verification.
+  two short chaos campaigns (kill, with leader and controller isolation on a
+  cluster; client-link partition with latency) and a 100,000-record Spark load
+  with verification.
 * ``full``: the same suites, the property suite's deep profile, the chaos
   campaigns of ``tox -e chaos`` (60 s, every client-link fault, the
   transactional workload) and a 1,000,000-record load.
+
+With ``brokers`` ≥ 3 (the default for the reference target) the chaos stages run
+on a replicated cluster (RF=3, min.insync.replicas=2) with proxies on every
+client and broker-to-broker link. The raw-protocol suites talk to one broker
+(they do not yet route each request to its partition's leader or coordinator),
+so they run against a single reference broker.
 
 Chaos needs a target the harness launches itself (it kills nodes and puts
 proxies in front of them); against ``bootstrap:`` and ``container`` targets
@@ -71,7 +78,7 @@ def build_plan(
             "conformance",
             "Conformance",
             python_pytest("suites/conformance", "suites/clients", "--target", target,
-                          "--brokers", str(brokers), "--alluredir", results("conformance"), *pytest_common),
+                          "--alluredir", results("conformance"), *pytest_common),
             1200 if full else 600,
         ),
         stage(
@@ -91,14 +98,18 @@ def build_plan(
             else [("chaos-kill", "kill", "queue", 15),
                   ("chaos-links", "partition-client,latency", "queue", 15)]
         )
+        replicated = kind == "reference" and brokers >= 3
+        cluster = ["--brokers", str(brokers), "--rf", "3", "--min-isr", "2"] if replicated else []
         for name, faults, workload, seconds in campaigns:
+            if replicated and name == "chaos-kill":
+                faults += ",partition-leader,partition-controller"
             plan.append(
                 stage(
                     name,
                     "Chaos",
                     python_cli("chaos", "--target", target, "--workload", workload, "--nemesis", faults,
                                "--time", str(seconds), "--seed", "7", "--out", str(out(name)),
-                               "--alluredir", results(name)),
+                               "--alluredir", results(name), *cluster),
                     seconds + 240,
                     out(name),
                 )
