@@ -132,6 +132,11 @@ def decode_request_body(header: RequestHeader, frame: bytes, offset: int) -> Req
     cls = request_class(header.api_key, header.api_version)
     try:
         body, size = _reader(cls)(frame, offset)
+    except KeyError as exc:  # kio refuses tagged fields it does not know; Kafka skips them (KIP-482)
+        body = _without_unknown_tags(cls, frame, offset)
+        if body is None:
+            raise MalformedRequestError(f"cannot parse {cls.__name__}: {exc}") from None
+        return body  # type: ignore[no-any-return]
     except Exception as exc:  # kio raises assorted errors on garbage
         raise MalformedRequestError(f"cannot parse {cls.__name__}: {exc}") from None
     if offset + size > len(frame):
@@ -141,6 +146,53 @@ def decode_request_body(header: RequestHeader, frame: bytes, offset: int) -> Req
     # Bytes after the body are ignored, as Kafka's generated readers ignore them: librdkafka
     # 2.16's Metadata v13 "all topics" request carries three trailing bytes that Kafka accepts.
     return body  # type: ignore[no-any-return]
+
+
+def _tag_section(buf: bytes, pos: int) -> list[tuple[int, bytes]] | None:
+    """The tagged fields of a section starting at ``pos`` that ends exactly at the end of ``buf``."""
+    try:
+        count, pos = _read_uvarint(buf, pos)
+        fields = []
+        for _ in range(count):
+            tag, pos = _read_uvarint(buf, pos)
+            size, pos = _read_uvarint(buf, pos)
+            fields.append((tag, buf[pos : pos + size]))
+            pos += size
+    except MalformedRequestError:
+        return None
+    return fields if pos == len(buf) else None
+
+
+def _section(fields: list[tuple[int, bytes]]) -> bytes:
+    return _uvarint(len(fields)) + b"".join(_uvarint(t) + _uvarint(len(d)) + d for t, d in fields)
+
+
+def _without_unknown_tags(cls: type[Entity], frame: bytes, offset: int) -> Any:
+    """The body parsed with the unknown fields of its own (top-level) tagged section left out, or None.
+
+    The section is the last thing in the body; each candidate start from the end backwards is
+    tried, keeping the fields kio can read. Unknown tags nested deeper are still refused.
+    """
+    reader = _reader(cls)
+    for start in range(len(frame) - 1, offset - 1, -1):
+        fields = _tag_section(frame, start)
+        if fields is None:
+            continue
+        kept: list[tuple[int, bytes]] = []
+        for field in fields:
+            try:
+                reader(frame[offset:start] + _section([*kept, field]), 0)
+            except Exception:
+                continue
+            kept.append(field)
+        candidate = frame[offset:start] + _section(kept)
+        try:
+            body, size = reader(candidate, 0)
+        except Exception:
+            continue
+        if size == len(candidate):
+            return body
+    return None
 
 
 def decode_request(frame: bytes) -> tuple[RequestHeader, RequestPayload]:

@@ -61,7 +61,8 @@ def handle_produce(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
         if name is None and topic_id is not None:
             found = broker.image.topic_by_id(topic_id)
             name = found.name if found else None
-            missing = ErrorCode.unknown_topic_id
+            if found is None:  # a known id with a partition it lacks is UNKNOWN_TOPIC_OR_PARTITION
+                missing = ErrorCode.unknown_topic_id
         partitions = []
         for pdata in topic_data.partition_data:
             entry: dict[str, Any] = {

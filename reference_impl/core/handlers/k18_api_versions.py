@@ -1,6 +1,7 @@
 """ApiVersions: v0-4. Every API and version range this broker has a handler for.
 
-Version notes: v3+ adds client software name/version (accepted, logged) and
+Version notes: v3+ adds client software name/version, which must match
+``[a-zA-Z0-9](?:[a-zA-Z0-9\\-.]*[a-zA-Z0-9])?`` (KIP-511; INVALID_REQUEST otherwise), and
 the features lists; ``metadata.version`` is not finalized here (no feature
 flags implemented), so the features lists are empty. A request at a version
 above 4 gets a v0 body with UNSUPPORTED_VERSION (the broker layer does that,
@@ -9,10 +10,12 @@ as Kafka does, so the client can retry at a version both know).
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from reference_impl.protocol.apis import response_class
 from reference_impl.protocol.build import build
+from reference_impl.protocol.errors import ErrorCode
 
 from .registry import HANDLERS, Reply, Respond, handles
 
@@ -20,8 +23,18 @@ if TYPE_CHECKING:
     from ..broker import Broker, RequestContext
 
 
+SOFTWARE_NAME = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
+
+
 @handles(18, 0, 4)
 def handle_api_versions(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
+    if ctx.api_version >= 3 and not all(
+        SOFTWARE_NAME.fullmatch(getattr(request, f) or "")
+        for f in ("client_software_name", "client_software_version")
+    ):
+        cls = response_class(18, ctx.api_version)
+        refused = {"error_code": ErrorCode.invalid_request, "api_keys": [], "throttle_time": 0}
+        return Respond(build(cls, refused))
     keys = [
         {"api_key": h.api_key, "min_version": h.min_version, "max_version": h.max_version}
         for h in sorted(HANDLERS.values(), key=lambda h: h.api_key)
