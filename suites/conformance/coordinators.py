@@ -1,0 +1,120 @@
+"""Finding coordinators, making Stable groups and driving transactional producers, shared by the
+group, offset, transaction and cluster suites."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from fixtures import ops
+from fixtures.session import Capabilities
+from fixtures.wire import WireClient
+from reference_impl.protocol.record_set import build_batch
+
+from .expect import expect_code
+
+SESSION_MS = 6_000  # group.min.session.timeout.ms, Kafka's default floor
+PROTOCOL_GUIDE = "Protocol guide, Group Membership API"
+TXN_KEY = 1  # FindCoordinator key_type of a transactional id
+
+
+def coordinator(
+    wire_factory: Callable[..., WireClient], caps: Capabilities, key: str, key_type: int = 0
+) -> WireClient:
+    """A connection to the coordinator of ``key``; COORDINATOR_NOT_AVAILABLE (the internal topic is
+    still being created) is retried for up to 30 s, as clients do."""
+    probe = wire_factory()
+    deadline = time.monotonic() + 30
+    while True:
+        code, _node, host, port = ops.find_coordinator(probe, caps, key, key_type)
+        if code.value == 0:
+            return wire_factory(f"{host}:{port}")
+        if time.monotonic() > deadline:
+            raise AssertionError(f"[{PROTOCOL_GUIDE}] FindCoordinator for {key!r} kept answering {code.name}")
+        time.sleep(0.2)
+
+
+@dataclass
+class Member:
+    wire: WireClient
+    group: str
+    member_id: str
+    generation: int
+
+
+def stable(wire: WireClient, caps: Capabilities, group: str, **kwargs: Any) -> Member:
+    kwargs.setdefault("session_timeout_ms", SESSION_MS)
+    kwargs.setdefault("rebalance_timeout_ms", SESSION_MS)
+    member_id, generation = ops.stable_member(wire, caps, group, **kwargs)
+    return Member(wire, group, member_id, generation)
+
+
+class Txn:
+    """One transactional producer speaking to its transaction coordinator and a partition leader."""
+
+    def __init__(self, wire_factory: Callable[..., WireClient], caps: Capabilities, tid: str) -> None:
+        self.caps, self.tid = caps, tid
+        self.coord = coordinator(wire_factory, caps, tid, TXN_KEY)
+        self.leader = wire_factory()
+        self.sequence: dict[tuple[str, int], int] = {}
+        self.pid, self.epoch = self.init()
+
+    def init(self, version: int | None = None) -> tuple[int, int]:
+        code, pid, epoch = ops.init_producer_id(self.coord, self.caps, self.tid, version=version)
+        expect_code(code, "NONE", rule="KIP-98 InitProducerId")
+        return pid, epoch
+
+    def add_partitions(
+        self, topic: str, partitions: tuple[int, ...] = (0,), version: int | None = None
+    ) -> Any:
+        v = self.caps.best("add_partitions_to_txn", hi=3) if version is None else version
+        answer = self.coord.request(
+            "add_partitions_to_txn",
+            v,
+            v3_and_below_transactional_id=self.tid,
+            v3_and_below_producer_id=self.pid,
+            v3_and_below_producer_epoch=self.epoch,
+            v3_and_below_topics=[{"name": topic, "partitions": list(partitions)}],
+        )
+        return {
+            int(p.partition_index): p.partition_error_code
+            for t in answer.results_by_topic_v3_and_below
+            for p in t.results_by_partition
+        }
+
+    def produce(self, topic: str, values: list[bytes], partition: int = 0) -> Any:
+        seq = self.sequence.get((topic, partition), 0)
+        batch = build_batch(
+            [(None, v) for v in values],
+            base_timestamp=int(time.time() * 1000),
+            producer_id=self.pid,
+            producer_epoch=self.epoch,
+            base_sequence=seq,
+            transactional=True,
+        )
+        answer = ops.produce_batch(
+            self.leader, self.caps, topic, batch, partition=partition, transactional_id=self.tid
+        )
+        if answer.error_code.value == 0:
+            self.sequence[(topic, partition)] = seq + len(values)
+        return answer
+
+    def end(self, commit: bool, *, epoch: int | None = None, version: int | None = None) -> Any:
+        v = self.caps.best("end_txn") if version is None else version
+        answer = self.coord.request(
+            "end_txn",
+            v,
+            transactional_id=self.tid,
+            producer_id=self.pid,
+            producer_epoch=self.epoch if epoch is None else epoch,
+            committed=commit,
+        )
+        return answer.error_code
+
+    def write(self, topic: str, values: list[bytes], commit: bool) -> None:
+        """A whole transaction over partition 0 of ``topic``."""
+        expect_code(self.add_partitions(topic)[0], "NONE", rule="KIP-98 AddPartitionsToTxn")
+        expect_code(self.produce(topic, values).error_code, "NONE", rule="KIP-98 transactional Produce")
+        expect_code(self.end(commit), "NONE", rule="KIP-98 EndTxn")

@@ -1,0 +1,204 @@
+"""Cluster and describe APIs: DescribeCluster (60), DescribeLogDirs (35), DescribeProducers (61),
+DescribeTransactions (65), ListTransactions (66), OffsetForLeaderEpoch (23).
+
+Rules from KIP-700 (DescribeCluster: the same brokers and cluster id as Metadata), KIP-113
+(DescribeLogDirs: the partitions each log directory holds and their sizes), KIP-664
+(DescribeProducers, DescribeTransactions, ListTransactions: the producer and transaction state
+brokers keep), KIP-101 / KIP-320 (OffsetForLeaderEpoch: the end offset of the latest epoch is the
+log end offset; a current_leader_epoch newer than the leader's is UNKNOWN_LEADER_EPOCH).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from fixtures import ops
+from fixtures.session import Capabilities
+from fixtures.wire import WireClient
+from reference_impl.protocol.record_set import build_batch
+
+from .coordinators import Txn
+from .expect import expect, expect_code, expect_equal
+
+FEATURE = "Cluster and describe APIs"
+
+
+@pytest.mark.versions("describe_cluster")
+def test_describe_cluster_matches_metadata(version: int, wire: WireClient, caps: Capabilities) -> None:
+    """KIP-700: DescribeCluster lists the same brokers (id, host, port) and cluster id as Metadata,
+    and a controller that is one of them (or -1)."""
+    answer = wire.request("describe_cluster", version, include_cluster_authorized_operations=False)
+    expect_code(answer.error_code, "NONE", rule="KIP-700")
+    meta = ops.metadata(wire, caps, [])
+    expect_equal(answer.cluster_id, meta.cluster_id, "KIP-700", "cluster id (Metadata's)")
+    described = sorted((int(b.broker_id), b.host, int(b.port)) for b in answer.brokers)
+    listed = sorted((int(b.node_id), b.host, int(b.port)) for b in meta.brokers)
+    expect_equal(described, listed, "KIP-700", "brokers (Metadata's)")
+    expect(
+        int(answer.controller_id) in {b[0] for b in described} | {-1},
+        "KIP-700",
+        f"controller {answer.controller_id} is not a broker",
+    )
+
+
+@pytest.mark.versions("describe_log_dirs")
+def test_describe_log_dirs_shows_the_partition(
+    version: int, wire: WireClient, caps: Capabilities, topic: str
+) -> None:
+    """KIP-113: DescribeLogDirs names the log directory holding each partition asked for, with a size
+    that grows when records are appended."""
+    ops.produce_values(wire, caps, topic, [b"x" * 500])
+    answer = wire.request("describe_log_dirs", version, topics=[{"topic": topic, "partitions": [0]}])
+    sizes = [
+        int(p.partition_size)
+        for d in answer.results
+        if d.error_code.value == 0
+        for t in d.topics
+        if t.name == topic
+        for p in t.partitions
+        if int(p.partition_index) == 0
+    ]
+    expect_equal(len(sizes), 1, "KIP-113", "log directories holding the partition")
+    expect(sizes[0] >= 500, "KIP-113", f"partition size {sizes[0]} after a 500-byte record")
+
+
+@pytest.mark.requires("describe_producers")
+def test_describe_producers_lists_an_idempotent_producer(
+    wire: WireClient, caps: Capabilities, topic: str
+) -> None:
+    """KIP-664 DescribeProducers: after an idempotent producer wrote sequences 0..2 to a partition, the
+    partition's active producers include it with its epoch and last sequence 2."""
+    code, pid, epoch = ops.init_producer_id(wire, caps)
+    expect_code(code, "NONE", rule="setup: InitProducerId")
+    batch = build_batch(
+        [(None, b"a"), (None, b"b"), (None, b"c")],
+        base_timestamp=int(time.time() * 1000),
+        producer_id=pid,
+        producer_epoch=epoch,
+        base_sequence=0,
+    )
+    expect_code(ops.produce_batch(wire, caps, topic, batch).error_code, "NONE", rule="setup: Produce")
+    answer = wire.request(
+        "describe_producers",
+        caps.best("describe_producers"),
+        topics=[{"name": topic, "partition_indexes": [0]}],
+    )
+    part = answer.topics[0].partitions[0]
+    expect_code(part.error_code, "NONE", rule="KIP-664")
+    states = {
+        int(p.producer_id): (int(p.producer_epoch), int(p.last_sequence)) for p in part.active_producers
+    }
+    expect_equal(states.get(pid), (epoch, 2), "KIP-664", "(epoch, last sequence) of the producer")
+
+
+def _describe_txn(wire: WireClient, caps: Capabilities, tid: str) -> Any:
+    answer = wire.request(
+        "describe_transactions", caps.best("describe_transactions"), transactional_ids=[tid]
+    )
+    return answer.transaction_states[0]
+
+
+def _unknown_txn_error(wire: WireClient, caps: Capabilities, tid: str) -> int:
+    """The error code for one unknown transactional id, read from the raw answer: Kafka reports its
+    transaction_start_time as -1, which kio's timestamp type refuses to decode."""
+    from reference_impl.protocol.codec import encode_request
+
+    version = caps.best("describe_transactions")
+    entity = ops.wire_build("describe_transactions", version, {"transactional_ids": [tid]})
+    answer = wire.send_raw(encode_request(entity, wire.next_correlation_id(), wire.client_id))
+    expect(answer is not None, "KIP-664", "the broker closed the connection")
+    assert answer is not None
+    # correlation id (4), header tags (1), throttle_time_ms (4), states array length (1), then error_code
+    expect_equal(answer[9], 2, "KIP-664", "compact length of the transaction_states array (one entry)")
+    return int.from_bytes(answer[10:12], "big", signed=True)
+
+
+@pytest.mark.requires("describe_transactions")
+def test_describe_transactions_shows_an_open_transaction(
+    wire_factory: Callable[..., WireClient], caps: Capabilities, unique: Callable[[str], str], topic: str
+) -> None:
+    """KIP-664 DescribeTransactions: an open transaction is Ongoing with its producer id, epoch and
+    partitions; after the abort it is CompleteAbort; an unknown id is TRANSACTIONAL_ID_NOT_FOUND."""
+    txn = Txn(wire_factory, caps, unique("tx"))
+    expect_code(txn.add_partitions(topic)[0], "NONE", rule="setup: AddPartitionsToTxn")
+    state = _describe_txn(txn.coord, caps, txn.tid)
+    expect_code(state.error_code, "NONE", rule="KIP-664")
+    expect_equal(
+        (state.transaction_state, int(state.producer_id), int(state.producer_epoch)),
+        ("Ongoing", txn.pid, txn.epoch),
+        "KIP-664",
+        "(state, producer id, epoch)",
+    )
+    expect_equal(
+        [(t.topic, sorted(int(p) for p in t.partitions)) for t in state.topics],
+        [(topic, [0])],
+        "KIP-664",
+        "topics",
+    )
+    expect_code(txn.end(False), "NONE", rule="setup: EndTxn")
+    expect_equal(
+        _describe_txn(txn.coord, caps, txn.tid).transaction_state, "CompleteAbort", "KIP-664", "state"
+    )
+    expect_code(
+        _unknown_txn_error(txn.coord, caps, unique("absent")), "TRANSACTIONAL_ID_NOT_FOUND", rule="KIP-664"
+    )
+
+
+@pytest.mark.versions("list_transactions")
+def test_list_transactions_with_state_filter(
+    version: int,
+    wire_factory: Callable[..., WireClient],
+    caps: Capabilities,
+    unique: Callable[[str], str],
+    topic: str,
+) -> None:
+    """KIP-664 ListTransactions: the coordinator lists its transactional ids with producer id and
+    state; a state filter keeps only those in the named states."""
+    txn = Txn(wire_factory, caps, unique("tx"))
+    expect_code(txn.add_partitions(topic)[0], "NONE", rule="setup: AddPartitionsToTxn")
+
+    def listed(states: list[str]) -> dict[str, tuple[int, str]]:
+        answer = txn.coord.request(
+            "list_transactions", version, state_filters=states, producer_id_filters=[], duration_filter=-1
+        )
+        expect_code(answer.error_code, "NONE", rule="KIP-664")
+        return {
+            t.transactional_id: (int(t.producer_id), t.transaction_state) for t in answer.transaction_states
+        }
+
+    expect_equal(listed([]).get(txn.tid), (txn.pid, "Ongoing"), "KIP-664", "listed (producer id, state)")
+    expect(txn.tid not in listed(["CompleteCommit"]), "KIP-664", "an Ongoing transaction passed the filter")
+    expect(txn.tid in listed(["Ongoing"]), "KIP-664", "the Ongoing filter left the transaction out")
+    txn.end(False)
+
+
+@pytest.mark.versions("offset_for_leader_epoch")
+def test_offset_for_leader_epoch(version: int, wire: WireClient, caps: Capabilities, topic: str) -> None:
+    """KIP-101 / KIP-320: for the partition's current leader epoch the end offset is the log end
+    offset; a current_leader_epoch newer than the leader's is UNKNOWN_LEADER_EPOCH."""
+    ops.produce_values(wire, caps, topic, [b"a", b"b", b"c"])
+    meta = ops.metadata(wire, caps, [topic], version=caps.best("metadata", lo=7))
+    epoch = int(meta.topics[0].partitions[0].leader_epoch)
+
+    def ask(current: int) -> Any:
+        answer = wire.request(
+            "offset_for_leader_epoch",
+            version,
+            replica_id=-1,
+            topics=[
+                {
+                    "topic": topic,
+                    "partitions": [{"partition": 0, "current_leader_epoch": current, "leader_epoch": epoch}],
+                }
+            ],
+        )
+        return answer.topics[0].partitions[0]
+
+    got = ask(epoch)
+    expect_code(got.error_code, "NONE", rule="KIP-101")
+    expect_equal((int(got.leader_epoch), int(got.end_offset)), (epoch, 3), "KIP-101", "(epoch, end offset)")
+    expect_code(ask(epoch + 5).error_code, "UNKNOWN_LEADER_EPOCH", rule="KIP-320")
