@@ -1,228 +1,243 @@
-"""``kafka-harness bench``: produce and fetch throughput, reference broker against Tansu, same run.
+"""``kafka-harness bench``: throughput and end-to-end latency, reference broker against Tansu, same run.
 
 Every figure comes from a real client (confluent-kafka, librdkafka) against
-a real broker process on loopback. Targets are started once; repetitions are
-interleaved (reference, tansu, reference, tansu, ...) so drift on a noisy
-machine hits both alike; the table shows medians and the reference/Tansu
-ratio. This is a benchmark, not a test: it prints figures and asserts
-nothing. JSON goes to ``reports/bench/`` for the report.
+real broker processes on loopback. Two scenarios, each for every record size:
+``single`` (one broker, acks=1: the reference broker and Tansu, started once,
+repetitions interleaved reference, tansu, reference, ... so drift on a noisy
+machine hits both alike) and ``cluster`` (three reference brokers, topics with
+replication factor 3, acks=all; Tansu with memory storage is a single broker,
+so its cell says so). Each repetition measures produce and fetch throughput,
+then end-to-end latency at a fixed rate. The table shows medians and the
+reference/Tansu ratio. This is a benchmark, not a test: it prints figures and
+asserts nothing. JSON (and the table as text) go to ``reports/bench/``;
+``--alluredir`` adds one Allure result (epic Benchmarks) with both attached.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import statistics
+import math
 import sys
 import time
-import uuid
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from fixtures.targets import Target, TargetUnavailableError, launch
+from fixtures.targets import Target, TargetUnavailableError, launch, parse_target
+
+from .clients import MIN_VALUE_SIZE, TopicError, measure_latency, measure_throughput
+from .model import CLUSTER, FAILED, NOT_APPLICABLE, SINGLE, UNAVAILABLE, Result, Scenario
+from .output import payload, write_allure
+from .table import Settings, format_table
 
 DEFAULT_OUT = Path("reports/bench")
+DEFAULT_RATE = 500.0
+"""Records per second for the latency runs: under a fifth of the lowest produce throughput
+measured here (the 3-broker acks=all reference cluster) and far under the single-node ones."""
+SCENARIO_KINDS = {"single": SINGLE, "cluster": CLUSTER}
+BASE_RECORDS = {SINGLE: 300_000, CLUSTER: 30_000}
+MAX_VALUE_SIZE = 1_048_576
+TANSU_SINGLE = "Tansu with memory storage runs as a single broker"
 
 
-@dataclass(frozen=True)
-class Scenario:
-    name: str
-    value_size: int
-    records: int
-    acks: str = "1"
-    partitions: int = 3
+def default_records(kind: str, value_size: int) -> int:
+    """Records per throughput run: 300,000 (1 broker) or 30,000 (cluster) at 100 B; a third at 1 KiB."""
+    base = BASE_RECORDS[kind]
+    return base if value_size <= 128 else base // 3
 
 
-@dataclass
-class Figures:
-    """One measurement: records per second and MB per second for produce and for fetch."""
-
-    produce_rps: float
-    produce_mbps: float
-    fetch_rps: float
-    fetch_mbps: float
-    produce_s: float
-    fetch_s: float
-
-
-@dataclass
-class Result:
-    scenario: Scenario
-    target: str
-    runs: list[Figures] = field(default_factory=list)
-
-    def median(self, name: str) -> float:
-        return statistics.median(getattr(r, name) for r in self.runs)
+def build_scenarios(kinds: list[str], sizes: list[int], records: int | None) -> list[Scenario]:
+    scenarios = []
+    for kind in kinds:
+        for size in sizes:
+            n = records or default_records(kind, size)
+            if kind == CLUSTER:
+                scenarios.append(Scenario(kind, size, n, acks="all", brokers=3, replication_factor=3))
+            else:
+                scenarios.append(Scenario(kind, size, n))
+    return scenarios
 
 
-def _create_topic(bootstrap: str, topic: str, partitions: int) -> None:
-    from confluent_kafka.admin import AdminClient, NewTopic
-
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    for future in admin.create_topics([NewTopic(topic, partitions, 1)], request_timeout=30).values():
-        future.result(timeout=30)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        md = admin.list_topics(topic, timeout=5).topics.get(topic)
-        if (
-            md is not None
-            and md.error is None
-            and len(md.partitions) == partitions
-            and all(p.leader >= 0 for p in md.partitions.values())
-        ):
-            return
-        time.sleep(0.05)
-    raise TargetUnavailableError(f"topic {topic} has no leaders after 30 s")
-
-
-def measure(bootstrap: str, scenario: Scenario, progress: Callable[[str], None]) -> Figures:
-    """Produce ``scenario.records`` records, then fetch them all back; time each phase."""
-    from confluent_kafka import Consumer, Producer, TopicPartition
-
-    topic = f"bench-{uuid.uuid4().hex[:10]}"
-    _create_topic(bootstrap, topic, scenario.partitions)
-    producer = Producer(
-        {
-            "bootstrap.servers": bootstrap,
-            "linger.ms": 5,
-            "batch.size": 65536,
-            "acks": scenario.acks,
-            "queue.buffering.max.messages": 2_000_000,
-            "queue.buffering.max.kbytes": 1_048_576,
-        }
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="kafka-harness bench",
+        description=(__doc__ or "").split("\n\n")[0].strip("`").split(": ", 1)[-1],
     )
-    value = b"x" * scenario.value_size
-    failures: list[object] = []
-
-    def on_delivery(err: object, _msg: object) -> None:
-        if err is not None:
-            failures.append(err)
-
-    start = time.perf_counter()
-    for i in range(scenario.records):
-        while True:
-            try:
-                producer.produce(topic, value, partition=i % scenario.partitions, on_delivery=on_delivery)
-                break
-            except BufferError:
-                producer.poll(0.005)
-        if i % 20_000 == 0:
-            producer.poll(0)
-    remaining = producer.flush(120)
-    produce_s = time.perf_counter() - start
-    if remaining or failures:
-        raise RuntimeError(
-            f"{remaining} records undelivered, {len(failures)} failed (first: "
-            f"{failures[:1]}) producing to {bootstrap}"
-        )
-    consumer = Consumer(
-        {
-            "bootstrap.servers": bootstrap,
-            "group.id": f"bench-{topic}",
-            "enable.auto.commit": False,
-            "fetch.max.bytes": 52_428_800,
-            "max.partition.fetch.bytes": 10_485_760,
-        }
-    )
-    consumer.assign([TopicPartition(topic, p, 0) for p in range(scenario.partitions)])
-    got = 0
-    start = time.perf_counter()
-    deadline = time.monotonic() + 120
-    while got < scenario.records and time.monotonic() < deadline:
-        for message in consumer.consume(10_000, 1.0):
-            if message.error() is None:
-                got += 1
-    fetch_s = time.perf_counter() - start
-    consumer.close()
-    if got < scenario.records:
-        raise RuntimeError(f"fetched {got} of {scenario.records} records from {bootstrap} in 120 s")
-    mb = scenario.records * scenario.value_size / 1e6
-    figures = Figures(
-        scenario.records / produce_s, mb / produce_s, got / fetch_s, mb / fetch_s, produce_s, fetch_s
-    )
-    progress(f"  produce {figures.produce_rps:>12,.0f} rec/s  fetch {figures.fetch_rps:>12,.0f} rec/s")
-    return figures
-
-
-def format_table(results: list[Result], targets: list[str]) -> str:
-    head = f"{'scenario':<34}{'metric':<16}" + "".join(f"{t:>14}" for t in targets)
-    if len(targets) == 2:
-        head += f"{targets[0] + '/' + targets[1]:>18}"
-    lines = [head, "-" * len(head)]
-    scenarios = list(dict.fromkeys(r.scenario for r in results))
-    for sc in scenarios:
-        label = f"{sc.name} ({sc.value_size} B, acks={sc.acks})"
-        by_target = {r.target: r for r in results if r.scenario == sc}
-        for metric, name in (
-            ("produce rec/s", "produce_rps"),
-            ("fetch rec/s", "fetch_rps"),
-            ("produce MB/s", "produce_mbps"),
-            ("fetch MB/s", "fetch_mbps"),
-        ):
-            values = [
-                by_target[t].median(name) if t in by_target and by_target[t].runs else float("nan")
-                for t in targets
-            ]
-            row = f"{label:<34}{metric:<16}" + "".join(
-                f"{v:>14,.1f}" if "MB" in metric else f"{v:>14,.0f}" for v in values
-            )
-            if len(values) == 2 and values[1]:
-                row += f"{values[0] / values[1]:>17.2f}x"
-            lines.append(row)
-            label = ""
-    return "\n".join(lines)
-
-
-def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="kafka-harness bench", description=__doc__.split("\n\n")[0])
     parser.add_argument("--targets", default="reference,tansu", help="comma-separated target specs")
-    parser.add_argument("--records", type=int, default=300_000, help="records per measurement")
-    parser.add_argument("--value-size", type=int, action="append", help="record value size (repeatable; 100)")
-    parser.add_argument("--repeat", type=int, default=3, help="interleaved repetitions per target")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="directory for bench.json")
+    parser.add_argument(
+        "--scenarios", default="single,cluster",
+        help="comma-separated: single (1 broker, acks=1), cluster (3 brokers, RF=3, acks=all)",
+    )
+    parser.add_argument(
+        "--value-size", type=int, action="append",
+        help=f"record value size in bytes, repeatable (default 100 and 1024; at least {MIN_VALUE_SIZE})",
+    )
+    parser.add_argument("--records", type=int,
+                        help="records per throughput run (default 300,000 single-node and 30,000 on the "
+                             "cluster for 100 B, a third of that for larger records)")
+    parser.add_argument("--repeat", type=int, default=3, help="interleaved repetitions (default 3)")
+    parser.add_argument("--rate", type=float, default=DEFAULT_RATE,
+                        help=f"records per second in the latency runs (default {DEFAULT_RATE:.0f})")
+    parser.add_argument("--latency-seconds", type=float, default=10.0,
+                        help="length of each latency run (default 10)")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where bench.json and bench.txt go")
+    parser.add_argument("--alluredir", type=Path, help="also write one Allure result (epic Benchmarks) here")
+    return parser
+
+
+def _parse(argv: list[str]) -> argparse.Namespace:
+    """Parse and check the arguments; anything wrong ends in parser.error (exit 2)."""
+    parser = _parser()
     args = parser.parse_args(argv)
-    if args.records <= 0 or args.repeat <= 0:
-        parser.error("--records and --repeat must be positive")
-    sizes = args.value_size or [100]
-    scenarios = [Scenario("single node", size, args.records) for size in sizes]
     specs = [t.strip() for t in args.targets.split(",") if t.strip()]
+    if not specs:
+        parser.error("--targets names no target")
+    if len(set(specs)) != len(specs):
+        parser.error(f"--targets names a target twice: {args.targets}")
+    for spec in specs:
+        try:
+            parse_target(spec)
+        except ValueError as exc:
+            parser.error(str(exc))
+    kinds = [k.strip() for k in args.scenarios.split(",") if k.strip()]
+    unknown = [k for k in kinds if k not in SCENARIO_KINDS]
+    if not kinds or unknown:
+        parser.error(f"--scenarios takes single and/or cluster, not {args.scenarios!r}")
+    sizes = args.value_size or [100, 1024]
+    for size in sizes:
+        if not MIN_VALUE_SIZE <= size <= MAX_VALUE_SIZE:
+            parser.error(f"--value-size {size} is outside {MIN_VALUE_SIZE}..{MAX_VALUE_SIZE} bytes "
+                         f"(each record carries a {MIN_VALUE_SIZE}-byte send stamp)")
+    if args.records is not None and not 0 < args.records <= 10_000_000:
+        parser.error("--records must be between 1 and 10,000,000")
+    if not 0 < args.repeat <= 100:
+        parser.error("--repeat must be between 1 and 100")
+    if not (math.isfinite(args.rate) and 0 < args.rate <= 1_000_000):
+        parser.error("--rate must be a positive number of records per second, at most 1,000,000")
+    if not (math.isfinite(args.latency_seconds) and 0 < args.latency_seconds <= 600):
+        parser.error("--latency-seconds must be more than 0 and at most 600")
+    if args.rate * args.latency_seconds > 10_000_000:
+        parser.error("--rate times --latency-seconds must stay under 10,000,000 records")
+    for name in ("out", "alluredir"):
+        path = getattr(args, name)
+        if path is not None and path.exists() and not path.is_dir():
+            parser.error(f"--{name} {path} exists and is not a directory")
+    args.specs = specs
+    args.kinds = [SCENARIO_KINDS[k] for k in dict.fromkeys(kinds)]
+    args.sizes = list(dict.fromkeys(sizes))
+    return args
+
+
+def _say(line: str) -> None:
+    print(line, flush=True)
+
+
+def _run_one(
+    result: Result, bootstrap: str, args: argparse.Namespace, progress: Callable[[str], None]
+) -> None:
+    """Throughput then latency, one repetition; a failure marks the result and ends its repetitions."""
+    sc = result.scenario
+    try:
+        figures = measure_throughput(bootstrap, sc, progress)
+        latency = measure_latency(bootstrap, sc, args.rate, args.latency_seconds, progress)
+    except TopicError as exc:
+        result.status = UNAVAILABLE if sc.replication_factor > 1 and not result.runs else FAILED
+        result.reason = str(exc)
+    except Exception as exc:  # a client or broker error: reported in the table, the bench goes on
+        result.status, result.reason = FAILED, f"{type(exc).__name__}: {exc}"
+    else:
+        figures.p50_ms, figures.p99_ms, figures.p999_ms = latency.p50_ms, latency.p99_ms, latency.p999_ms
+        figures.latency = latency
+        result.runs.append(figures)
+        return
+    progress(f"  {result.target} {result.status}: {result.reason}")
+
+
+def _interleave(results: list[Result], running: dict[str, Target], args: argparse.Namespace) -> None:
+    scenarios = list(dict.fromkeys(r.scenario for r in results))
+    for rep in range(args.repeat):
+        for sc in scenarios:
+            for r in results:
+                if r.scenario != sc or r.target not in running or r.status not in ("ok",):
+                    continue
+                _say(f"[{rep + 1}/{args.repeat}] {r.target}: {sc.label}, {sc.records:,} records, "
+                     f"then {args.rate:,.0f} rec/s for {args.latency_seconds:g} s")
+                _run_one(r, running[r.target].bootstrap_servers, args, _say)
+
+
+def _close(running: dict[str, Target]) -> None:
+    for target in running.values():
+        target.close()
+    running.clear()
+
+
+def run_single(scenarios: list[Scenario], args: argparse.Namespace) -> list[Result] | str:
+    """The one-broker scenarios; a target that cannot start ends the bench (the message is returned)."""
+    results = [Result(sc, spec) for sc in scenarios for spec in args.specs]
     running: dict[str, Target] = {}
     try:
-        for spec in specs:
-            print(f"starting {spec} ...", flush=True)
+        for spec in args.specs:
+            _say(f"starting {spec} ...")
             try:
                 running[spec] = launch(spec)
             except (TargetUnavailableError, ValueError) as exc:
-                print(f"kafka-harness bench: cannot start {spec}: {exc}", file=sys.stderr)
-                return 2
-        results = {(sc, spec): Result(sc, spec) for sc in scenarios for spec in specs}
-        for rep in range(args.repeat):
-            for sc in scenarios:
-                for spec in specs:
-                    print(
-                        f"[{rep + 1}/{args.repeat}] {spec}: {sc.name}, {sc.records:,} x {sc.value_size} B",
-                        flush=True,
-                    )
-                    results[(sc, spec)].runs.append(
-                        measure(running[spec].bootstrap_servers, sc, lambda line: print(line, flush=True))
-                    )
+                return f"cannot start {spec}: {exc}"
+        _interleave(results, running, args)
     finally:
-        for target in running.values():
-            target.close()
-    ordered = list(results.values())
-    table = format_table(ordered, specs)
+        _close(running)
+    return results
+
+
+def run_cluster(scenarios: list[Scenario], args: argparse.Namespace) -> list[Result]:
+    """The 3-broker RF=3 scenarios: unavailable (with the reason) rather than fatal when no cluster starts."""
+    results = [Result(sc, spec) for sc in scenarios for spec in args.specs]
+    running: dict[str, Target] = {}
+    try:
+        for spec in args.specs:
+            mine = [r for r in results if r.target == spec]
+            if parse_target(spec).kind == "tansu":
+                for r in mine:
+                    r.status, r.reason = NOT_APPLICABLE, TANSU_SINGLE
+                continue
+            _say(f"starting {spec} with 3 brokers ...")
+            try:
+                running[spec] = launch(spec, brokers=3)
+            except Exception as exc:  # the cluster is the part most likely to be missing or broken
+                for r in mine:
+                    r.status, r.reason = UNAVAILABLE, f"cannot start 3 brokers: {type(exc).__name__}: {exc}"
+                _say(f"  {spec} unavailable: {mine[0].reason}")
+        _interleave(results, running, args)
+    finally:
+        _close(running)
+    return results
+
+
+def main(argv: list[str]) -> int:
+    try:
+        args = _parse(argv)
+    except SystemExit as exc:  # argparse has printed the message (or the help)
+        return int(exc.code or 0)
+    start_ms = int(time.time() * 1000)
+    singles = build_scenarios([k for k in args.kinds if k == SINGLE], args.sizes, args.records)
+    clusters = build_scenarios([k for k in args.kinds if k == CLUSTER], args.sizes, args.records)
+    results: list[Result] = []
+    if singles:
+        single = run_single(singles, args)
+        if isinstance(single, str):
+            print(f"kafka-harness bench: {single}", file=sys.stderr)
+            return 2
+        results += single
+    if clusters:
+        results += run_cluster(clusters, args)
+    table = format_table(results, args.specs, Settings(args.rate, args.latency_seconds, args.repeat))
     print()
     print(table)
     args.out.mkdir(parents=True, exist_ok=True)
-    payload = {
-        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "table": table,
-        "results": [
-            {"scenario": asdict(r.scenario), "target": r.target, "runs": [asdict(f) for f in r.runs]}
-            for r in ordered
-        ],
-    }
-    (args.out / "bench.json").write_text(json.dumps(payload, indent=2))
-    print(f"\nwritten to {args.out / 'bench.json'}")
-    return 0
+    json_path, text_path = args.out / "bench.json", args.out / "bench.txt"
+    json_path.write_text(json.dumps(payload(results, args, table), indent=2))
+    text_path.write_text(table + "\n")
+    print(f"\nwritten to {json_path} and {text_path}")
+    if args.alluredir is not None:
+        write_allure(args, results, [("bench table", text_path), ("bench.json", json_path)], start_ms)
+        print(f"Allure result written to {args.alluredir}")
+    return 1 if any(r.status == FAILED for r in results) else 0
