@@ -1,0 +1,27 @@
+"""reports/findings/<target>.md agrees with suites/expectations/<target>.toml (issue 5, findings)."""
+
+from __future__ import annotations
+
+import pytest
+
+from reports import findings
+
+
+@pytest.mark.parametrize("target", ["tansu"])
+def test_findings_page_matches_the_expectations(target: str) -> None:
+    """The committed findings page is exactly what the expectations file renders to."""
+    assert findings.path_of(target).read_text() == findings.render(target), (
+        f"{findings.path_of(target)} is stale: run python -m reports.findings {target}"
+    )
+
+
+@pytest.mark.parametrize("target", ["tansu"])
+def test_every_entry_has_a_reproducing_command(target: str) -> None:
+    """Each expectation's evidence starts with the one-line command that runs its own test on the
+    target, and the page shows that command under the deviation."""
+    page = findings.render(target)
+    for test_id, entry in findings.load(target).items():
+        command = entry["evidence"].partition(": ")[0]
+        assert command.startswith("pytest '" + test_id.split("[", 1)[0]), (test_id, command)
+        assert f"--target {target}" in command, (test_id, command)
+        assert f"reproduce: `{command}`" in page, test_id
