@@ -79,4 +79,6 @@ def run(command: Callable[[], int], prog: str) -> int:
         print(f"{prog}: {exc}", file=sys.stderr)
     except KafkaException as exc:
         print(f"{prog}: {describe_error(exc)}", file=sys.stderr)
+    except Exception as exc:  # a client-side refusal (an API the broker lacks): a message, not a traceback
+        print(f"{prog}: {type(exc).__name__}: {exc}", file=sys.stderr)
     return 1
