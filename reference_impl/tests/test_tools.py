@@ -74,6 +74,8 @@ def test_dump_log_names_the_offset_and_byte_of_damage(
             "position": tenth["position"],
             "offsetAfterLastGoodBatch": 30,
             "reason": "CRC32C mismatch",
+            "baseOffset": 30,
+            "lastOffset": 32,
         }
     ]
 
@@ -86,3 +88,43 @@ def test_find_record_locates_a_value_or_says_it_is_absent(
     (hit,) = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert (hit["partition"], hit["offset"]) == (0, 23)
     assert find_record.main(["--data-dir", data_dir, "--topic", "t", "--value", "missing"]) == 1
+
+
+def test_dump_log_names_a_bad_index_entry_by_its_byte(
+    segment_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An offset-index entry pointing into the middle of a batch: the entry, its byte and offset are named."""
+    copy = tmp_path / "copy"
+    shutil.copytree(segment_dir, copy)
+    index = next(copy.glob("*.index"))
+    data = bytearray(index.read_bytes())
+    assert len(data) >= 24
+    data[16 + 7] ^= 0x01  # third entry: its position moves off a batch start
+    index.write_bytes(bytes(data))
+    status, entries = _entries(next(copy.glob("*.log")), capsys=capsys)
+    (problem,) = [e for e in entries if e["type"] == "index-problem"]
+    assert status == 1 and problem["file"] == str(index)
+    assert (problem["entry"], problem["position"]) == (2, 16) and problem["offset"] >= 0
+
+
+def test_dump_log_checks_a_cleaned_segment(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """What the cleaner writes dumps clean: indexes agree, tombstone batches show their delete horizon."""
+    from reference_impl.log.cleaning.cleaner import LogCleaner
+
+    config = LogConfig(segment_bytes=700, index_interval_bytes=50, cleanup_policy=("compact",),
+                       min_cleanable_dirty_ratio=0.0)
+    log = FileLog.open(str(tmp_path / "t-0"), config, 0)
+    for i in range(60):
+        value = None if i % 7 == 0 else b"v%d" % i
+        log.append_as_leader(bytearray(build_batch([(b"k%d" % (i % 5), value)], base_timestamp=i)), 0, i)
+    log.roll(100)
+    cleaner = LogCleaner(str(tmp_path))
+    cleaner.clean({("t", 0): log}, {("t", 0): log.log_end_offset}, 1_000)
+    assert cleaner.last_result[("t", 0)].records_removed > 0
+    log.close()
+    for segment in sorted((tmp_path / "t-0").glob("*.log")):
+        status, entries = _entries(segment, "--print-data", capsys=capsys)
+        assert status == 0 and not [e for e in entries if e["type"] != "batch" and e["type"] != "summary"]
+        for batch in (e for e in entries if e["type"] == "batch"):
+            tombstones = [r for r in batch.get("records", []) if r["value"] is None]
+            assert bool(tombstones) == ("deleteHorizonMs" in batch)

@@ -1,13 +1,17 @@
 """``kafka-harness dump-log PATH ...``: print and verify a segment's batches (Kafka's DumpLogSegments).
 
 For a ``.log`` file: every batch with its offsets, file position, size,
-leader epoch, CRC check, producer id/epoch/sequence, timestamps, codec and
-flags, and (``--print-data``) its records; reading stops at the first byte
-that is not a whole, CRC-valid batch and says where. For the segment's
-``.index`` and ``.timeindex`` (given, or found beside the ``.log``) every
-entry is checked against the log: an offset entry must point at the start
-of the batch holding that offset, a time entry at a batch whose records
-reach that timestamp. ``--json`` prints one JSON object per line.
+leader epoch, CRC check, producer id/epoch/sequence, timestamps (and the
+cleaner's delete horizon), codec and flags, and (``--print-data``) its
+records; reading stops at the first byte that is not a whole, CRC-valid
+batch and names it: its byte position and the offsets the damaged batch
+claims. For the segment's ``.index`` and ``.timeindex`` (given, or found
+beside the ``.log``) every entry is checked against the log, and a bad one
+is named by its byte position in the index file and its offset: an offset
+entry must point at a batch start with no earlier batch reaching its offset
+(so a lookup scanning forward from it finds the offset), a time entry at a
+batch whose records reach that timestamp. ``--json`` prints one JSON object
+per line.
 
 It reads the files as bytes, without the broker's log classes, so it can
 describe a directory the broker itself refuses to open. Exit status: 0 when
@@ -27,6 +31,7 @@ from typing import Any
 
 from reference_impl.protocol.record_set import CODECS, control_record_type, iter_records
 from reference_impl.protocol.records import (
+    DELETE_HORIZON_BIT,
     HEADER_SIZE,
     LOG_OVERHEAD,
     BatchHeader,
@@ -47,7 +52,9 @@ class SegmentReport:
     batches: list[BatchHeader] = field(default_factory=list)
     damage: str | None = None
     damage_position: int = -1
-    index_problems: list[str] = field(default_factory=list)
+    damage_offsets: tuple[int, int] | None = None
+    """(base, last) offset the damaged batch's header claims, when its first 61 bytes parse."""
+    index_problems: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -78,49 +85,71 @@ def scan_log(data: bytes, path: str) -> SegmentReport:
             break
         if not crc_is_valid(data, header):
             report.damage, report.damage_position = "CRC32C mismatch", position
+            report.damage_offsets = (header.base_offset, header.last_offset)
             break
         report.batches.append(header)
         position += header.size
     return report
 
 
+def _problem(report: SegmentReport, suffix: str, entry: int, size: int, offset: int, text: str) -> None:
+    report.index_problems.append({
+        "file": report.path[: -len(".log")] + suffix if report.path.endswith(".log") else report.path,
+        "entry": entry, "position": entry * size, "offset": offset,
+        "problem": f"{suffix} entry {entry}: {text}",
+    })
+
+
 def check_offset_index(report: SegmentReport, data: bytes) -> None:
-    starts = {h.position: h for h in report.batches}
-    if len(data) % _OFFSET_ENTRY.size:
-        report.index_problems.append(f".index: {len(data)} bytes is not a whole number of entries")
-    previous = -1
-    for i in range(len(data) // _OFFSET_ENTRY.size):
-        relative, position = _OFFSET_ENTRY.unpack_from(data, i * _OFFSET_ENTRY.size)
+    """Each entry (offset, position): a batch starts at ``position``, none before it reaches ``offset``.
+
+    The broker indexes an append (possibly several batches) by its last
+    offset and first byte; a lookup takes the floor entry and scans forward,
+    so that is what makes an entry right.
+    """
+    batches = report.batches
+    starts = {h.position: i for i, h in enumerate(batches)}
+    last = batches[-1].last_offset if batches else report.base_offset - 1
+    size = _OFFSET_ENTRY.size
+    if len(data) % size:
+        _problem(report, ".index", len(data) // size, size, -1,
+                 f"{len(data)} bytes is not a whole number of {size}-byte entries")
+    previous = (-1, -1)
+    for i in range(len(data) // size):
+        relative, position = _OFFSET_ENTRY.unpack_from(data, i * size)
         offset = report.base_offset + relative
-        batch = starts.get(position)
-        if relative <= previous and i:
-            report.index_problems.append(f".index entry {i}: offset {offset} does not increase")
-        elif batch is None:
-            report.index_problems.append(f".index entry {i}: position {position} is not a batch start")
-        elif not batch.base_offset <= offset <= batch.last_offset:
-            report.index_problems.append(
-                f".index entry {i}: offset {offset} is not in the batch at {position} "
-                f"({batch.base_offset}-{batch.last_offset})"
-            )
-        previous = relative
+        index = starts.get(position)
+        if i and (relative <= previous[0] or position <= previous[1]):
+            _problem(report, ".index", i, size, offset,
+                     f"offset {offset} at byte {position} does not increase")
+        elif index is None:
+            _problem(report, ".index", i, size, offset, f"position {position} is not a batch start")
+        elif index and batches[index - 1].last_offset >= offset:
+            _problem(report, ".index", i, size, offset,
+                     f"offset {offset} is in the batch before byte {position}: a lookup would miss it")
+        elif offset > last:
+            _problem(report, ".index", i, size, offset, f"offset {offset} is past the last batch ({last})")
+        previous = (relative, position)
 
 
 def check_time_index(report: SegmentReport, data: bytes) -> None:
-    if len(data) % _TIME_ENTRY.size:
-        report.index_problems.append(f".timeindex: {len(data)} bytes is not a whole number of entries")
+    """Each entry (timestamp, offset): timestamps increase, and some record up to the offset reaches it."""
+    size = _TIME_ENTRY.size
+    if len(data) % size:
+        _problem(report, ".timeindex", len(data) // size, size, -1,
+                 f"{len(data)} bytes is not a whole number of {size}-byte entries")
     previous_ts = -(2**63)
-    for i in range(len(data) // _TIME_ENTRY.size):
-        timestamp, relative = _TIME_ENTRY.unpack_from(data, i * _TIME_ENTRY.size)
+    for i in range(len(data) // size):
+        timestamp, relative = _TIME_ENTRY.unpack_from(data, i * size)
         offset = report.base_offset + relative
         holders = [h for h in report.batches if h.base_offset <= offset <= h.last_offset]
         if timestamp < previous_ts:
-            report.index_problems.append(f".timeindex entry {i}: timestamp {timestamp} goes back")
-        if not holders:
-            report.index_problems.append(f".timeindex entry {i}: offset {offset} is in no batch")
+            _problem(report, ".timeindex", i, size, offset, f"timestamp {timestamp} goes back")
+        elif not holders:
+            _problem(report, ".timeindex", i, size, offset, f"offset {offset} is in no batch")
         elif max(h.max_timestamp for h in report.batches if h.base_offset <= offset) < timestamp:
-            report.index_problems.append(
-                f".timeindex entry {i}: no record up to offset {offset} reaches timestamp {timestamp}"
-            )
+            _problem(report, ".timeindex", i, size, offset,
+                     f"no record up to offset {offset} reaches timestamp {timestamp}")
         previous_ts = max(previous_ts, timestamp)
 
 
@@ -143,6 +172,8 @@ def batch_json(header: BatchHeader, data: bytes, with_records: bool) -> dict[str
         "isTransactional": header.is_transactional,
         "isControl": header.is_control,
     }
+    if header.attributes & DELETE_HORIZON_BIT:
+        out["deleteHorizonMs"] = header.base_timestamp
     if with_records or header.is_control:
         try:
             records = list(iter_records(data, header))
@@ -188,19 +219,22 @@ def dump(path: str, with_records: bool) -> Iterator[dict[str, Any]]:
         yield {"type": "batch", "file": log_path, **batch_json(header, data, with_records)}
     if report.damage is not None:
         after = report.batches[-1].next_offset if report.batches else report.base_offset
-        yield {
+        damage: dict[str, Any] = {
             "type": "damage",
             "file": log_path,
             "position": report.damage_position,
             "offsetAfterLastGoodBatch": after,
             "reason": report.damage,
         }
+        if report.damage_offsets is not None:
+            damage["baseOffset"], damage["lastOffset"] = report.damage_offsets
+        yield damage
     for extra_path, check in ((index_path, check_offset_index), (time_path, check_time_index)):
         if os.path.exists(extra_path):
             with open(extra_path, "rb") as f:
                 check(report, f.read())
     for problem in report.index_problems:
-        yield {"type": "index-problem", "file": log_path, "problem": problem}
+        yield {"type": "index-problem", **problem}
     yield {
         "type": "summary",
         "file": log_path,
@@ -232,12 +266,13 @@ def _human(entry: dict[str, Any]) -> str:
             line += f"\n  | offset {r['offset']} timestamp {r['timestamp']} key {r['key']} value {r['value']}"
         return line
     if kind == "damage":
-        return (
-            f"DAMAGE at byte {entry['position']} (after offset {entry['offsetAfterLastGoodBatch'] - 1}): "
-            f"{entry['reason']}"
-        )
+        claims = ""
+        if "baseOffset" in entry:
+            claims = f", in a batch claiming offsets {entry['baseOffset']}-{entry['lastOffset']}"
+        after = entry["offsetAfterLastGoodBatch"] - 1
+        return f"DAMAGE at byte {entry['position']} (after offset {after}{claims}): {entry['reason']}"
     if kind == "index-problem":
-        return f"INDEX: {entry['problem']}"
+        return f"INDEX: {entry['file']} byte {entry['position']}: {entry['problem']}"
     return (
         f"{entry['file']}: {entry['batches']} batches, {entry['records']} records, "
         f"{'OK' if entry['ok'] else 'PROBLEMS FOUND'}"
