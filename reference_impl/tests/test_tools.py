@@ -81,13 +81,24 @@ def test_dump_log_names_the_offset_and_byte_of_damage(
 
 
 def test_find_record_locates_a_value_or_says_it_is_absent(
-    segment_dir: Path, capsys: pytest.CaptureFixture[str]
+    segment_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """The checkers' question: on which replicas' files is a value, and from which is it gone?"""
     data_dir = str(segment_dir.parent)
-    assert find_record.main(["--data-dir", data_dir, "--topic", "t", "--value", "v7-2", "--json"]) == 0
-    (hit,) = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    assert (hit["partition"], hit["offset"]) == (0, 23)
+    other = tmp_path / "replica-2"
+    shutil.copytree(segment_dir, other / "t-0")
+    log = FileLog.open(str(other / "t-0"), LogConfig(), 0)
+    log.truncate_to(21)  # this replica lost offsets 21 and up
+    log.close()
+    assert find_record.main(["--data-dir", data_dir, "--data-dir", str(other), "--topic", "t",
+                             "--value", "v7-2", "--json"]) == 0
+    *hits, summary = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(h["data_dir"], h["partition"], h["offset"]) for h in hits] == [(data_dir, 0, 23)]
+    assert summary["found_in"] == [data_dir] and summary["absent_from"] == [str(other)]
     assert find_record.main(["--data-dir", data_dir, "--topic", "t", "--value", "missing"]) == 1
+    assert find_record.main(["--data-dir", str(tmp_path), "--topic", "t", "--value", "v1-1", "--json"]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert json.loads(out[-1])["no_partitions_in"] == [str(tmp_path)]
 
 
 def test_dump_log_names_a_bad_index_entry_by_its_byte(
