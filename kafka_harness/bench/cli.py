@@ -26,7 +26,7 @@ from pathlib import Path
 from fixtures.targets import Target, TargetUnavailableError, launch, parse_target
 
 from .clients import MIN_VALUE_SIZE, TopicError, measure_latency, measure_throughput
-from .model import CLUSTER, FAILED, NOT_APPLICABLE, SINGLE, UNAVAILABLE, Result, Scenario
+from .model import CLUSTER, FAILED, NOT_APPLICABLE, OK, SINGLE, UNAVAILABLE, Result, Scenario
 from .output import payload, write_allure
 from .table import Settings, format_table
 
@@ -61,7 +61,7 @@ def build_scenarios(kinds: list[str], sizes: list[int], records: int | None) -> 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="kafka-harness bench",
-        description=(__doc__ or "").split("\n\n")[0].strip("`").split(": ", 1)[-1],
+        description="Throughput and end-to-end latency, reference broker against Tansu, same run.",
     )
     parser.add_argument("--targets", default="reference,tansu", help="comma-separated target specs")
     parser.add_argument(
@@ -158,7 +158,7 @@ def _interleave(results: list[Result], running: dict[str, Target], args: argpars
     for rep in range(args.repeat):
         for sc in scenarios:
             for r in results:
-                if r.scenario != sc or r.target not in running or r.status not in ("ok",):
+                if r.scenario != sc or r.target not in running or r.status != OK:
                     continue
                 _say(f"[{rep + 1}/{args.repeat}] {r.target}: {sc.label}, {sc.records:,} records, "
                      f"then {args.rate:,.0f} rec/s for {args.latency_seconds:g} s")

@@ -58,14 +58,23 @@ def payload(results: list[Result], args: argparse.Namespace, table: str) -> dict
     return cleaned
 
 
-def write_allure(args: argparse.Namespace, results: list[Result], files: list[tuple[str, Path]],
-            start_ms: int) -> None:
+def write_allure(
+    args: argparse.Namespace, results: list[Result], files: list[tuple[str, Path]], start_ms: int
+) -> None:
+    """One result for the whole bench: failed only when a measurement failed (figures are never judged)."""
     from reports.allure import write_result
 
     args.alluredir.mkdir(parents=True, exist_ok=True)
     failed = [r for r in results if r.status == FAILED]
-    missing = [r for r in results if r.status == UNAVAILABLE]
-    message = "; ".join(f"{r.target} {r.scenario.label} {r.status}: {r.reason}" for r in failed + missing)
+    unavailable = [r for r in results if r.status == UNAVAILABLE]
+    notes = [f"{r.target} {r.scenario.label} {r.status}: {r.reason}" for r in failed + unavailable]
+    notes += [
+        f"{r.target} {r.scenario.label} latency {run.latency.saturated}"
+        for r in results
+        for run in r.runs[:1]
+        if run.latency is not None and run.latency.saturated
+    ]
+    message = "; ".join(notes)
     write_result(
         args.alluredir,
         name=f"bench: {' vs '.join(args.specs)}",
