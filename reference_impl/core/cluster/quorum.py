@@ -406,4 +406,9 @@ def quorum_error(ctx: RequestContext, api_key: int, code: ErrorCode) -> Reply:
 
     from ..handlers.registry import Respond
 
-    return Respond(build(response_class(api_key, ctx.api_version), {"error_code": code, "throttle_time": 0}))
+    empty = {  # every field these answers have without a default, at its "nothing here" value
+        "topics": [], "is_caught_up": False, "is_fenced": True, "should_shut_down": False,
+        "producer_id_start": -1, "producer_id_len": 0, "broker_epoch": -1,
+    }
+    answer = {**empty, "error_code": code, "throttle_time": 0}
+    return Respond(build(response_class(api_key, ctx.api_version), answer))
