@@ -219,6 +219,13 @@ def _stable_group(bootstrap: str) -> tuple[str, str, list[Member], Ledger]:
         for m in members:
             m.start()
         _wait(lambda: ledger.distinct() == 600, 60, "600 records consumed")
+        # one member may read everything before the other joins: wait for the settled assignment
+        _wait(
+            lambda: all(m.owned for m in members)
+            and sorted(p for m in members for p in m.owned) == list(range(PARTITIONS)),
+            60,
+            "both members assigned",
+        )
         _wait(lambda: all(m.committed_next == m.processed_next for m in members), 30, "commits")
     except BaseException:
         for m in members:
