@@ -137,12 +137,14 @@ def _run_one(
 ) -> None:
     """Throughput then latency, one repetition; a failure marks the result and ends its repetitions."""
     sc = result.scenario
+    figures = None
     try:
         figures = measure_throughput(bootstrap, sc, progress)
         latency = measure_latency(bootstrap, sc, args.rate, args.latency_seconds, progress)
     except TopicError as exc:
-        result.status = UNAVAILABLE if sc.replication_factor > 1 and not result.runs else FAILED
-        result.reason = str(exc)
+        # unavailable only when no replicated topic was ever had; one that came and went is a failure
+        never = sc.replication_factor > 1 and not result.runs and figures is None
+        result.status, result.reason = (UNAVAILABLE if never else FAILED), str(exc)
     except Exception as exc:  # a client or broker error: reported in the table, the bench goes on
         result.status, result.reason = FAILED, f"{type(exc).__name__}: {exc}"
     else:

@@ -49,7 +49,7 @@ def create_topic(bootstrap: str, scenario: Scenario) -> str:
     except Exception as exc:  # KafkaException carries the broker's error name
         raise TopicError(
             f"cannot create a topic with {scenario.partitions} partitions and replication factor "
-            f"{scenario.replication_factor}: {exc}"
+            f"{scenario.replication_factor}: {type(exc).__name__}: {exc}"
         ) from exc
     deadline = time.monotonic() + TOPIC_TIMEOUT_S
     while time.monotonic() < deadline:
