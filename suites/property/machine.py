@@ -46,7 +46,7 @@ class ReplicationMachine(RuleBasedStateMachine):
     # -- what is valid now -----------------------------------------------------------------------
 
     def _followers(self) -> list[int]:
-        return sorted(n for n in self.model.alive if n != self.model.controller.leader)
+        return sorted(n for n in self.model.reachable if n != self.model.controller.leader)
 
     def _dead(self) -> list[int]:
         return sorted(set(NODES) - self.model.alive)
@@ -161,6 +161,22 @@ class ReplicationMachine(RuleBasedStateMachine):
     @rule()
     def replicate_then_republish(self) -> None:
         self.model.replicate_then_republish()
+
+    @precondition(lambda self: len(self.model.reachable) == len(NODES))
+    @rule(data=st.data())
+    def network_partition(self, data: st.DataObject) -> None:
+        """Cut one node off (the leader or a follower); an isolated leader becomes a zombie."""
+        self.model.isolate(self._draw(data, sorted(self.model.reachable)), self._successor(data))
+
+    @precondition(lambda self: bool(self.model.isolated))
+    @rule(count=st.integers(1, 2))
+    def zombie_produce(self, count: int) -> None:
+        self.model.zombie_produce(count)
+
+    @precondition(lambda self: bool(self.model.isolated))
+    @rule()
+    def heal_partition(self) -> None:
+        self.model.heal(min(self.model.isolated))
 
     @invariant()
     def invariants_hold(self) -> None:

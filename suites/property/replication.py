@@ -6,7 +6,8 @@ on in-memory logs (a crash loses what was not flushed); the controller is the
 KRaft controller's election rule for one partition (first live ISR member;
 a crashed broker leaves the ISR; an unclean election only when allowed);
 messages between leader and followers are single fetch round trips that a
-rule may drop. Every invariant is a claim with its source (seed line, KIP,
+rule may drop; a network partition cuts one node off, an isolated leader going on as a zombie of
+its old epoch until the partition heals. Every invariant is a claim with its source (seed line, KIP,
 TLA+ spec) and raises :class:`InvariantViolation` naming itself, so the
 mutation check can say which claim caught which bug.
 """
@@ -85,6 +86,9 @@ class ReplicationModel:
     logs: dict[int, MemoryLog] = field(default_factory=lambda: {n: MemoryLog() for n in NODES})
     replicas: dict[int, Partition] = field(default_factory=dict)
     alive: set[int] = field(default_factory=lambda: set(NODES))
+    isolated: set[int] = field(default_factory=set)
+    """Live nodes cut off from the controller and the other replicas (a network partition): they keep
+    their state, and an isolated leader keeps believing it leads (a zombie) until the partition heals."""
     controller: Controller = field(default_factory=lambda: Controller(leader=1))
     pending: list[Pending] = field(default_factory=list)
     acked: dict[int, bytes] = field(default_factory=dict)
@@ -118,6 +122,11 @@ class ReplicationModel:
             configs[MUTANT_CONFIG] = self.mutant
         return Partition("t", 0, TOPIC_ID, self.logs[node], configs, node, _bytes)
 
+    @property
+    def reachable(self) -> set[int]:
+        """Live nodes the controller and the other replicas can talk to."""
+        return self.alive - self.isolated
+
     def violation(self, invariant: str, detail: str) -> InvariantViolation:
         if self.on_violation is not None:
             self.on_violation()
@@ -126,12 +135,12 @@ class ReplicationModel:
     @property
     def leader(self) -> Partition | None:
         node = self.controller.leader
-        return self.replicas[node] if node in self.alive else None
+        return self.replicas[node] if node in self.reachable else None
 
     def _publish(self) -> None:
         """Every live replica learns the controller's decision (leader, epochs, ISR)."""
         c = self.controller
-        for node in sorted(self.alive):
+        for node in sorted(self.reachable):
             part = self.replicas[node]
             if node == c.leader:
                 if (part.leader_epoch, part.partition_epoch, part.is_leader) != (
@@ -149,8 +158,8 @@ class ReplicationModel:
 
     def _elect(self, choice: int) -> None:
         c = self.controller
-        candidates = [n for n in c.isr if n in self.alive]
-        if (c.unclean or self.mutant == UNCLEAN_ELECTION) and choice in self.alive:
+        candidates = [n for n in c.isr if n in self.reachable]
+        if (c.unclean or self.mutant == UNCLEAN_ELECTION) and choice in self.reachable:
             candidates = [choice]  # an unclean election may pick any live replica
         if not candidates:
             c.leader = -1
@@ -234,7 +243,7 @@ class ReplicationModel:
     def fetch(self, follower: int, drop_response: bool) -> None:
         leader = self.leader
         part = self.replicas[follower]
-        if leader is None or follower not in self.alive or follower == self.controller.leader:
+        if leader is None or follower not in self.reachable or follower == self.controller.leader:
             return
         offset, epoch = part.follower_fetch_position()
         if (
@@ -269,7 +278,7 @@ class ReplicationModel:
     def stale_fetch(self, follower: int) -> None:
         """A fetch carrying an epoch older than the leader's must be fenced (KIP-320)."""
         leader = self.leader
-        if leader is None or follower not in self.alive or leader.leader_epoch == 0:
+        if leader is None or follower not in self.reachable or leader.leader_epoch == 0:
             return
         try:
             leader.read_for_follower(follower, 0, -1, leader.leader_epoch - 1, 1024, self.now_ms)
@@ -309,7 +318,7 @@ class ReplicationModel:
                     f"{node} joins the ISR at LEO {tracked}, before the epoch's start "
                     f"{leader.epoch_start_offset} (KIP-320)",
                 )
-        c.isr = tuple(n for n in proposal.new_isr if n in self.alive or n == c.leader)
+        c.isr = tuple(n for n in proposal.new_isr if n in self.reachable or n == c.leader)
         c.partition_epoch += 1
         self.trace.append(f"t={self.now_ms}: ISR becomes {list(c.isr)}")
         self._publish()
@@ -322,6 +331,7 @@ class ReplicationModel:
         if node not in self.alive or len(self.alive) == 1:
             return
         self.alive.discard(node)
+        self.isolated.discard(node)
         if power_loss:
             log = self.logs[node]
             if log.recovery_point < log.log_end_offset:
@@ -351,10 +361,60 @@ class ReplicationModel:
         else:
             self._publish()
 
+    def isolate(self, node: int, choice: int) -> None:
+        """A network partition cuts ``node`` off from the controller and its peers. The controller
+        treats it as gone (out of the ISR, a new leader elected if it led); the node itself hears
+        nothing, so an isolated leader goes on as a zombie of its old epoch (seed 002, KIP-101's
+        fencing by epoch)."""
+        if node not in self.reachable or len(self.reachable) < 3:
+            return
+        self.isolated.add(node)
+        self.trace.append(f"network partition isolates {node}")
+        c = self.controller
+        if node in c.isr and len(c.isr) > 1:
+            c.isr = tuple(n for n in c.isr if n != node)
+            c.partition_epoch += 1
+        if node == c.leader:
+            self._elect(choice)
+        else:
+            self._publish()
+        self._settle_acks()
+
+    def zombie_produce(self, count: int) -> None:
+        """A client on the isolated side writes to a node that still believes it leads (acks=1: the
+        write is acknowledged locally; Kafka promises nothing for it, and acks=all cannot complete)."""
+        zombies = [n for n in sorted(self.isolated) if self.replicas[n].is_leader]
+        if not zombies:
+            return
+        part = self.replicas[zombies[0]]
+        values = [b"z%d" % (self.counter + i) for i in range(count)]
+        self.counter += count
+        batch = build_batch([(None, v) for v in values], base_timestamp=self.now_ms)
+        try:
+            outcome = part.append_as_leader(batch, 1, self.now_ms)
+        except KafkaError as exc:
+            self.trace.append(f"zombie {part.local_id} refuses produce: {exc.code.name}")
+            return
+        self.trace.append(
+            f"zombie leader {part.local_id} (epoch {part.leader_epoch}) appends {count} (acks=1) at "
+            f"{outcome.first_offset}-{outcome.last_offset}"
+        )
+
+    def heal(self, node: int) -> None:
+        """The partition heals: the node learns the controller's current decision."""
+        if node not in self.isolated:
+            return
+        self.isolated.discard(node)
+        self.trace.append(f"partition heals: {node} reachable again")
+        if self.controller.leader == -1:
+            self._elect(node)
+        else:
+            self._publish()
+
     def lagging_isr_member(self) -> int:
         """The live ISR follower with the shortest log (the adversarial pick for an election)."""
         c = self.controller
-        members = [n for n in c.isr if n in self.alive and n != c.leader]
+        members = [n for n in c.isr if n in self.reachable and n != c.leader]
         if not members:
             return c.leader
         return min(members, key=lambda n: self.logs[n].log_end_offset)
@@ -386,7 +446,8 @@ class ReplicationModel:
             return
         c = self.controller
         followers = sorted(
-            (n for n in c.isr if n in self.alive and n != c.leader), key=lambda n: self.logs[n].log_end_offset
+            (n for n in c.isr if n in self.reachable and n != c.leader),
+            key=lambda n: self.logs[n].log_end_offset,
         )
         if len(followers) < 2:
             self.write_then_fail(-1)
@@ -401,7 +462,7 @@ class ReplicationModel:
             if node not in self.alive:
                 self.restart(node)
         for _round in range(3):  # the survivors catch up: any divergence left shows up below the HW
-            for node in sorted(self.alive):
+            for node in sorted(self.reachable):
                 self.fetch(node, False)
             self.produce(1, -1)
 
@@ -411,7 +472,7 @@ class ReplicationModel:
         ends past its HW while the old leader stays in the ISR; the restarted follower then fetches from
         the new leader below the new epoch's start (KIP-320's ISR rule)."""
         leader = self.leader
-        followers = [n for n in sorted(self.alive) if n != self.controller.leader]
+        followers = [n for n in sorted(self.reachable) if n != self.controller.leader]
         if leader is None or len(followers) < 2:
             return
         steady, restarting = followers
@@ -436,9 +497,9 @@ class ReplicationModel:
         epoch changes (a follower leaves the ISR): followers re-learn their role with HW < LEO."""
         self.produce(1, -1)
         for _round in range(2):
-            for node in sorted(self.alive):
+            for node in sorted(self.reachable):
                 self.fetch(node, False)
-        followers = [n for n in sorted(self.alive) if n != self.controller.leader]
+        followers = [n for n in sorted(self.reachable) if n != self.controller.leader]
         if len(followers) > 1:
             self.crash(followers[-1], -1)
 
@@ -449,7 +510,7 @@ class ReplicationModel:
     def move_leadership(self, choice: int) -> None:
         """A clean leader change (preferred election, controlled shutdown): to another ISR member."""
         c = self.controller
-        if choice != c.leader and choice in c.isr and choice in self.alive:
+        if choice != c.leader and choice in c.isr and choice in self.reachable:
             self._elect(choice)
 
     def consume(self) -> None:
