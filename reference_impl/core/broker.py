@@ -24,7 +24,7 @@ from kio.schema.api_versions.v0.response import ApiVersionsResponse as ApiVersio
 from kio.static.protocol import RequestPayload, ResponsePayload
 
 from reference_impl.protocol.apis import API_VERSIONS_KEY, UnknownApiError, api_name
-from reference_impl.protocol.build import build
+from reference_impl.protocol.build import build, millis
 from reference_impl.protocol.codec import (
     MalformedRequestError,
     RequestHeader,
@@ -75,6 +75,9 @@ log = logging.getLogger("reference_impl.broker")
 METADATA_TOPIC_ID = uuid.UUID(int=1)
 
 ResponseCallback = Callable[[ResponsePayload | None, str | None], None]
+ADMIN_WRITES = frozenset({19, 20, 33, 37, 44})
+"""CreateTopics, DeleteTopics, AlterConfigs, CreatePartitions, IncrementalAlterConfigs: in a cluster
+their answer waits until the active controller's records are committed."""
 HW_CHECKPOINT_INTERVAL_MS = 5_000
 
 
@@ -365,6 +368,7 @@ class Broker:
             if key not in wanted and key[0] != METADATA_TOPIC:
                 self.store.delete_log(*key)  # a stray log of a topic deleted while we were down
         self.group_coordinator.on_partitions_changed(now_ms)  # group coordinator: load or unload shards
+        self.txn_coordinator.load()  # transaction coordinator: replay or forget moved shards
 
     def after_follower_fetch(self, part: Partition, now_ms: int, fetched_by: int) -> None:
         """A follower fetched: the HW may have moved (wake acks=all produces), the ISR may grow."""
@@ -482,8 +486,12 @@ class Broker:
             return
         ctx = RequestContext(self, conn.connection_id, header, conn.client_host, now_ms)
         conn.in_flight = ctx
+        mark = self.quorum.write_mark() if self.quorum is not None and api_key in ADMIN_WRITES else None
         try:
             reply = handler.fn(self, ctx, body)
+            if mark is not None and self.quorum is not None:  # answered once its records commit
+                timeout = millis(getattr(body, "timeout", None))
+                reply = self.quorum.hold_until_committed(ctx, reply, mark, timeout)
         except Exception:  # a bug in a handler must not take the broker down
             log.error(
                 "%s v%d from connection %d failed:\n%s",

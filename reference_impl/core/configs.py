@@ -477,6 +477,21 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {
             read_only=True,
         ),
         ConfigDef(
+            "auto.leader.rebalance.enable",
+            _T.BOOLEAN,
+            "true",
+            "The active controller gives leaderships back to preferred replicas live and in the ISR.",
+            read_only=True,
+        ),
+        ConfigDef(
+            "leader.imbalance.check.interval.seconds",
+            _T.LONG,
+            "300",
+            "How often the active controller checks for partitions not led by their preferred replica.",
+            valid=_at_least(1),
+            read_only=True,
+        ),
+        ConfigDef(
             "broker.heartbeat.interval.ms",
             _T.INT,
             "2000",

@@ -165,8 +165,7 @@ class Partition:
             self.epoch_start_offset = self.log.log_end_offset
             self.tracker = IsrTracker(self.local_id, replicas, isr, now_ms)
         else:
-            self.tracker.isr = isr
-            self.tracker.replicas = replicas
+            self.tracker.set_replicas(replicas, isr, now_ms)
             self.tracker.pending = None
         self.high_watermark = max(self.high_watermark, self.log.log_start_offset)
         self.maybe_advance_high_watermark()

@@ -22,6 +22,7 @@ Nothing here does I/O: the stores come in as ports and time as ``now_ms``.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import logging
 import random
@@ -60,6 +61,69 @@ log = logging.getLogger("reference_impl.cluster")
 PRODUCER_ID_PREFETCH = 100
 """Ask for the next producer-id block when this few ids are left in the current one."""
 
+PEER_CLIENT_PREFIX = "broker-"
+"""Client id prefix of requests brokers send each other (the shell's ``broker-N``)."""
+
+COMMIT_KEY = ("controller", "commit")
+"""Purgatory key of answers waiting for the controller's records to commit."""
+ADMIN_TIMEOUT_MS = 30_000
+"""How long an admin answer waits for its records when the request names no timeout."""
+
+
+def with_error(entity: Any, code: ErrorCode, message: str) -> Any:
+    """``entity`` (a kio response) with every ``error_code`` that said NONE saying ``code``."""
+    if not dataclasses.is_dataclass(entity) or isinstance(entity, type):
+        return entity
+    names = {f.name for f in dataclasses.fields(entity)}
+    changes: dict[str, Any] = {}
+    for name in names:
+        value = getattr(entity, name)
+        if name == "error_code":
+            if value == ErrorCode.none:
+                changes[name] = code
+                if "error_message" in names:
+                    changes["error_message"] = message
+        elif isinstance(value, tuple) and value and dataclasses.is_dataclass(value[0]):
+            changes[name] = tuple(with_error(v, code, message) for v in value)
+        elif dataclasses.is_dataclass(value):
+            changes[name] = with_error(value, code, message)
+    return dataclasses.replace(entity, **changes)
+
+
+class _CommitBarrier(DelayedOperation):
+    """An admin answer the active controller wrote records for, held until they are committed (as
+    KRaft's controller answers): NOT_CONTROLLER if the controller stops being active first,
+    REQUEST_TIMED_OUT at the request's timeout (a controller cut off in a minority)."""
+
+    def __init__(
+        self, quorum: ClusterQuorum, deadline_ms: int, ctx: RequestContext, body: Any, mark: tuple[Any, int]
+    ) -> None:
+        super().__init__(deadline_ms)
+        self.quorum = quorum
+        self.ctx = ctx
+        self.body = body
+        self.active, self.offset = mark
+        self.error: ErrorCode | None = None
+
+    def try_complete(self, now_ms: int) -> bool:
+        controller = self.quorum.controller
+        if controller is None or controller.active is not self.active:
+            self.error = ErrorCode.not_controller
+            return self.force_complete(now_ms)
+        if self.quorum.raft.published_offset > self.offset:
+            self.error = ErrorCode.none
+            return self.force_complete(now_ms)
+        return False
+
+    def on_complete(self, now_ms: int) -> None:
+        if self.error == ErrorCode.none:
+            self.ctx.respond(self.body)
+        elif self.error == ErrorCode.not_controller:
+            self.ctx.respond(with_error(self.body, ErrorCode.not_controller, "The controller moved."))
+        else:
+            message = "The controller did not commit the change in time."
+            self.ctx.respond(with_error(self.body, ErrorCode.request_timed_out, message))
+
 
 @dataclass(frozen=True, slots=True)
 class QuorumPorts:
@@ -92,6 +156,27 @@ class _AwaitAnswer(DelayedOperation):
         self.ctx.respond(wire.response_to_wire(self.api_key, self.ctx.api_version, answer, self.request))
 
 
+class _AdminAnswer(_AwaitAnswer):
+    """An admin request handed to the active controller, answered in the client's version when the
+    controller answers; a controller that cannot be reached is NOT_CONTROLLER (the client retries)."""
+
+    def __init__(
+        self, deadline_ms: int, ctx: RequestContext, body: Any, to_wire: Callable[[Any], Any]
+    ) -> None:
+        super().__init__(deadline_ms, ctx, -1, body)
+        self.to_wire = to_wire
+
+    def deliver(self, answer: Any, now_ms: int) -> None:
+        super().deliver(answer if answer is not None else not_controller_answer(self.request), now_ms)
+
+    def on_complete(self, now_ms: int) -> None:
+        answer = self.answer
+        if answer is None:  # the deadline passed first
+            late = not_controller_answer(self.request)
+            answer = dataclasses.replace(late, error_code=ErrorCode.request_timed_out)
+        self.ctx.respond(self.to_wire(answer))
+
+
 class ClusterQuorum:
     def __init__(self, broker: Broker, ports: QuorumPorts, metadata_log: PartitionLog, now_ms: int) -> None:
         config = broker.config
@@ -121,6 +206,9 @@ class ClusterQuorum:
                     unclean_leader_election=config.get_bool("unclean.leader.election.enable"),
                     default_partitions=config.get_int("num.partitions"),
                     default_replication_factor=config.get_int("default.replication.factor"),
+                    auto_leader_rebalance=config.get_bool("auto.leader.rebalance.enable"),
+                    leader_imbalance_check_interval_ms=1000
+                    * config.get_int("leader.imbalance.check.interval.seconds"),
                 ),
                 self.cluster_id,
             )
@@ -173,6 +261,7 @@ class ClusterQuorum:
             if not self._route(now_ms):
                 break
         self._apply_metadata(now_ms)
+        self.broker.purgatory.check_and_complete(COMMIT_KEY, now_ms)
 
     def next_deadline_ms(self) -> int | None:
         deadlines = [self.raft.next_deadline_ms()]
@@ -283,6 +372,47 @@ class ClusterQuorum:
 
     def next_correlation_id(self) -> int:
         return next(self._ids)
+
+    # -- admin requests clients send to the controller ----------------------------------------------
+
+    def write_mark(self) -> tuple[Any, int] | None:
+        """(this node's active controller, its last written offset), or None when it is not active."""
+        controller = self.controller
+        if controller is None or controller.active is None:
+            return None
+        return controller.active, controller.active.last_written_offset
+
+    def hold_until_committed(
+        self, ctx: RequestContext, reply: Reply, mark: tuple[Any, int] | None, timeout_ms: int
+    ) -> Reply:
+        """An admin handler's answer, held until the records it wrote (if any) are committed."""
+        from ..handlers.registry import Deferred, Respond
+
+        after = self.write_mark()
+        if mark is None or after is None or after[1] <= mark[1] or not isinstance(reply, Respond):
+            return reply
+        timeout = timeout_ms if timeout_ms > 0 else ADMIN_TIMEOUT_MS
+        op = _CommitBarrier(self, ctx.received_ms + timeout, ctx, reply.body, after)
+        return Deferred(op, (COMMIT_KEY,))
+
+    def submit_admin(
+        self, ctx: RequestContext, body: Any, to_wire: Callable[[Any], Any], timeout_ms: int
+    ) -> Reply:
+        """ElectLeaders and the reassignment APIs: decided by the active controller (this node's, or
+        forwarded to it as KRaft brokers forward, KIP-590), answered once its records are committed.
+        A forwarded request is answered by that controller's own handler; if it is not active after
+        all, its NOT_CONTROLLER reaches the client, which retries."""
+        from ..handlers.registry import Deferred, Respond
+
+        controller = self.controller
+        active_here = controller is not None and controller.is_active
+        if not active_here and ctx.client_id.startswith(PEER_CLIENT_PREFIX):
+            return Respond(to_wire(not_controller_answer(body)))  # forwarded once, never twice
+        op = _AdminAnswer(
+            ctx.received_ms + (timeout_ms if timeout_ms > 0 else ADMIN_TIMEOUT_MS), ctx, body, to_wire
+        )
+        self.to_controller(body, lambda answer: op.deliver(answer, self._now_ms))
+        return Deferred(op, ())
 
     # -- the broker lifecycle -------------------------------------------------------------------
 

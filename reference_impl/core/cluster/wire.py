@@ -42,6 +42,9 @@ METADATA_TOPIC_ID = uuid.UUID(int=1)
 
 VOTE, BEGIN_EPOCH, END_EPOCH, FETCH, FETCH_SNAPSHOT = 52, 53, 54, 1, 59
 REGISTRATION, HEARTBEAT, ALTER_PARTITION, ALLOCATE_IDS = 62, 63, 56, 67
+ELECT_LEADERS, ALTER_REASSIGNMENTS, LIST_REASSIGNMENTS = 43, 45, 46
+ADMIN_FORWARD_TIMEOUT_MS = 30_000
+"""Timeout of an admin request a broker forwards to the active controller (KIP-590's forwarding)."""
 RAFT_FETCH_VERSION = 13
 
 
@@ -177,7 +180,63 @@ def request_to_wire(body: Any, cluster_id: str) -> RequestPayload:
                 "configs": [{"name": k, "value": v} for k, v in body.configs],
             }
             return build(request_class(19, 4), {"topics": [topic], "timeout": 30_000, "validate_only": False})
+        case cm.ElectLeadersRequest():
+            asked = None if body.partitions is None else _grouped(body.partitions)
+            return build(
+                request_class(ELECT_LEADERS, 2),
+                {
+                    "election_type": body.election_type,
+                    "topic_partitions": None
+                    if asked is None
+                    else [{"topic": t, "partitions": ps} for t, ps in asked.items()],
+                    "timeout": ADMIN_FORWARD_TIMEOUT_MS,
+                },
+            )
+        case cm.AlterPartitionReassignmentsRequest():
+            moves: dict[str, list[dict[str, Any]]] = {}
+            for topic_name, index, target in body.reassignments:
+                replicas = None if target is None else list(target)
+                moves.setdefault(topic_name, []).append({"partition_index": index, "replicas": replicas})
+            return build(
+                request_class(ALTER_REASSIGNMENTS, 1),
+                {
+                    "timeout": ADMIN_FORWARD_TIMEOUT_MS,
+                    "allow_replication_factor_change": body.allow_replication_factor_change,
+                    "topics": [{"name": t, "partitions": ps} for t, ps in moves.items()],
+                },
+            )
+        case cm.ListPartitionReassignmentsRequest():
+            listed = None if body.partitions is None else _grouped(body.partitions)
+            return build(
+                request_class(LIST_REASSIGNMENTS, 0),
+                {
+                    "timeout": ADMIN_FORWARD_TIMEOUT_MS,
+                    "topics": None
+                    if listed is None
+                    else [{"name": t, "partition_indexes": ps} for t, ps in listed.items()],
+                },
+            )
     raise TypeError(f"no wire form for {type(body).__name__}")
+
+
+def _grouped(partitions: tuple[tuple[str, int], ...]) -> dict[str, list[int]]:
+    out: dict[str, list[int]] = {}
+    for topic, index in partitions:
+        out.setdefault(topic, []).append(index)
+    return out
+
+
+def _results(topics: Any, partitions_field: str, index_field: str) -> tuple[cm.PartitionResult, ...]:
+    return tuple(
+        (
+            str(getattr(t, "topic", None) or t.name),
+            int(getattr(p, index_field)),
+            p.error_code,
+            p.error_message,
+        )
+        for t in topics
+        for p in getattr(t, partitions_field)
+    )
 
 
 # -- responses: wire -> dataclass ----------------------------------------------------------------
@@ -297,6 +356,34 @@ def response_from_wire(request: Any, wire: Any) -> Any:
             error = topics[0].error_code if topics else ErrorCode.unknown_server_error
             return cm.CreateTopicsResponse(
                 correlation_id=cid, error_code=error, error_message=None, topic_id=None
+            )
+        case cm.ElectLeadersRequest():
+            return cm.ElectLeadersResponse(
+                correlation_id=cid,
+                error_code=wire.error_code,
+                results=_results(wire.replica_election_results, "partition_result", "partition_id"),
+            )
+        case cm.AlterPartitionReassignmentsRequest():
+            return cm.AlterPartitionReassignmentsResponse(
+                correlation_id=cid,
+                error_code=wire.error_code,
+                results=_results(wire.responses, "partitions", "partition_index"),
+            )
+        case cm.ListPartitionReassignmentsRequest():
+            return cm.ListPartitionReassignmentsResponse(
+                correlation_id=cid,
+                error_code=wire.error_code,
+                ongoing=tuple(
+                    cm.OngoingReassignment(
+                        topic=t.name,
+                        partition=int(p.partition_index),
+                        replicas=tuple(int(r) for r in p.replicas),
+                        adding_replicas=tuple(int(r) for r in p.adding_replicas),
+                        removing_replicas=tuple(int(r) for r in p.removing_replicas),
+                    )
+                    for t in wire.topics
+                    for p in t.partitions
+                ),
             )
     raise TypeError(f"no wire form for {type(request).__name__}")
 

@@ -43,6 +43,19 @@ class PartitionInfo:
     leader: int
     leader_epoch: int
     partition_epoch: int
+    adding_replicas: tuple[int, ...] = ()
+    """Replicas a reassignment adds (KIP-455); they join ``replicas`` at once, the ISR once caught up."""
+    removing_replicas: tuple[int, ...] = ()
+    """Replicas a reassignment drops once every adding replica is in the ISR."""
+
+    @property
+    def reassigning(self) -> bool:
+        return bool(self.adding_replicas or self.removing_replicas)
+
+    @property
+    def target_replicas(self) -> tuple[int, ...]:
+        """Where the partition is going: ``replicas`` without those being removed."""
+        return tuple(r for r in self.replicas if r not in self.removing_replicas)
 
 
 @dataclass
@@ -90,6 +103,8 @@ class MetadataImage:
                         record.leader,
                         record.leader_epoch,
                         record.partition_epoch,
+                        record.adding_replicas,
+                        record.removing_replicas,
                     )
             case PartitionChangeRecord():
                 self._apply_change(record)
@@ -125,6 +140,10 @@ class MetadataImage:
             new = replace(new, replicas=record.replicas)
         if record.isr is not None:
             new = replace(new, isr=record.isr)
+        if record.adding_replicas is not None:
+            new = replace(new, adding_replicas=record.adding_replicas)
+        if record.removing_replicas is not None:
+            new = replace(new, removing_replicas=record.removing_replicas)
         if record.leader is not None and record.leader != old.leader:
             new = replace(new, leader=record.leader, leader_epoch=old.leader_epoch + 1)
         topic.partitions[record.partition] = replace(new, partition_epoch=old.partition_epoch + 1)

@@ -16,6 +16,7 @@ import re
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from reference_impl.log.api import Chunk, PartitionLog
 from reference_impl.protocol.errors import ErrorCode, KafkaError
@@ -36,6 +37,9 @@ from .records import (
     decode,
     encode,
 )
+
+if TYPE_CHECKING:
+    from reference_impl.core.raft.controller.messages import AdminRequest, AdminResponse
 
 METADATA_TOPIC = "__cluster_metadata"
 MAX_TOPIC_NAME = 249
@@ -371,6 +375,25 @@ class LocalController:
                 ErrorCode.invalid_request, f"ISR {list(isr)} must hold the leader and only replicas"
             )
         self.commit([PartitionChangeRecord(topic_id=topic_id, partition=partition, isr=isr)], now_ms)
+        if info.reassigning:  # an added replica may have completed the reassignment (KIP-455)
+            from reference_impl.core.raft.controller import leadership
+
+            self.commit(leadership.reassignment_progress(self.image, self.live_brokers()), now_ms)
+
+    # -- elections and reassignments -----------------------------------------------------------
+
+    def live_brokers(self) -> set[int]:
+        """Brokers that may lead or join an ISR."""
+        return {b for b, info in self.image.brokers.items() if not info.fenced}
+
+    def admin(self, body: AdminRequest, now_ms: int) -> AdminResponse:
+        """ElectLeaders, AlterPartitionReassignments, ListPartitionReassignments, decided and committed."""
+        from reference_impl.core.raft.controller import leadership
+
+        records, answer = leadership.decide(self.image, body, self.live_brokers())
+        self.commit(records, now_ms)
+        self.commit(leadership.reassignment_progress(self.image, self.live_brokers()), now_ms)
+        return answer
 
     # -- configs -------------------------------------------------------------------------------
 

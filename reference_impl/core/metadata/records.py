@@ -30,11 +30,16 @@ class PartitionRecord:
     leader: int
     leader_epoch: int = 0
     partition_epoch: int = 0
+    adding_replicas: tuple[int, ...] = ()
+    removing_replicas: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PartitionChangeRecord:
-    """A change of leader or ISR; ``None`` fields are unchanged (as in KRaft)."""
+    """A change of leader, ISR or replicas; ``None`` fields are unchanged (as in KRaft).
+
+    ``adding_replicas``/``removing_replicas`` are a reassignment in progress (KIP-455):
+    ``replicas`` then lists the target replicas followed by those being removed."""
 
     type_name: ClassVar[str] = "PartitionChangeRecord"
     topic_id: uuid.UUID
@@ -42,6 +47,8 @@ class PartitionChangeRecord:
     leader: int | None = None
     isr: tuple[int, ...] | None = None
     replicas: tuple[int, ...] | None = None
+    adding_replicas: tuple[int, ...] | None = None
+    removing_replicas: tuple[int, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -55,6 +55,17 @@ class IsrTracker:
             if r != local_id
         }
 
+    def set_replicas(self, replicas: tuple[int, ...], isr: tuple[int, ...], now_ms: int) -> None:
+        """The assignment changed under the same leader epoch (a reassignment adds or drops
+        replicas): track the new followers from scratch, forget the ones that left."""
+        self.replicas = replicas
+        self.isr = isr
+        for r in replicas:
+            if r != self.local_id and r not in self.followers:
+                self.followers[r] = FollowerState(r, last_caught_up_ms=now_ms if r in isr else 0)
+        for r in [r for r in self.followers if r not in replicas]:
+            del self.followers[r]
+
     @property
     def maximal_isr(self) -> tuple[int, ...]:
         if self.pending is None:

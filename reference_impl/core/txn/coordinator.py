@@ -44,6 +44,8 @@ class TransactionCoordinator:
     def __init__(self, broker: Broker) -> None:
         self.broker = broker
         self.txns: dict[str, TxnMetadata] = {}
+        self.loaded: set[int] = set()
+        """The ``__transaction_state`` partitions this broker leads and has replayed."""
         self.marker_listeners: list[MarkerListener] = []
 
     # -- where a transactional id lives ---------------------------------------------------------
@@ -60,23 +62,38 @@ class TransactionCoordinator:
         return self._state_partition(transactional_id, now_ms).leader_epoch
 
     def load(self) -> int:
-        """Replay every local partition of ``__transaction_state``; returns the ids known."""
-        for (topic, _index), part in self.broker.partitions.items():
-            if topic != TRANSACTION_STATE.name or not part.is_leader:
-                continue
-            offset = part.log.log_start_offset
-            while offset < part.log.log_end_offset:
-                result = part.log.read(offset, 1 << 20)
-                data = b"".join(self.broker.store.read_chunk(c) for c in result.chunks)
-                if not data:
-                    break
-                for header in iter_headers(data):
-                    offset = header.next_offset
-                    if header.is_control:
-                        continue
-                    for record in iter_records(data, header):
-                        self._replay(record.key, record.value)
+        """Replay every led partition of ``__transaction_state`` not replayed yet, forget the
+        transactional ids of those no longer led (leadership moved: the coordinator moves with it,
+        as Kafka's does); returns the ids known."""
+        led = {
+            index: part
+            for (topic, index), part in self.broker.partitions.items()
+            if topic == TRANSACTION_STATE.name and part.is_leader
+        }
+        for index in sorted(self.loaded - led.keys()):
+            self.loaded.discard(index)
+            count = TRANSACTION_STATE.partitions(self.broker)
+            for txn_id in [t for t in self.txns if partition_for(t, count) == index]:
+                del self.txns[txn_id]
+            log.info("unloaded __transaction_state-%d", index)
+        for index in sorted(led.keys() - self.loaded):
+            self.loaded.add(index)
+            self._replay_partition(led[index])
         return len(self.txns)
+
+    def _replay_partition(self, part: Partition) -> None:
+        offset = part.log.log_start_offset
+        while offset < part.log.log_end_offset:
+            result = part.log.read(offset, 1 << 20)
+            data = b"".join(self.broker.store.read_chunk(c) for c in result.chunks)
+            if not data:
+                break
+            for header in iter_headers(data):
+                offset = header.next_offset
+                if header.is_control:
+                    continue
+                for record in iter_records(data, header):
+                    self._replay(record.key, record.value)
 
     def _replay(self, key: bytes | None, value: bytes | None) -> None:
         if key is None:

@@ -145,11 +145,11 @@ def test_a_silent_broker_is_fenced_after_the_session_timeout_and_loses_its_leade
     assert sim.node(102).broker_epoch > old_broker_epoch  # a new registration, a new epoch
 
 
-def shrink_isr_to_leader(sim: Simulation, topic: str) -> int:
-    """The partition leader asks for an ISR of itself alone; returns the leader."""
+def alter_isr(sim: Simulation, topic: str, isr: tuple[int, ...] | None = None) -> ErrorCode:
+    """The partition leader's AlterPartition for ``isr`` (default: itself alone)."""
     info = partition(sim, topic)
     image = active(sim).active.image
-    shrink = AlterPartitionRequest(
+    body = AlterPartitionRequest(
         correlation_id=next(_correlation),
         broker_id=info.leader,
         broker_epoch=image.broker_epochs[info.leader],
@@ -157,10 +157,17 @@ def shrink_isr_to_leader(sim: Simulation, topic: str) -> int:
         partition=0,
         leader_epoch=info.leader_epoch,
         partition_epoch=info.partition_epoch,
-        new_isr=(info.leader,),
+        new_isr=(info.leader,) if isr is None else isr,
     )
-    assert ask(sim, shrink).error_code == ErrorCode.none
-    return info.leader
+    code: ErrorCode = ask(sim, body).error_code
+    return code
+
+
+def shrink_isr_to_leader(sim: Simulation, topic: str) -> int:
+    """The partition leader asks for an ISR of itself alone; returns the leader."""
+    leader = partition(sim, topic).leader
+    assert alter_isr(sim, topic) == ErrorCode.none
+    return leader
 
 
 def test_without_unclean_election_a_partition_waits_for_its_last_isr_member() -> None:

@@ -114,3 +114,70 @@ class AllocateProducerIdsResponse:
     error_code: ErrorCode
     producer_id_start: int
     producer_id_len: int
+
+
+# -- leadership and placement (Kafka's ElectLeaders, AlterPartitionReassignments,
+# ListPartitionReassignments): clients send them to the active controller. ---------------------
+
+PartitionResult = tuple[str, int, ErrorCode, str | None]
+"""(topic, partition, error, message): one partition's outcome."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ElectLeadersRequest:
+    correlation_id: int
+    election_type: int
+    """0: preferred replica, 1: unclean (Kafka's ``ElectionType``)."""
+    partitions: tuple[tuple[str, int], ...] | None
+    """None: every partition (results then leave out ELECTION_NOT_NEEDED, as Kafka does)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ElectLeadersResponse:
+    correlation_id: int
+    error_code: ErrorCode
+    results: tuple[PartitionResult, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AlterPartitionReassignmentsRequest:
+    correlation_id: int
+    reassignments: tuple[tuple[str, int, tuple[int, ...] | None], ...]
+    """(topic, partition, target replicas); None cancels the partition's reassignment."""
+    allow_replication_factor_change: bool = True
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AlterPartitionReassignmentsResponse:
+    correlation_id: int
+    error_code: ErrorCode
+    results: tuple[PartitionResult, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ListPartitionReassignmentsRequest:
+    correlation_id: int
+    partitions: tuple[tuple[str, int], ...] | None
+    """None: every reassignment in progress."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OngoingReassignment:
+    topic: str
+    partition: int
+    replicas: tuple[int, ...]
+    adding_replicas: tuple[int, ...]
+    removing_replicas: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ListPartitionReassignmentsResponse:
+    correlation_id: int
+    error_code: ErrorCode
+    ongoing: tuple[OngoingReassignment, ...]
+
+
+AdminRequest = ElectLeadersRequest | AlterPartitionReassignmentsRequest | ListPartitionReassignmentsRequest
+AdminResponse = (
+    ElectLeadersResponse | AlterPartitionReassignmentsResponse | ListPartitionReassignmentsResponse
+)

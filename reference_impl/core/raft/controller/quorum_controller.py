@@ -44,10 +44,14 @@ from reference_impl.log.api import Chunk
 from reference_impl.log.memory import MemoryLog
 from reference_impl.protocol.errors import KafkaError
 
+from . import leadership
 from .elections import changes_electing_leaderless, changes_removing_broker, leaderships
 from .messages import (
+    AdminRequest,
     AllocateProducerIdsRequest,
     AllocateProducerIdsResponse,
+    AlterPartitionReassignmentsRequest,
+    AlterPartitionReassignmentsResponse,
     AlterPartitionRequest,
     AlterPartitionResponse,
     BrokerHeartbeatRequest,
@@ -56,6 +60,10 @@ from .messages import (
     BrokerRegistrationResponse,
     CreateTopicsRequest,
     CreateTopicsResponse,
+    ElectLeadersRequest,
+    ElectLeadersResponse,
+    ListPartitionReassignmentsRequest,
+    ListPartitionReassignmentsResponse,
 )
 from .records import (
     BrokerRegistrationChangeRecord,
@@ -78,6 +86,10 @@ class ControllerConfig:
     default_replication_factor: int = 1
     snapshot_every_records: int | None = None
     """Snapshot the committed image every so many metadata-log offsets (None: never)."""
+    auto_leader_rebalance: bool = True
+    """Kafka's ``auto.leader.rebalance.enable``: preferred replicas take their leaderships back."""
+    leader_imbalance_check_interval_ms: int = 300_000
+    """Kafka's ``leader.imbalance.check.interval.seconds``, in milliseconds."""
 
 
 class _RecordWriter(LocalController):
@@ -98,6 +110,11 @@ class _RecordWriter(LocalController):
         if records:
             self._write(records, now_ms)
 
+    def live_brokers(self) -> set[int]:
+        image = self.image
+        assert isinstance(image, ControllerImage)
+        return image.live_brokers()
+
 
 @dataclass
 class _Active:
@@ -110,6 +127,8 @@ class _Active:
     pending: list[tuple[int, Envelope]] = field(default_factory=list)
     """(last offset written for the request, its answer): sent once that offset is committed."""
     last_written_offset: int = -1
+    next_balance_ms: int = 0
+    """When the next automatic leader rebalance check is due."""
 
 
 class QuorumController:
@@ -174,6 +193,7 @@ class QuorumController:
         writer = _RecordWriter(working, self.node_id, self.rng, self._write)
         heartbeats = {b: now_ms for b in working.brokers}
         self.active = _Active(self._claim_epoch, working, writer, heartbeats)
+        self.active.next_balance_ms = now_ms + self.config.leader_imbalance_check_interval_ms
         self._claim_epoch = None
 
     def _renounce(self) -> None:
@@ -191,6 +211,8 @@ class QuorumController:
             )
 
     def _write(self, records: Sequence[ControllerRecord], now_ms: int) -> None:
+        if not records:
+            return
         active = self.active
         assert active is not None
         last = self.raft.append([encode_record(r) for r in records], now_ms)
@@ -218,8 +240,16 @@ class QuorumController:
                 answer = self._alter_partition(active, body, now_ms)
             case AllocateProducerIdsRequest():
                 answer = self._allocate_producer_ids(active, body, now_ms)
+            case (
+                ElectLeadersRequest()
+                | AlterPartitionReassignmentsRequest()
+                | ListPartitionReassignmentsRequest()
+            ):
+                answer = self._admin(active, body, now_ms)
             case _:
                 raise TypeError(f"not a controller request: {type(body).__name__}")
+        if active.last_written_offset > before:
+            self._progress_reassignments(active, now_ms)
         envelope = Envelope(source_id=self.node_id, destination_id=source, body=answer)
         if active.last_written_offset > before:
             active.pending.append((active.last_written_offset, envelope))
@@ -236,6 +266,9 @@ class QuorumController:
                     continue
                 if now_ms - last >= self.config.session_timeout_ms:
                     self._fence(active, broker_id, now_ms)
+            if self.config.auto_leader_rebalance and now_ms >= active.next_balance_ms:
+                active.next_balance_ms = now_ms + self.config.leader_imbalance_check_interval_ms
+                self._write(leadership.preferred_elections(active.image, active.image.live_brokers()), now_ms)
         self._maybe_snapshot()
 
     def next_deadline_ms(self) -> int | None:
@@ -247,6 +280,8 @@ class QuorumController:
             for broker_id, last in active.last_heartbeat_ms.items()
             if broker_id in active.image.brokers and not active.image.brokers[broker_id].fenced
         ]
+        if self.config.auto_leader_rebalance:
+            deadlines.append(active.next_balance_ms)
         return min(deadlines) if deadlines else None
 
     def drain_outbound(self) -> list[Envelope]:
@@ -385,6 +420,20 @@ class QuorumController:
             producer_id_len=PRODUCER_ID_BLOCK,
         )
 
+    # -- elections and reassignments ---------------------------------------------------------
+
+    def _admin(self, active: _Active, request: AdminRequest, now_ms: int) -> Any:
+        """ElectLeaders, AlterPartitionReassignments, ListPartitionReassignments: answered once
+        their records are committed (:mod:`.leadership` decides)."""
+        records, answer = leadership.decide(active.image, request, active.image.live_brokers())
+        self._write(records, now_ms)
+        return answer
+
+    def _progress_reassignments(self, active: _Active, now_ms: int) -> None:
+        """After any write: complete the reassignments whose added replicas all joined the ISR."""
+        if leadership.any_reassigning(active.image):
+            self._write(leadership.reassignment_progress(active.image, active.image.live_brokers()), now_ms)
+
     # -- topics and ISR changes ----------------------------------------------------------------
 
     def _create_topic(self, active: _Active, request: CreateTopicsRequest, now_ms: int) -> Any:
@@ -491,12 +540,25 @@ def not_controller_answer(body: Any) -> Any:
             return AllocateProducerIdsResponse(
                 correlation_id=correlation, error_code=error, producer_id_start=-1, producer_id_len=0
             )
+        case ElectLeadersRequest():
+            return ElectLeadersResponse(correlation_id=correlation, error_code=error, results=())
+        case AlterPartitionReassignmentsRequest():
+            return AlterPartitionReassignmentsResponse(
+                correlation_id=correlation, error_code=error, results=()
+            )
+        case ListPartitionReassignmentsRequest():
+            return ListPartitionReassignmentsResponse(
+                correlation_id=correlation, error_code=error, ongoing=()
+            )
         case (
             BrokerRegistrationResponse()
             | BrokerHeartbeatResponse()
             | CreateTopicsResponse()
             | AlterPartitionResponse()
             | AllocateProducerIdsResponse()
+            | ElectLeadersResponse()
+            | AlterPartitionReassignmentsResponse()
+            | ListPartitionReassignmentsResponse()
         ):
             return type(body)(**{**{f: getattr(body, f) for f in body.__slots__}, "error_code": error})
         case _:

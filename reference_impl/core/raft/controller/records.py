@@ -119,7 +119,15 @@ class ControllerImage(MetadataImage):
             "shutting_down": sorted(self.shutting_down),
             "topics": {
                 name: {
-                    p: (info.leader, info.leader_epoch, info.partition_epoch, info.isr, info.replicas)
+                    p: (
+                        info.leader,
+                        info.leader_epoch,
+                        info.partition_epoch,
+                        info.isr,
+                        info.replicas,
+                        info.adding_replicas,
+                        info.removing_replicas,
+                    )
                     for p, info in sorted(topic.partitions.items())
                 }
                 for name, topic in sorted(self.topics.items())
@@ -165,6 +173,8 @@ def image_records(image: ControllerImage) -> list[ControllerRecord]:
                     leader=info.leader,
                     leader_epoch=info.leader_epoch,
                     partition_epoch=info.partition_epoch,
+                    adding_replicas=info.adding_replicas,
+                    removing_replicas=info.removing_replicas,
                 )
             )
     if image.next_producer_id:

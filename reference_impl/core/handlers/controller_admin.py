@@ -1,0 +1,58 @@
+"""What ElectLeaders and the reassignment APIs share: clients send them to the controller.
+
+On a one-node broker its own controller decides and commits at once. In a
+cluster, the node whose controller is active hands the request to it and
+answers when the controller does (after the records are committed); any
+other node answers NOT_CONTROLLER and the client retries at the controller
+Metadata names, as Kafka's admin clients do.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from kio.schema.errors import ErrorCode
+
+from ..metadata.local_controller import LocalController
+from ..raft.controller import messages as cm
+from .registry import Reply, Respond
+
+if TYPE_CHECKING:
+    from ..broker import Broker, RequestContext
+
+
+def submit(
+    broker: Broker,
+    ctx: RequestContext,
+    body: cm.AdminRequest,
+    to_wire: Callable[[Any], Any],
+    timeout_ms: int,
+) -> Reply:
+    if broker.quorum is not None:
+        body = dataclasses.replace(body, correlation_id=broker.quorum.next_correlation_id())
+        return broker.quorum.submit_admin(ctx, body, to_wire, timeout_ms)
+    controller = broker.controller
+    assert isinstance(controller, LocalController)
+    answer = controller.admin(body, ctx.received_ms)
+    broker.sync_partitions(ctx.received_ms)
+    return Respond(to_wire(answer))
+
+
+def by_topic(
+    results: tuple[cm.PartitionResult, ...],
+    asked: tuple[tuple[str, int], ...] | None,
+    error: ErrorCode,
+    partition_key: str,
+) -> list[dict[str, Any]]:
+    """Per-partition results grouped by topic (in first-seen order); a top-level error with no
+    results (NOT_CONTROLLER, a timeout) is repeated for every partition asked about."""
+    if error != ErrorCode.none and not results and asked:
+        results = tuple((t, p, error, None) for t, p in asked)
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    for topic, partition, code, message in results:
+        grouped.setdefault(topic, []).append(
+            {partition_key: partition, "error_code": code, "error_message": message}
+        )
+    return [{"topic": t, "name": t, "partitions": ps, "partition_result": ps} for t, ps in grouped.items()]
