@@ -29,6 +29,22 @@ settings.register_profile(
 settings.load_profile("ci")
 
 
+@pytest.fixture(autouse=True)
+def _label_in_report(request: pytest.FixtureRequest) -> None:
+    """Epic Property for the invariant runs (the mutation check labels its own results per mode)."""
+    if request.node.path.stem == "test_mutants":
+        return
+    from reports import allure
+
+    function = getattr(request.node, "function", None)
+    doc = (getattr(function, "__doc__", None) or "").strip()
+    if request.node.name == "runTest":  # the state machine itself
+        story = "every invariant holds after every step under random faults"
+    else:
+        story = doc.splitlines()[0] if doc else request.node.name
+    allure.label(epic="Property", feature="Replication invariants", story=story)
+
+
 _STARTED = time.monotonic()
 
 
