@@ -33,6 +33,8 @@ class Stage:
     out_dir: Path | None = None
     expected_deviation: str | None = None
     """Why this stage is expected to fail on the target (from its expectations file), if it is."""
+    deviation_is_intermittent: bool = False
+    """Declared ``strict = false``: a fault-timing deviation that some runs do not show."""
 
 
 @dataclass

@@ -86,6 +86,11 @@ def test_a_failing_stage_fails_the_row_unless_the_target_declares_it(tmp_path: P
     passing = StageResult(declared, 0, 2.0, tmp_path / "log", "valid", {})
     strict = row_for(passing, tally_results(tmp_path / "empty"))
     assert not strict.ok and "remove stage::chaos-kill" in strict.detail
+    intermittent = Stage("chaos-links", "Chaos", ["x"], 10, expected_deviation="dups under link faults",
+                         deviation_is_intermittent=True)
+    passed = StageResult(intermittent, 0, 2.0, tmp_path / "log", "valid", {})
+    quiet = row_for(passed, tally_results(tmp_path / "e"))
+    assert quiet.ok and "did not show" in quiet.detail
     text = table([row])
     assert "chaos-kill" in text and text.splitlines()[-1].startswith("total")
 
@@ -101,7 +106,9 @@ def test_plan_leaves_chaos_out_for_targets_it_cannot_kill(tmp_path: Path) -> Non
 
 
 def test_stage_expectations_come_from_the_targets_file() -> None:
-    for name, reason in stage_expectations("tansu").items():
+    declared = stage_expectations("tansu")
+    assert "chaos-kill" in declared
+    for name, (reason, _strict) in declared.items():
         assert reason, f"stage::{name} needs a reason"
 
 
