@@ -51,7 +51,12 @@ class QueueOptions:
     retries: int | None = None
     idempotence: bool = True
     consumer_mode: str = "assign"  # assign | group
-    message_timeout_ms: int = 10_000
+    message_timeout_ms: int = 60_000
+    """Longer than any fault plus recovery. When messages time out, librdkafka's idempotent producer
+    bumps its epoch and re-sends what was in flight from sequence 0 of the new epoch (its documented
+    message-timeout behaviour; the Java client's is KAFKA-14034): a record the broker had already
+    stored is then stored again, and no broker can tell, Kafka included. With 10 s a 7.8 s isolation
+    produced hundreds of such cross-epoch duplicates on the reference cluster; with 60 s, none."""
     read_committed: bool = False
     extra_producer: dict[str, Any] = field(default_factory=dict)
 

@@ -10,8 +10,12 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from chaos.history import read_jsonl
+from chaos.runner import Outcome
 
 from .conftest import campaign
 
@@ -86,6 +90,60 @@ def test_reference_broker_loses_nothing_under_kill_partition_and_pause(tmp_path:
         result.verdict_line()
     )
     assert result.valid is True, result.verdict_line()
+
+
+CLUSTER_FAULTS = ["partition-leader", "partition-controller", "kill", "pause"]
+
+
+def _cluster_campaign(tmp_path: Path, seed: int, time_s: float, safe: bool = True) -> Outcome:
+    """The 3-broker reference cluster behind proxies on every client and broker link; ``safe`` is
+    RF=3, min.insync.replicas=2, acks=all with idempotence; unsafe is acks=1 with unclean election."""
+    options: dict[str, Any] = (
+        {"acks": "all", "idempotence": True, "min_isr": 2}
+        if safe
+        else {"acks": "1", "idempotence": False, "min_isr": 1, "unclean_election": True}
+    )
+    _c, outcome = campaign(tmp_path, target="reference", faults=CLUSTER_FAULTS, time_s=time_s, rate=500,
+                           seed=seed, rf=3, brokers=3, **options)
+    return outcome
+
+
+def test_reference_cluster_with_proxied_broker_links_loses_nothing(tmp_path: Path) -> None:
+    """Three brokers, RF=3, min.insync.replicas=2, idempotent acks=all; the leader and the active
+    controller are isolated on every link (client and broker-to-broker), brokers killed and paused."""
+    outcome = _cluster_campaign(tmp_path, seed=2, time_s=25)
+    result = outcome.result
+    proxies = read_jsonl(outcome.history_path).meta["proxies"]
+    assert {"broker-1-to-2", "broker-2-to-1", "broker-3-to-1"} <= set(proxies), proxies
+    assert any(e["f"] == "start" for e in outcome.nemesis_events), outcome.nemesis_events
+    assert result.stats["acked"] > 1000
+    assert result.valid is True, result.verdict_line()
+
+
+@pytest.mark.chaos_full
+@pytest.mark.parametrize("seed", range(1, 11))
+def test_ten_seeded_minute_campaigns_on_the_reference_cluster(tmp_path: Path, seed: int) -> None:
+    """Issue 7's acceptance: 60 s campaigns mixing leader isolation, controller isolation, kill -9
+    and pause on the replicated cluster: 0 lost, 0 duplicates, 0 inconsistent offsets."""
+    result = _cluster_campaign(tmp_path, seed=seed, time_s=60).result
+    counts = result.counts()
+    assert counts["lost_write"] == counts["duplicate"] == counts["inconsistent_offsets"] == 0, (
+        result.verdict_line()
+    )
+    assert result.valid is True, result.verdict_line()
+
+
+@pytest.mark.chaos_full
+def test_the_same_schedules_with_acks_1_and_unclean_election_lose_writes(tmp_path: Path) -> None:
+    """The power check on the cluster: the schedules above, made unsafe, must show lost writes in at
+    least one campaign (otherwise the campaigns could not tell a safe broker from an unsafe one)."""
+    verdicts = []
+    for seed in range(1, 11):
+        result = _cluster_campaign(tmp_path / str(seed), seed=seed, time_s=60, safe=False).result
+        verdicts.append(f"seed {seed}: {result.verdict_line()}")
+        if result.counts()["lost_write"] > 0:
+            return
+    pytest.fail("no unsafe campaign lost a write:\n" + "\n".join(verdicts))
 
 
 def test_power_check_tansu_memory_storage_killed_loses_acknowledged_writes(tmp_path: Path) -> None:
