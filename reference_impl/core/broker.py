@@ -319,6 +319,7 @@ class Broker:
         """Make the open partitions match the image: open new ones, drop deleted ones, apply configs."""
         self.config.dynamic = dict(self.image.broker_configs)
         wanted: set[TopicPartition] = set()
+        moved: list[TopicPartition] = []
         for topic in self.image.topics.values():
             configs = effective_topic_configs(topic.configs, self.config)
             for info in topic.partitions.values():
@@ -352,6 +353,7 @@ class Broker:
                         part.become_leader(
                             info.leader_epoch, info.partition_epoch, info.replicas, info.isr, now_ms
                         )
+                        moved.append(key)
                 elif (part.leader_id, part.leader_epoch, part.partition_epoch) != (
                     info.leader,
                     info.leader_epoch,
@@ -360,6 +362,7 @@ class Broker:
                     part.become_follower(
                         info.leader, info.leader_epoch, info.partition_epoch, info.replicas, info.isr
                     )
+                    moved.append(key)
         for key in [k for k in self.partitions if k not in wanted]:
             del self.partitions[key]
             self.store.delete_log(*key)
@@ -369,6 +372,8 @@ class Broker:
                 self.store.delete_log(*key)  # a stray log of a topic deleted while we were down
         self.group_coordinator.on_partitions_changed(now_ms)  # group coordinator: load or unload shards
         self.txn_coordinator.load()  # transaction coordinator: replay or forget moved shards
+        for key in moved:  # a new ISR may move the HW; a lost leadership fails what waits on it
+            self.purgatory.check_and_complete(key, now_ms)
 
     def after_follower_fetch(self, part: Partition, now_ms: int, fetched_by: int) -> None:
         """A follower fetched: the HW may have moved (wake acks=all produces), the ISR may grow."""

@@ -300,6 +300,51 @@ class Partition:
         now_ms: int,
     ) -> ReadInfo:
         """A follower's fetch: update its state, answer records up to the LEO or a diverging epoch."""
+        diverging = self._check_follower_fetch(
+            replica_id, fetch_offset, last_fetched_epoch, current_leader_epoch
+        )
+        if diverging is not None:
+            return ReadInfo(
+                ReadResult.empty(),
+                self.high_watermark,
+                self.last_stable_offset,
+                self.log.log_start_offset,
+                diverging_epoch=diverging,
+            )
+        try:
+            result = self.log.read(fetch_offset, max_bytes, min_one_batch=True)
+        except OffsetOutOfRangeError as exc:
+            raise KafkaError(ErrorCode.offset_out_of_range, str(exc)) from None
+        self._record_follower_fetch(replica_id, fetch_offset, now_ms)
+        return ReadInfo(result, self.high_watermark, self.last_stable_offset, self.log.log_start_offset)
+
+    def note_follower_fetch(
+        self,
+        replica_id: int,
+        fetch_offset: int,
+        last_fetched_epoch: int,
+        current_leader_epoch: int,
+        now_ms: int,
+    ) -> bool:
+        """A follower's fetch as it arrives, before it waits for data: its offset is its LEO, so the
+        high watermark moves now, not when the fetch is answered (Kafka updates the follower's state
+        on arrival; waiting would hold every acks=all produce for ``replica.fetch.wait.max.ms``).
+        True if recorded; a fetch the answer will refuse or send back diverging is not."""
+        try:
+            if self._check_follower_fetch(replica_id, fetch_offset, last_fetched_epoch, current_leader_epoch):
+                return False
+        except KafkaError:
+            return False
+        if not self.log.log_start_offset <= fetch_offset <= self.log.log_end_offset:
+            return False
+        self._record_follower_fetch(replica_id, fetch_offset, now_ms)
+        return True
+
+    def _check_follower_fetch(
+        self, replica_id: int, fetch_offset: int, last_fetched_epoch: int, current_leader_epoch: int
+    ) -> tuple[int, int] | None:
+        """Refuse (KafkaError) a fetch from a non-replica or another epoch; the diverging
+        (epoch, end offset) when the follower's last epoch ends below its fetch offset here."""
         if not self.is_leader or self.tracker is None:
             raise _not_leader(self)
         self.check_leader_epoch(current_leader_epoch)
@@ -308,20 +353,13 @@ class Partition:
         if last_fetched_epoch >= 0:
             epoch, end = self.log.end_offset_for_epoch(last_fetched_epoch)
             if epoch < last_fetched_epoch or end < fetch_offset:
-                return ReadInfo(
-                    ReadResult.empty(),
-                    self.high_watermark,
-                    self.last_stable_offset,
-                    self.log.log_start_offset,
-                    diverging_epoch=(epoch, end),
-                )
-        try:
-            result = self.log.read(fetch_offset, max_bytes, min_one_batch=True)
-        except OffsetOutOfRangeError as exc:
-            raise KafkaError(ErrorCode.offset_out_of_range, str(exc)) from None
+                return epoch, end
+        return None
+
+    def _record_follower_fetch(self, replica_id: int, fetch_offset: int, now_ms: int) -> None:
+        assert self.tracker is not None
         self.tracker.record_fetch(replica_id, fetch_offset, self.log.log_end_offset, now_ms)
         self.maybe_advance_high_watermark()
-        return ReadInfo(result, self.high_watermark, self.last_stable_offset, self.log.log_start_offset)
 
     def propose_isr_change(
         self, now_ms: int, max_lag_ms: int, fetched_by: int | None = None

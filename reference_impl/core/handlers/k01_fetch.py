@@ -175,7 +175,24 @@ def handle_fetch(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
     if max_wait <= 0 or request.min_bytes <= 0 or unknown_ids:
         body, splices = answer(broker, state, ctx.received_ms)
         return Respond(body, splices)
+    if state.from_follower:
+        _note_follower_positions(broker, state, ctx.received_ms)
     return Deferred(DelayedFetch(broker, state, ctx.received_ms + max_wait), tuple(plan.partitions))
+
+
+def _note_follower_positions(broker: Broker, state: FetchRequestState, now_ms: int) -> None:
+    """A follower's fetch about to wait: its offsets are its LEOs now, so acks=all produces and
+    the high watermark move on arrival, not after the wait."""
+    for key, want in state.plan.partitions.items():
+        part = broker.partition(*key)
+        if part is not None and part.note_follower_fetch(
+            state.replica_id,
+            want.fetch_offset,
+            want.last_fetched_epoch,
+            want.current_leader_epoch,
+            now_ms,
+        ):
+            broker.after_follower_fetch(part, now_ms, state.replica_id)
 
 
 def _topic_name(broker: Broker, topic: Any) -> str | None:
