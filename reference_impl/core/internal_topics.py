@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from reference_impl.protocol.errors import KafkaError
+from reference_impl.protocol.errors import ErrorCode, KafkaError
 
 if TYPE_CHECKING:
     from .broker import Broker
@@ -88,3 +88,22 @@ TRANSACTION_STATE = InternalTopic(
         ("unclean.leader.election.enable", "false"),
     ),
 )
+
+
+_APPEND_ERRORS = {
+    ErrorCode.not_leader_or_follower: ErrorCode.not_coordinator,
+    ErrorCode.kafka_storage_error: ErrorCode.not_coordinator,
+    ErrorCode.unknown_topic_or_partition: ErrorCode.coordinator_not_available,
+    ErrorCode.not_enough_replicas: ErrorCode.coordinator_not_available,
+    ErrorCode.not_enough_replicas_after_append: ErrorCode.coordinator_not_available,
+    ErrorCode.request_timed_out: ErrorCode.coordinator_not_available,
+    ErrorCode.message_too_large: ErrorCode.unknown_server_error,
+    ErrorCode.record_list_too_large: ErrorCode.unknown_server_error,
+}
+
+
+def coordinator_error(code: ErrorCode) -> ErrorCode:
+    """A failed write to an internal topic as its coordinator reports it to the client (Kafka's
+    ``handleOperationException`` and ``TransactionStateManager`` mappings): the client then
+    looks the coordinator up again, or retries."""
+    return _APPEND_ERRORS.get(code, code)

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 from reference_impl.protocol.record_set import build_batch
 
-from ..internal_topics import CONSUMER_OFFSETS, partition_for
+from ..internal_topics import CONSUMER_OFFSETS, coordinator_error, partition_for
 from ..partition import Partition
 from ..purgatory import DelayedOperation
 from .loading import load_shard
@@ -60,21 +60,6 @@ log = logging.getLogger("reference_impl.group")
 Done = Callable[[ErrorCode], None]
 RecordKV = tuple[bytes, bytes | None]
 
-_APPEND_ERRORS = {
-    ErrorCode.not_leader_or_follower: ErrorCode.not_coordinator,
-    ErrorCode.kafka_storage_error: ErrorCode.not_coordinator,
-    ErrorCode.unknown_topic_or_partition: ErrorCode.coordinator_not_available,
-    ErrorCode.not_enough_replicas: ErrorCode.coordinator_not_available,
-    ErrorCode.not_enough_replicas_after_append: ErrorCode.coordinator_not_available,
-    ErrorCode.request_timed_out: ErrorCode.coordinator_not_available,
-    ErrorCode.message_too_large: ErrorCode.unknown_server_error,
-    ErrorCode.record_list_too_large: ErrorCode.unknown_server_error,
-}
-
-
-def coordinator_error(code: ErrorCode) -> ErrorCode:
-    """A write's failure as the coordinator reports it (Kafka's ``handleOperationException``)."""
-    return _APPEND_ERRORS.get(code, code)
 
 
 class _Wakeup(DelayedOperation):

@@ -13,24 +13,21 @@ first (rebalance timeout, session expiry, write timeout).
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from kio.static.protocol import ResponsePayload
 
-from ..handlers.registry import Deferred
-from ..purgatory import DelayedOperation
+from ..handlers.later import LaterReply
 
 if TYPE_CHECKING:
     from ..broker import RequestContext
     from .coordinator import GroupCoordinator
 
 SAFETY_MARGIN_MS = 30_000
-_ids = itertools.count(1)
 
 
-class PendingReply(DelayedOperation):
+class PendingReply(LaterReply):
     def __init__(
         self,
         coordinator: GroupCoordinator,
@@ -39,27 +36,8 @@ class PendingReply(DelayedOperation):
         wait_ms: int,
         on_timeout: Any,
     ) -> None:
-        super().__init__(ctx.received_ms + wait_ms + SAFETY_MARGIN_MS)
+        super().__init__(ctx, render, ctx.received_ms + wait_ms + SAFETY_MARGIN_MS, on_timeout, "group-reply")
         self.coordinator = coordinator
-        self.ctx = ctx
-        self.render = render
-        self.on_timeout = on_timeout
-        self.key = ("group-reply", next(_ids))
-        self.value: Any = None
-        self.answered = False
 
-    def answer(self, value: Any) -> None:
-        if self.answered:
-            return
-        self.answered = True
-        self.value = value
+    def wake(self) -> None:
         self.coordinator.deliver(self.key)
-
-    def deferred(self) -> Deferred:
-        return Deferred(self, (self.key,))
-
-    def try_complete(self, now_ms: int) -> bool:
-        return self.answered and self.force_complete(now_ms)
-
-    def on_complete(self, now_ms: int) -> None:
-        self.ctx.respond(self.render(self.value if self.answered else self.on_timeout))

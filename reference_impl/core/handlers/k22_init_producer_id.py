@@ -5,9 +5,10 @@ producer id with epoch 0 (Kafka hands idempotent producers a fresh id even
 when they name their old one, KIP-360). Producer ids come in blocks recorded
 in the metadata log, so none is handed out twice across restarts. With a
 transactional id the transaction coordinator bumps the epoch, fencing older
-producers; an open transaction of the fenced producer is aborted first and
-the caller told CONCURRENT_TRANSACTIONS (retriable). INVALID_TRANSACTION_TIMEOUT
-above ``transaction.max.timeout.ms``.
+producers, and answers once the ISR has the new state; an open transaction
+of the fenced producer is aborted first and the caller told
+CONCURRENT_TRANSACTIONS (retriable). INVALID_TRANSACTION_TIMEOUT above
+``transaction.max.timeout.ms``.
 Version notes: v3+ carries the current producer id and epoch (KIP-360);
 v4+ PRODUCER_FENCED (older versions: INVALID_PRODUCER_EPOCH); v6 (KIP-939
 two-phase commit) is not implemented.
@@ -22,7 +23,7 @@ from reference_impl.protocol.build import build, get, millis
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
 from .registry import Reply, Respond, handles
-from .txn_common import fenced_code
+from .txn_common import TxnReply, fenced_code
 
 if TYPE_CHECKING:
     from ..broker import Broker, RequestContext
@@ -30,25 +31,9 @@ if TYPE_CHECKING:
 
 @handles(22, 0, 5)
 def handle_init_producer_id(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
-    if request.transactional_id is None:
-        try:
-            pid = broker.controller.allocate_producer_id(ctx.received_ms)
-            code, epoch = ErrorCode.none, 0
-        except KafkaError as exc:  # a cluster broker waiting for its first block of ids
-            code, pid, epoch = exc.code, -1, -1
-    else:
-        try:
-            code, pid, epoch = broker.txn_coordinator.init_producer_id(
-                request.transactional_id,
-                millis(request.transaction_timeout),
-                int(get(request, "producer_id", -1)),
-                int(get(request, "producer_epoch", -1)),
-                ctx.received_ms,
-            )
-        except KafkaError as exc:
-            code, pid, epoch = exc.code, -1, -1
-    return Respond(
-        build(
+    def render(answer: tuple[ErrorCode, int, int]) -> Any:
+        code, pid, epoch = answer
+        return build(
             response_class(22, ctx.api_version),
             {
                 "throttle_time": 0,
@@ -57,4 +42,23 @@ def handle_init_producer_id(broker: Broker, ctx: RequestContext, request: Any) -
                 "producer_epoch": epoch,
             },
         )
+
+    if request.transactional_id is None:
+        try:
+            pid = broker.controller.allocate_producer_id(ctx.received_ms)
+            code, epoch = ErrorCode.none, 0
+        except KafkaError as exc:  # a cluster broker waiting for its first block of ids
+            code, pid, epoch = exc.code, -1, -1
+        return Respond(render((code, pid, epoch)))
+    reply = TxnReply(broker, ctx, render, (ErrorCode.coordinator_not_available, -1, -1))
+    return reply.run(
+        lambda c: c.init_producer_id(
+            request.transactional_id,
+            millis(request.transaction_timeout),
+            int(get(request, "producer_id", -1)),
+            int(get(request, "producer_epoch", -1)),
+            ctx.received_ms,
+            lambda code, pid, epoch: reply.answer((code, pid, epoch)),
+        ),
+        lambda code: (code, -1, -1),
     )

@@ -17,7 +17,7 @@ from reference_impl.protocol.build import build
 from reference_impl.protocol.errors import ErrorCode
 
 from .registry import Reply, Respond, handles
-from .txn_common import fenced_code, run
+from .txn_common import TxnReply, fenced_code
 
 if TYPE_CHECKING:
     from ..broker import Broker, RequestContext
@@ -26,30 +26,13 @@ if TYPE_CHECKING:
 @handles(24, 0, 3)
 def handle_add_partitions_to_txn(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
     wanted = [(t.name, int(p)) for t in request.v3_and_below_topics for p in t.partitions]
-    missing = {key for key in wanted if broker.partition(*key) is None}
-    if missing:
-        codes = {
-            key: ErrorCode.unknown_topic_or_partition if key in missing else ErrorCode.operation_not_attempted
-            for key in wanted
-        }
-    else:
-        code = run(
-            broker,
-            lambda c: c.add_partitions(
-                request.v3_and_below_transactional_id,
-                int(request.v3_and_below_producer_id),
-                int(request.v3_and_below_producer_epoch),
-                wanted,
-                ctx.received_ms,
-            ),
-        )
-        code = fenced_code(code, ctx.api_version, 2)
-        codes = dict.fromkeys(wanted, code)
-    by_topic: dict[str, list[dict[str, Any]]] = {}
-    for (topic, p), code in codes.items():
-        by_topic.setdefault(topic, []).append({"partition_index": p, "partition_error_code": code})
-    return Respond(
-        build(
+    missing = {key for key in wanted if not _exists(broker, key)}
+
+    def render(codes: dict[tuple[str, int], ErrorCode]) -> Any:
+        by_topic: dict[str, list[dict[str, Any]]] = {}
+        for (topic, p), code in codes.items():
+            by_topic.setdefault(topic, []).append({"partition_index": p, "partition_error_code": code})
+        return build(
             response_class(24, ctx.api_version),
             {
                 "throttle_time": 0,
@@ -58,4 +41,37 @@ def handle_add_partitions_to_txn(broker: Broker, ctx: RequestContext, request: A
                 ],
             },
         )
+
+    if missing:
+        return Respond(
+            render(
+                {
+                    key: ErrorCode.unknown_topic_or_partition
+                    if key in missing
+                    else ErrorCode.operation_not_attempted
+                    for key in wanted
+                }
+            )
+        )
+
+    def each(code: ErrorCode) -> dict[tuple[str, int], ErrorCode]:
+        return dict.fromkeys(wanted, fenced_code(code, ctx.api_version, 2))
+
+    reply = TxnReply(broker, ctx, lambda code: render(each(code)), ErrorCode.coordinator_not_available)
+    return reply.run(
+        lambda c: c.add_partitions(
+            request.v3_and_below_transactional_id,
+            int(request.v3_and_below_producer_id),
+            int(request.v3_and_below_producer_epoch),
+            wanted,
+            ctx.received_ms,
+            reply.answer,
+        ),
+        lambda code: code,
     )
+
+
+def _exists(broker: Broker, key: tuple[str, int]) -> bool:
+    """The partition exists in the cluster's metadata (its leader may be another broker)."""
+    topic = broker.image.topics.get(key[0])
+    return topic is not None and key[1] in topic.partitions

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from reference_impl.protocol.apis import response_class
-from reference_impl.protocol.build import build
+from reference_impl.protocol.errors import ErrorCode
 
 from ..internal_topics import CONSUMER_OFFSETS, partition_for
-from .registry import Reply, Respond, handles
-from .txn_common import fenced_code, run
+from .registry import Reply, handles
+from .txn_common import TxnReply, error_code_only
 
 if TYPE_CHECKING:
     from ..broker import Broker, RequestContext
@@ -24,19 +23,17 @@ if TYPE_CHECKING:
 def handle_add_offsets_to_txn(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
     CONSUMER_OFFSETS.ensure(broker, ctx.received_ms)
     key = (CONSUMER_OFFSETS.name, partition_for(request.group_id, CONSUMER_OFFSETS.partitions(broker)))
-    code = run(
-        broker,
+
+    render = error_code_only(25, ctx)
+    reply = TxnReply(broker, ctx, render, ErrorCode.coordinator_not_available)
+    return reply.run(
         lambda c: c.add_partitions(
             request.transactional_id,
             int(request.producer_id),
             int(request.producer_epoch),
             [key],
             ctx.received_ms,
+            reply.answer,
         ),
-    )
-    return Respond(
-        build(
-            response_class(25, ctx.api_version),
-            {"throttle_time": 0, "error_code": fenced_code(code, ctx.api_version, 2)},
-        )
+        lambda code: code,
     )

@@ -1,8 +1,11 @@
 """WriteTxnMarkers: v1-2. Write COMMIT or ABORT markers to partitions this broker leads.
 
-Sent by a transaction coordinator to partition leaders. Errors per partition:
+Sent by a transaction coordinator to partition leaders. Each marker is
+appended as an acks=all write (Kafka appends them with required acks -1):
+the answer waits until the ISR has it. Errors per partition:
 UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER, INVALID_PRODUCER_EPOCH,
-TRANSACTION_COORDINATOR_FENCED (an older coordinator epoch).
+TRANSACTION_COORDINATOR_FENCED (an older coordinator epoch), NOT_ENOUGH_REPLICAS
+(before the append), NOT_ENOUGH_REPLICAS_AFTER_APPEND, REQUEST_TIMED_OUT.
 """
 
 from __future__ import annotations
@@ -13,38 +16,68 @@ from reference_impl.protocol.apis import response_class
 from reference_impl.protocol.build import build
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
-from .registry import Reply, Respond, handles
+from ..txn.markers import MARKER_WRITE_TIMEOUT_MS, MarkerWait, append_marker_as_leader
+from .registry import Deferred, Reply, Respond, handles
 
 if TYPE_CHECKING:
     from ..broker import Broker, RequestContext
+    from ..partition import Partition
 
 
 @handles(27, 1, 2)
 def handle_write_txn_markers(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
-    markers = []
+    codes: dict[tuple[int, str, int], ErrorCode] = {}
+    waiting: list[tuple[Partition, int, int]] = []
+    waiting_for: dict[tuple[str, int], list[tuple[int, str, int]]] = {}
     for m in request.markers:
-        topics = []
         for t in m.topics:
-            partitions = []
             for index in t.partition_indexes:
+                where = (int(m.producer_id), str(t.name), int(index))
                 part = broker.partition(t.name, int(index))
-                code = ErrorCode.none
                 try:
                     if part is None:
                         raise KafkaError(ErrorCode.unknown_topic_or_partition)
-                    part.append_marker(
+                    offset = append_marker_as_leader(
+                        broker,
+                        part,
                         int(m.producer_id),
                         int(m.producer_epoch),
                         int(m.coordinator_epoch),
                         bool(m.transaction_result),
                         ctx.received_ms,
                     )
-                    broker.notify_partition_changed(part.key, ctx.received_ms)
-                    for listener in broker.txn_coordinator.marker_listeners:
-                        listener(part.key, int(m.producer_id), bool(m.transaction_result), ctx.received_ms)
                 except KafkaError as exc:
-                    code = exc.code
-                partitions.append({"partition_index": index, "error_code": code})
-            topics.append({"name": t.name, "partitions": partitions})
-        markers.append({"producer_id": m.producer_id, "topics": topics})
-    return Respond(build(response_class(27, ctx.api_version), {"markers": markers}))
+                    codes[where] = exc.code
+                    continue
+                codes[where] = ErrorCode.none
+                if not part.committed(offset):
+                    waiting.append((part, part.leader_epoch, offset))
+                    waiting_for.setdefault(part.key, []).append(where)
+
+    def render() -> Any:
+        markers = []
+        for m in request.markers:
+            topics = [
+                {
+                    "name": t.name,
+                    "partitions": [
+                        {"partition_index": i, "error_code": codes[(int(m.producer_id), str(t.name), int(i))]}
+                        for i in t.partition_indexes
+                    ],
+                }
+                for t in m.topics
+            ]
+            markers.append({"producer_id": m.producer_id, "topics": topics})
+        return build(response_class(27, ctx.api_version), {"markers": markers})
+
+    if not waiting:
+        return Respond(render())
+
+    def replicated(outcome: dict[tuple[str, int], ErrorCode]) -> None:
+        for key, code in outcome.items():
+            for where in waiting_for[key]:
+                codes[where] = code
+        ctx.respond(render())
+
+    wait = MarkerWait(waiting, replicated, ctx.received_ms + MARKER_WRITE_TIMEOUT_MS)
+    return Deferred(wait, wait.keys)

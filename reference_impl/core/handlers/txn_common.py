@@ -1,14 +1,21 @@
-"""What the transaction handlers share: running a coordinator call and Kafka's error mapping."""
+"""What the transaction handlers share: a coordinator call answered later, Kafka's error mapping."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from kio.static.protocol import ResponsePayload
+
+from reference_impl.protocol.apis import response_class
+from reference_impl.protocol.build import build
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
+from .later import LaterReply
+from .registry import Reply
+
 if TYPE_CHECKING:
-    from ..broker import Broker
+    from ..broker import Broker, RequestContext
     from ..txn.coordinator import TransactionCoordinator
 
 
@@ -19,9 +26,45 @@ def fenced_code(code: ErrorCode, version: int, first_fenced_version: int) -> Err
     return code
 
 
-def run(broker: Broker, call: Callable[[TransactionCoordinator], None]) -> ErrorCode:
-    try:
-        call(broker.txn_coordinator)
-    except KafkaError as exc:
-        return exc.code
-    return ErrorCode.none
+REPLY_TIMEOUT_MS = 30_000
+"""How long a transaction request waits for its state write to be committed before the client is
+told COORDINATOR_NOT_AVAILABLE (retriable; Kafka's coordinator appends with request.timeout.ms)."""
+
+
+class TxnReply(LaterReply):
+    """A transaction request answered once the coordinator's state write is committed (acks=all).
+
+    An answer given before the handler returns completes the request at once (one broker, one
+    replica)."""
+
+    def __init__(
+        self, broker: Broker, ctx: RequestContext, render: Callable[[Any], ResponsePayload], on_timeout: Any
+    ) -> None:
+        super().__init__(ctx, render, ctx.received_ms + REPLY_TIMEOUT_MS, on_timeout, "txn-reply")
+        self.broker = broker
+
+    def wake(self) -> None:
+        self.broker.purgatory.check_and_complete(self.key, self.broker.now_ms)
+
+    def run(
+        self, call: Callable[[TransactionCoordinator], None], refused: Callable[[ErrorCode], Any]
+    ) -> Reply:
+        """Call the coordinator; a KafkaError raised before anything was written answers at once."""
+        try:
+            call(self.broker.txn_coordinator)
+        except KafkaError as exc:
+            self.answer(refused(exc.code))
+        return self.deferred()
+
+
+def error_code_only(api_key: int, ctx: RequestContext) -> Callable[[ErrorCode], ResponsePayload]:
+    """Render a response whose body is just an error code (AddOffsetsToTxn, EndTxn), with
+    PRODUCER_FENCED as INVALID_PRODUCER_EPOCH before v2."""
+
+    def render(code: ErrorCode) -> ResponsePayload:
+        return build(
+            response_class(api_key, ctx.api_version),
+            {"throttle_time": 0, "error_code": fenced_code(code, ctx.api_version, 2)},
+        )
+
+    return render

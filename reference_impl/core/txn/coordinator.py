@@ -4,12 +4,22 @@ Flow (KIP-98 as Kafka ships it, transaction version 1): InitProducerId
 registers a transactional id and bumps its epoch, fencing older producers
 (an open transaction of a fenced producer is aborted first); AddPartitionsToTxn
 and AddOffsetsToTxn move it to Ongoing with its partitions; EndTxn writes
-PrepareCommit or PrepareAbort, then a COMMIT or ABORT marker to every
-partition of the transaction, then CompleteCommit or CompleteAbort. A
-transaction open longer than its timeout is aborted with an epoch bump, so
-the late producer is fenced. Every state change is a record in the
-transactional id's partition of ``__transaction_state`` before it takes
-effect, and a restarted coordinator replays those records.
+PrepareCommit or PrepareAbort and is answered once that is committed; then
+a COMMIT or ABORT marker goes to every partition of the transaction, at its
+leader (:mod:`.markers`: written here for partitions this broker leads, one
+WriteTxnMarkers per other leader, retried with backoff while this broker
+stays the coordinator), and only when every marker is written does
+CompleteCommit or CompleteAbort follow; meanwhile the producer's requests get
+CONCURRENT_TRANSACTIONS. A transaction open longer than its timeout is
+aborted with an epoch bump, so the late producer is fenced.
+
+Every state change is a record in the transactional id's partition of
+``__transaction_state``, appended with acks=all; the answer to the client
+waits until the high watermark passes it (a DelayedProduce of its own), so
+what a client was told survives the coordinator's failover. A broker that
+becomes leader of a state partition replays it, and finishes the
+transactions it finds in PrepareCommit or PrepareAbort by sending their
+markers again (the partitions keep duplicates harmless).
 
 Errors are Kafka's: INVALID_PRODUCER_ID_MAPPING, PRODUCER_FENCED (mapped to
 INVALID_PRODUCER_EPOCH for old request versions by the handlers),
@@ -18,17 +28,32 @@ CONCURRENT_TRANSACTIONS, INVALID_TXN_STATE, INVALID_TRANSACTION_TIMEOUT.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
+
+from kio.static.protocol import ResponsePayload
 
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 from reference_impl.protocol.record_set import build_batch, iter_records
 from reference_impl.protocol.records import iter_headers
 
-from ..internal_topics import TRANSACTION_STATE, partition_for
+from ..internal_topics import TRANSACTION_STATE, coordinator_error, partition_for
 from ..partition import Partition
+from ..ports import TopicPartition
+from ..purgatory import DelayedOperation, Purgatory
 from .log_format import TxnLogFormatError, decode_key, decode_value, encode_key, encode_value
+from .markers import (
+    FENCED,
+    MARKER_WRITE_TIMEOUT_MS,
+    MarkerJob,
+    MarkerWait,
+    Timer,
+    append_marker_as_leader,
+    marker_request,
+    marker_response_codes,
+)
 from .state import MAX_EPOCH, TxnMetadata, TxnState
 
 if TYPE_CHECKING:
@@ -38,6 +63,12 @@ log = logging.getLogger("reference_impl.txn")
 
 MarkerListener = Callable[[tuple[str, int], int, bool, int], None]
 """Called after a marker is written: (partition, producer id, committed, now_ms)."""
+Answer = Callable[[ErrorCode], None]
+InitAnswer = Callable[[ErrorCode, int, int], None]
+STATE_WAIT_REARM_MS = 30_000
+"""A state write still below the high watermark is checked again after this long (it waits as long
+as this broker leads the state partition; the client's answer has its own deadline)."""
+
 
 
 class TransactionCoordinator:
@@ -47,6 +78,10 @@ class TransactionCoordinator:
         self.loaded: set[int] = set()
         """The ``__transaction_state`` partitions this broker leads and has replayed."""
         self.marker_listeners: list[MarkerListener] = []
+        self.jobs: dict[str, MarkerJob] = {}
+        """Transactions whose markers are being written, by transactional id."""
+        self._last_write: dict[str, _Written] = {}
+        self._loaded_epoch: dict[int, int] = {}
 
     # -- where a transactional id lives ---------------------------------------------------------
 
@@ -64,21 +99,30 @@ class TransactionCoordinator:
     def load(self) -> int:
         """Replay every led partition of ``__transaction_state`` not replayed yet, forget the
         transactional ids of those no longer led (leadership moved: the coordinator moves with it,
-        as Kafka's does); returns the ids known."""
+        as Kafka's does); returns the ids known. A partition led again under a new leader epoch is
+        replayed again (a new coordinator epoch: what the old one was doing is not carried over)."""
         led = {
             index: part
             for (topic, index), part in self.broker.partitions.items()
             if topic == TRANSACTION_STATE.name and part.is_leader
         }
-        for index in sorted(self.loaded - led.keys()):
+        moved = {i for i in self.loaded & led.keys() if self._loaded_epoch.get(i) != led[i].leader_epoch}
+        count = TRANSACTION_STATE.partitions(self.broker)
+        for index in sorted((self.loaded - led.keys()) | moved):
             self.loaded.discard(index)
-            count = TRANSACTION_STATE.partitions(self.broker)
+            self._loaded_epoch.pop(index, None)
             for txn_id in [t for t in self.txns if partition_for(t, count) == index]:
                 del self.txns[txn_id]
+                self._last_write.pop(txn_id, None)
+                job = self.jobs.pop(txn_id, None)
+                if job is not None:
+                    job.dropped = True
             log.info("unloaded __transaction_state-%d", index)
         for index in sorted(led.keys() - self.loaded):
             self.loaded.add(index)
+            self._loaded_epoch[index] = led[index].leader_epoch
             self._replay_partition(led[index])
+            self._resume_completions(index, self.broker.now_ms)
         return len(self.txns)
 
     def _replay_partition(self, part: Partition) -> None:
@@ -107,46 +151,88 @@ class TransactionCoordinator:
         except TxnLogFormatError as exc:
             log.warning("skipping an unreadable __transaction_state record: %s", exc)
 
-    def _persist(self, meta: TxnMetadata, now_ms: int) -> None:
+    def _persist(self, meta: TxnMetadata, now_ms: int) -> _Written:
+        """Append ``meta`` (a copy the caller then installs) to its ``__transaction_state`` partition,
+        acks=all: it must be committed before anything depends on it (see :meth:`_after_commit`)."""
         part = self._state_partition(meta.transactional_id, now_ms)
         batch = build_batch([(encode_key(meta.transactional_id), encode_value(meta))], base_timestamp=now_ms)
-        part.append_as_leader(batch, -1, now_ms)
+        try:
+            outcome = part.append_as_leader(batch, -1, now_ms)
+        except KafkaError as exc:
+            raise KafkaError(coordinator_error(exc.code), exc.message or exc.code.name) from exc
+        self.broker.notify_partition_changed(part.key, now_ms)
+        written = _Written(part, part.leader_epoch, outcome.last_offset)
+        self._last_write[meta.transactional_id] = written
+        self.txns[meta.transactional_id] = meta
+        return written
+
+    def _after_commit(self, written: _Written | None, then: Callable[[ErrorCode], None], now_ms: int) -> None:
+        """``then(NONE)`` once the high watermark passes ``written``; ``then(NOT_COORDINATOR)`` if the
+        state partition's leadership moves first. Waits as long as this broker stays its leader."""
+        if written is None:
+            then(ErrorCode.none)
+            return
+        wait = _StateWait(self.broker.purgatory, written, then, now_ms + STATE_WAIT_REARM_MS)
+        self.broker.purgatory.try_complete_else_watch(wait, (written.part.key,), now_ms)
+
+    def _sync_point(self, transactional_id: str) -> _Written | None:
+        """The last write of ``transactional_id``: an answer that relies on the state waits for it."""
+        return self._last_write.get(transactional_id)
 
     # -- client requests ---------------------------------------------------------------------------
 
     def init_producer_id(
-        self, transactional_id: str, timeout_ms: int, producer_id: int, producer_epoch: int, now_ms: int
-    ) -> tuple[ErrorCode, int, int]:
+        self,
+        transactional_id: str,
+        timeout_ms: int,
+        producer_id: int,
+        producer_epoch: int,
+        now_ms: int,
+        answer: InitAnswer,
+    ) -> None:
+        """InitProducerId; ``answer(code, producer id, epoch)`` once the new state is committed.
+        Raises KafkaError when the request is refused before anything is written."""
         if not 0 < timeout_ms <= self.broker.config.get_int("transaction.max.timeout.ms"):
-            return ErrorCode.invalid_transaction_timeout, -1, -1
+            answer(ErrorCode.invalid_transaction_timeout, -1, -1)
+            return
         self._state_partition(transactional_id, now_ms)
         meta = self.txns.get(transactional_id)
         if meta is None:
             pid = self.broker.controller.allocate_producer_id(now_ms)
-            meta = TxnMetadata(transactional_id, pid, 0, timeout_ms, last_update_ms=now_ms)
-            self._persist(meta, now_ms)
-            self.txns[transactional_id] = meta
-            return ErrorCode.none, pid, 0
+            fresh = TxnMetadata(transactional_id, pid, 0, timeout_ms, last_update_ms=now_ms)
+            written = self._persist(fresh, now_ms)
+            self._after_commit(
+                written, lambda code: answer(code, *((pid, 0) if not code else (-1, -1))), now_ms
+            )
+            return
         if meta.is_pending:
-            return ErrorCode.concurrent_transactions, -1, -1
+            answer(ErrorCode.concurrent_transactions, -1, -1)
+            return
         if producer_id != -1 and not (
             (producer_id, producer_epoch) == (meta.producer_id, meta.producer_epoch)
             or (producer_id, producer_epoch) == (meta.last_producer_id, meta.last_producer_epoch)
         ):
-            return ErrorCode.producer_fenced, -1, -1
+            answer(ErrorCode.producer_fenced, -1, -1)
+            return
         if meta.state is TxnState.ONGOING:
             self._abort_with_fence(meta, now_ms)
-            return ErrorCode.concurrent_transactions, -1, -1
-        meta.last_producer_id, meta.last_producer_epoch = meta.producer_id, meta.producer_epoch
+            answer(ErrorCode.concurrent_transactions, -1, -1)
+            return
+        new = _copy(meta)
+        new.last_producer_id, new.last_producer_epoch = meta.producer_id, meta.producer_epoch
         if meta.producer_epoch + 1 >= MAX_EPOCH:
-            meta.producer_id = self.broker.controller.allocate_producer_id(now_ms)
-            meta.producer_epoch = 0
+            new.producer_id = self.broker.controller.allocate_producer_id(now_ms)
+            new.producer_epoch = 0
         else:
-            meta.producer_epoch += 1
-        meta.timeout_ms = timeout_ms
-        meta.transition(TxnState.EMPTY, now_ms)
-        self._persist(meta, now_ms)
-        return ErrorCode.none, meta.producer_id, meta.producer_epoch
+            new.producer_epoch += 1
+        new.timeout_ms = timeout_ms
+        new.transition(TxnState.EMPTY, now_ms)
+        written = self._persist(new, now_ms)
+        self._after_commit(
+            written,
+            lambda code: answer(code, *((new.producer_id, new.producer_epoch) if not code else (-1, -1))),
+            now_ms,
+        )
 
     def _check_producer(
         self, transactional_id: str, producer_id: int, producer_epoch: int, now_ms: int
@@ -174,35 +260,62 @@ class TransactionCoordinator:
         producer_epoch: int,
         partitions: Iterable[tuple[str, int]],
         now_ms: int,
+        answer: Answer,
     ) -> None:
+        """AddPartitionsToTxn / AddOffsetsToTxn; ``answer(NONE)`` once the state is committed."""
         meta = self._check_producer(transactional_id, producer_id, producer_epoch, now_ms)
         wanted = set(partitions)
         if wanted <= meta.partitions and meta.state is TxnState.ONGOING:
+            self._after_commit(self._sync_point(transactional_id), answer, now_ms)
             return
-        if meta.state in (TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT):
-            meta.partitions = set()
-        meta.partitions |= wanted
-        meta.transition(TxnState.ONGOING, now_ms)
-        self._persist(meta, now_ms)
+        new = _copy(meta)
+        if new.state in (TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT):
+            new.partitions = set()
+        new.partitions |= wanted
+        new.transition(TxnState.ONGOING, now_ms)
+        self._after_commit(self._persist(new, now_ms), answer, now_ms)
 
     def end_txn(
-        self, transactional_id: str, producer_id: int, producer_epoch: int, commit: bool, now_ms: int
+        self,
+        transactional_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        commit: bool,
+        now_ms: int,
+        answer: Answer,
     ) -> None:
+        """EndTxn: write PrepareCommit/PrepareAbort, answer once it is committed, then the markers."""
         meta = self._check_producer(transactional_id, producer_id, producer_epoch, now_ms)
         if meta.state is TxnState.ONGOING:
-            self._complete(meta, commit, now_ms)
+            self._prepare(meta, commit, now_ms, answer)
             return
         if (meta.state, commit) in ((TxnState.COMPLETE_COMMIT, True), (TxnState.COMPLETE_ABORT, False)):
-            return  # a retry of an EndTxn that already completed
+            self._after_commit(self._sync_point(transactional_id), answer, now_ms)  # a retry
+            return
         raise KafkaError(
             ErrorCode.invalid_txn_state,
             f"cannot {'commit' if commit else 'abort'} {transactional_id!r} in state {meta.state.label}",
         )
 
+    def is_coordinator(self, transactional_id: str) -> bool:
+        """This broker leads (and has loaded) the state partition of ``transactional_id``."""
+        if TRANSACTION_STATE.name not in self.broker.image.topics:
+            return False
+        index = partition_for(transactional_id, TRANSACTION_STATE.partitions(self.broker))
+        part = self.broker.partition(TRANSACTION_STATE.name, index)
+        return part is not None and part.is_leader and index in self.loaded
+
     def verify_partition(
         self, transactional_id: str, producer_id: int, producer_epoch: int, key: tuple[str, int]
     ) -> None:
-        """KIP-890 verification: a transactional batch's partition must be in the open transaction."""
+        """KIP-890 verification: a transactional batch's partition must be in the open transaction.
+
+        Only where this broker is the transaction's coordinator: a partition led
+        elsewhere takes the batch unverified, as Kafka's brokers did before
+        KIP-890 (its verification round trip, AddPartitionsToTxn v4+, is not
+        implemented)."""
+        if not self.is_coordinator(transactional_id):
+            return
         meta = self.txns.get(transactional_id)
         if meta is None or meta.producer_id != producer_id:
             raise KafkaError(
@@ -218,44 +331,225 @@ class TransactionCoordinator:
 
     # -- completion ------------------------------------------------------------------------------
 
-    def _complete(self, meta: TxnMetadata, commit: bool, now_ms: int) -> None:
-        meta.transition(TxnState.PREPARE_COMMIT if commit else TxnState.PREPARE_ABORT, now_ms)
-        self._persist(meta, now_ms)
-        self._write_markers(meta, commit, now_ms)
-        meta.transition(TxnState.COMPLETE_COMMIT if commit else TxnState.COMPLETE_ABORT, now_ms)
-        self._persist(meta, now_ms)
+    def _prepare(self, meta: TxnMetadata, commit: bool, now_ms: int, answer: Answer | None) -> None:
+        new = _copy(meta)
+        new.transition(TxnState.PREPARE_COMMIT if commit else TxnState.PREPARE_ABORT, now_ms)
+        self._begin_completion(new, now_ms, answer)
 
     def _abort_with_fence(self, meta: TxnMetadata, now_ms: int) -> None:
         """Abort an open transaction with a bumped epoch, so its producer is fenced (KIP-98)."""
-        meta.transition(TxnState.PREPARE_EPOCH_FENCE, now_ms)
-        meta.last_producer_id, meta.last_producer_epoch = meta.producer_id, meta.producer_epoch
-        meta.producer_epoch = min(meta.producer_epoch + 1, MAX_EPOCH - 1)
-        self._complete_after_fence(meta, now_ms)
+        new = _copy(meta)
+        new.transition(TxnState.PREPARE_EPOCH_FENCE, now_ms)
+        new.last_producer_id, new.last_producer_epoch = meta.producer_id, meta.producer_epoch
+        new.producer_epoch = min(meta.producer_epoch + 1, MAX_EPOCH - 1)
+        new.transition(TxnState.PREPARE_ABORT, now_ms)
+        try:
+            self._begin_completion(new, now_ms, None)
+        except KafkaError as exc:
+            log.info("cannot abort the transaction of %r now: %s", meta.transactional_id, exc)
 
-    def _complete_after_fence(self, meta: TxnMetadata, now_ms: int) -> None:
-        meta.transition(TxnState.PREPARE_ABORT, now_ms)
-        self._persist(meta, now_ms)
-        self._write_markers(meta, False, now_ms)
-        meta.transition(TxnState.COMPLETE_ABORT, now_ms)
-        self._persist(meta, now_ms)
+    def _begin_completion(self, prepared: TxnMetadata, now_ms: int, answer: Answer | None) -> None:
+        """Persist a Prepare* state; once committed, answer the client and send the markers."""
+        written = self._persist(prepared, now_ms)
 
-    def _write_markers(self, meta: TxnMetadata, commit: bool, now_ms: int) -> None:
-        coordinator_epoch = self.coordinator_epoch(meta.transactional_id, now_ms)
-        for key in sorted(meta.partitions):
+        def committed(code: ErrorCode) -> None:
+            if code is ErrorCode.none:
+                self._start_markers(prepared, self.broker.now_ms)
+            if answer is not None:
+                answer(code)
+
+        self._after_commit(written, committed, now_ms)
+
+    def _start_markers(self, meta: TxnMetadata, now_ms: int) -> None:
+        if self.txns.get(meta.transactional_id) is not meta:
+            return  # the transaction moved on (or was unloaded) before its Prepare* state committed
+        part = self._led_state_partition(meta.transactional_id)
+        if part is None:
+            return
+        job = MarkerJob(
+            meta.transactional_id,
+            meta.producer_id,
+            meta.producer_epoch,
+            meta.state is TxnState.PREPARE_COMMIT,
+            part.leader_epoch,
+            set(meta.partitions),
+        )
+        self.jobs[meta.transactional_id] = job
+        self._dispatch(job, now_ms)
+
+    def _led_state_partition(self, transactional_id: str) -> Partition | None:
+        if TRANSACTION_STATE.name not in self.broker.image.topics:
+            return None
+        index = partition_for(transactional_id, TRANSACTION_STATE.partitions(self.broker))
+        part = self.broker.partition(TRANSACTION_STATE.name, index)
+        return part if part is not None and part.is_leader and index in self.loaded else None
+
+    def _current(self, job: MarkerJob) -> bool:
+        """The job still matters: same transaction, still Prepare*, this broker still its coordinator
+        under the same coordinator epoch (a newer coordinator finishes it otherwise)."""
+        if job.dropped or self.jobs.get(job.transactional_id) is not job:
+            return False
+        meta = self.txns.get(job.transactional_id)
+        wanted = TxnState.PREPARE_COMMIT if job.commit else TxnState.PREPARE_ABORT
+        if meta is None or (meta.producer_id, meta.producer_epoch, meta.state) != (
+            job.producer_id,
+            job.producer_epoch,
+            wanted,
+        ):
+            return False
+        part = self._led_state_partition(job.transactional_id)
+        return part is not None and part.leader_epoch == job.coordinator_epoch
+
+    def _drop(self, job: MarkerJob, why: str) -> None:
+        job.dropped = True
+        if self.jobs.get(job.transactional_id) is job:
+            del self.jobs[job.transactional_id]
+        log.info("markers of %r no longer sent here: %s", job.transactional_id, why)
+
+    def _dispatch(self, job: MarkerJob, now_ms: int) -> None:
+        """Send the markers not yet written: directly for partitions led here, one WriteTxnMarkers
+        per other leader; unknown leaders wait for the retry."""
+        job.retry_armed = False
+        if not self._current(job):
+            if not job.dropped:
+                self._drop(job, "the coordinator or the transaction moved on")
+            return
+        by_leader: dict[int, list[TopicPartition]] = {}
+        leaderless = False
+        for key in sorted(job.remaining - job.in_flight):
+            topic = self.broker.image.topics.get(key[0])
+            info = topic.partitions.get(key[1]) if topic is not None else None
+            if info is None:
+                job.remaining.discard(key)  # deleted: nothing to mark
+            elif info.leader < 0:
+                leaderless = True
+            else:
+                by_leader.setdefault(info.leader, []).append(key)
+        for keys in by_leader.values():
+            job.in_flight.update(keys)
+        for leader, keys in sorted(by_leader.items()):
+            if leader == self.broker.node_id:
+                self._write_local(job, keys, now_ms)
+            else:
+                self._send_remote(job, leader, keys)
+        if leaderless:
+            self._arm_retry(job, now_ms)
+        self._progress(job, now_ms)
+
+    def _write_local(self, job: MarkerJob, keys: list[TopicPartition], now_ms: int) -> None:
+        failed: dict[TopicPartition, ErrorCode] = {}
+        waiting: list[tuple[Partition, int, int]] = []
+        for key in keys:
             part = self.broker.partition(*key)
-            if part is None:
-                continue  # the topic was deleted: nothing to mark
-            part.append_marker(meta.producer_id, meta.producer_epoch, coordinator_epoch, commit, now_ms)
-            self.broker.notify_partition_changed(key, now_ms)
-            for listener in self.marker_listeners:
-                listener(key, meta.producer_id, commit, now_ms)
+            try:
+                if part is None or not part.is_leader:
+                    raise KafkaError(ErrorCode.not_leader_or_follower)
+                offset = append_marker_as_leader(
+                    self.broker,
+                    part,
+                    job.producer_id,
+                    job.producer_epoch,
+                    job.coordinator_epoch,
+                    job.commit,
+                    now_ms,
+                )
+                waiting.append((part, part.leader_epoch, offset))
+            except KafkaError as exc:
+                failed[key] = exc.code
+        if failed:
+            self._on_results(job, failed, self.broker.now_ms)
+        if waiting:
+            wait = MarkerWait(
+                waiting,
+                lambda codes: self._on_results(job, codes, self.broker.now_ms),
+                now_ms + MARKER_WRITE_TIMEOUT_MS,
+            )
+            self.broker.purgatory.try_complete_else_watch(wait, wait.keys, now_ms)
+
+    def _send_remote(self, job: MarkerJob, leader: int, keys: list[TopicPartition]) -> None:
+        def answered(response: ResponsePayload | None, error: str | None) -> None:
+            if response is None:
+                log.info("WriteTxnMarkers to broker %d failed: %s", leader, error)
+                codes = dict.fromkeys(keys, ErrorCode.network_exception)
+            else:
+                codes = marker_response_codes(response, job, keys)
+            self._on_results(job, codes, self.broker.now_ms)
+
+        if not self.broker.send_request(leader, marker_request(job, keys), answered):
+            self._on_results(job, dict.fromkeys(keys, ErrorCode.leader_not_available), self.broker.now_ms)
+
+    def _on_results(self, job: MarkerJob, codes: dict[TopicPartition, ErrorCode], now_ms: int) -> None:
+        retry = False
+        for key, code in codes.items():
+            job.in_flight.discard(key)
+            if code is ErrorCode.none:
+                job.remaining.discard(key)
+            elif code in FENCED:
+                log.warning(
+                    "marker of %r on %s-%d refused (%s): a newer epoch was there; not retried",
+                    job.transactional_id,
+                    key[0],
+                    key[1],
+                    code.name,
+                )
+                job.remaining.discard(key)
+            else:
+                log.info(
+                    "marker of %r on %s-%d not written (%s); retrying",
+                    job.transactional_id,
+                    key[0],
+                    key[1],
+                    code.name,
+                )
+                retry = True
+        if retry:
+            self._arm_retry(job, now_ms)
+        self._progress(job, now_ms)
+
+    def _arm_retry(self, job: MarkerJob, now_ms: int) -> None:
+        if job.retry_armed or job.dropped:
+            return
+        job.retry_armed = True
+        delay = job.backoff_ms()
+        job.attempts += 1
+        self.broker.purgatory.try_complete_else_watch(
+            Timer(now_ms + delay, lambda at: self._dispatch(job, at)), (), now_ms
+        )
+
+    def _progress(self, job: MarkerJob, now_ms: int) -> None:
+        """Every marker written: persist CompleteCommit/CompleteAbort."""
+        if job.remaining or job.in_flight or job.finishing or job.dropped:
+            return
+        if not self._current(job):
+            self._drop(job, "the coordinator or the transaction moved on")
+            return
+        meta = self.txns[job.transactional_id]
+        done = _copy(meta)
+        done.transition(TxnState.COMPLETE_COMMIT if job.commit else TxnState.COMPLETE_ABORT, now_ms)
+        try:
+            written = self._persist(done, now_ms)
+        except KafkaError as exc:
+            log.info("cannot complete the transaction of %r yet: %s", job.transactional_id, exc)
+            self._arm_retry(job, now_ms)
+            return
+        job.finishing = True
+
+        def completed(code: ErrorCode) -> None:
+            if self.jobs.get(job.transactional_id) is job:
+                del self.jobs[job.transactional_id]
+            if code is ErrorCode.none:
+                log.debug("transaction of %r completed", job.transactional_id)
+
+        self._after_commit(written, completed, now_ms)
 
     def expire_timed_out(self, now_ms: int) -> list[str]:
         """Abort (with an epoch bump) every transaction open longer than its timeout."""
         expired = [
             m
             for m in self.txns.values()
-            if m.state is TxnState.ONGOING and m.start_ms + m.timeout_ms < now_ms
+            if m.state is TxnState.ONGOING
+            and m.start_ms + m.timeout_ms < now_ms
+            and self.is_coordinator(m.transactional_id)
         ]
         for meta in expired:
             log.info(
@@ -263,3 +557,56 @@ class TransactionCoordinator:
             )
             self._abort_with_fence(meta, now_ms)
         return [m.transactional_id for m in expired]
+
+    def _resume_completions(self, index: int, now_ms: int) -> None:
+        """A state partition newly led here: finish what its previous coordinator left in Prepare*."""
+        count = TRANSACTION_STATE.partitions(self.broker)
+        for txn_id, meta in sorted(self.txns.items()):
+            if partition_for(txn_id, count) != index:
+                continue
+            if meta.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
+                log.info("completing the %s of %r left by the previous coordinator", meta.state.label, txn_id)
+                self._start_markers(meta, now_ms)
+
+
+class _Written:
+    """Where a state record went: the partition, its leader epoch then, and the record's offset."""
+
+    __slots__ = ("last_offset", "leader_epoch", "part")
+
+    def __init__(self, part: Partition, leader_epoch: int, last_offset: int) -> None:
+        self.part, self.leader_epoch, self.last_offset = part, leader_epoch, last_offset
+
+    @property
+    def current(self) -> bool:
+        return self.part.is_leader and self.part.leader_epoch == self.leader_epoch
+
+
+class _StateWait(DelayedOperation):
+    """A state write waiting for the high watermark; re-armed at its deadline while still leader."""
+
+    def __init__(
+        self, purgatory: Purgatory, written: _Written, then: Callable[[ErrorCode], None], deadline_ms: int
+    ) -> None:
+        super().__init__(deadline_ms)
+        self.purgatory, self.written, self.then = purgatory, written, then
+
+    def try_complete(self, now_ms: int) -> bool:
+        w = self.written
+        if w.current and not w.part.committed(w.last_offset):
+            return False
+        return self.force_complete(now_ms)
+
+    def on_complete(self, now_ms: int) -> None:
+        w = self.written
+        if not w.current:
+            self.then(ErrorCode.not_coordinator)
+        elif w.part.committed(w.last_offset):
+            self.then(ErrorCode.none)
+        else:  # still leader, not committed yet: keep waiting
+            again = _StateWait(self.purgatory, w, self.then, now_ms + STATE_WAIT_REARM_MS)
+            self.purgatory.try_complete_else_watch(again, (w.part.key,), now_ms)
+
+
+def _copy(meta: TxnMetadata) -> TxnMetadata:
+    return dataclasses.replace(meta, partitions=set(meta.partitions))
