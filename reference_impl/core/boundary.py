@@ -70,6 +70,10 @@ class CloseConnection:
 DATA_CHANNEL = "data"
 """The connection replica fetches use; quorum and controller traffic has its own (``raft``,
 ``controller``), so a long-poll fetch never holds a vote or a heartbeat back."""
+TXN_MARKER_CHANNEL = "txn-markers"
+"""The connection WriteTxnMarkers use (Kafka's TransactionMarkerChannelManager has its own too). A
+broker answers one request per connection at a time and a marker's answer waits for the ISR, so on
+the fetch connection it would hold back the very fetch that replicates it, until its timeout."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -39,6 +39,7 @@ from reference_impl.protocol.errors import ErrorCode, KafkaError
 from reference_impl.protocol.record_set import build_batch, iter_records
 from reference_impl.protocol.records import iter_headers
 
+from ..boundary import TXN_MARKER_CHANNEL
 from ..internal_topics import TRANSACTION_STATE, coordinator_error, partition_for
 from ..partition import Partition
 from ..ports import TopicPartition
@@ -475,7 +476,8 @@ class TransactionCoordinator:
                 codes = marker_response_codes(response, job, keys)
             self._on_results(job, codes, self.broker.now_ms)
 
-        if not self.broker.send_request(leader, marker_request(job, keys), answered):
+        request = marker_request(job, keys)
+        if not self.broker.send_request(leader, request, answered, channel=TXN_MARKER_CHANNEL):
             self._on_results(job, dict.fromkeys(keys, ErrorCode.leader_not_available), self.broker.now_ms)
 
     def _on_results(self, job: MarkerJob, codes: dict[TopicPartition, ErrorCode], now_ms: int) -> None:
