@@ -11,11 +11,12 @@ Profiles:
   campaigns of ``tox -e chaos`` (60 s, every client-link fault, the
   transactional workload) and a 1,000,000-record load.
 
-With ``brokers`` ≥ 3 (the default for the reference target) the chaos stages run
-on a replicated cluster (RF=3, min.insync.replicas=2) with proxies on every
-client and broker-to-broker link. The raw-protocol suites talk to one broker
-(they do not yet route each request to its partition's leader or coordinator),
-so they run against a single reference broker.
+With ``brokers`` ≥ 3 (the default for the reference target) the conformance
+suites and the client matrix run against a reference cluster of that size (the
+raw-protocol suites send each request to the partition's leader, the
+controller or the coordinator, as clients do), and the chaos stages run on a
+replicated cluster (RF=3, min.insync.replicas=2) with proxies on every client
+and broker-to-broker link.
 
 Chaos needs a target the harness launches itself (it kills nodes and puts
 proxies in front of them); against ``bootstrap:`` and ``container`` targets
@@ -75,13 +76,15 @@ def build_plan(
         return Stage(name, level, argv, budget_s, out_dir, reason, not strict)
 
     pytest_common = ["-q", "-p", "no:cacheprovider", "--timeout", "600" if full else "300"]
+    replicated = kind == "reference" and brokers >= 3
+    sized = ["--brokers", str(brokers)] if replicated else []
     plan = [
         stage("smoke", "Clients", [sys.executable, "-m", "kafka_harness.run.smoke", "--target", target,
                                    "--alluredir", results("smoke")], 240),
         stage(
             "conformance",
             "Conformance",
-            python_pytest("suites/conformance", "suites/clients", "--target", target,
+            python_pytest("suites/conformance", "suites/clients", "--target", target, *sized,
                           "--alluredir", results("conformance"), *pytest_common),
             1200 if full else 600,
         ),
@@ -102,7 +105,6 @@ def build_plan(
             else [("chaos-kill", "kill", "queue", 15),
                   ("chaos-links", "partition-client,latency", "queue", 15)]
         )
-        replicated = kind == "reference" and brokers >= 3
         cluster = ["--brokers", str(brokers), "--rf", "3", "--min-isr", "2"] if replicated else []
         for name, faults, workload, seconds in campaigns:
             if replicated and name == "chaos-kill":

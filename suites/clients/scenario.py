@@ -10,7 +10,6 @@ from typing import Any
 from fixtures import ops
 from fixtures.clients import Got, Rec
 from fixtures.session import Capabilities
-from fixtures.wire import WireClient
 
 CODEC_IDS = {"none": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
 """Compression codec → the low three bits of a record batch's attributes (protocol guide, Record Batch)."""
@@ -47,12 +46,13 @@ def first_difference(sent: Sequence[Any], got: Sequence[Any]) -> str:
     return f"sent {len(sent)} records, read {len(got)}"
 
 
-def wire_batches(wire: WireClient, caps: Capabilities, topic: str, partition: int) -> list[Any]:
-    """Every batch header of one partition, read with the raw client from offset 0 (bounded: 50 fetches)."""
+def wire_batches(conn: ops.Conn, caps: Capabilities, topic: str, partition: int) -> list[Any]:
+    """Every batch header of one partition, read with the raw client from offset 0 (from its leader when
+    ``conn`` is a router; bounded: 50 fetches)."""
     headers: list[Any] = []
     offset = 0
     for _ in range(50):
-        _, entry = ops.fetch(wire, caps, topic, offset, partition=partition, max_wait_ms=100)
+        _, entry = ops.fetch(conn, caps, topic, offset, partition=partition, max_wait_ms=100)
         found = ops.batches(entry) if entry is not None else []
         if not found:
             break
@@ -62,11 +62,12 @@ def wire_batches(wire: WireClient, caps: Capabilities, topic: str, partition: in
 
 
 def offset_fetch(
-    wire: WireClient, caps: Capabilities, group: str, topic: str, partitions: Sequence[int]
+    conn: ops.Conn, caps: Capabilities, group: str, topic: str, partitions: Sequence[int]
 ) -> dict[int, int]:
-    """Committed offsets of ``group`` through OffsetFetch (v1..v7 share this shape)."""
+    """Committed offsets of ``group`` through OffsetFetch (v1..v7 share this shape), asked of the
+    group's coordinator when ``conn`` is a router."""
     v = caps.best("offset_fetch", lo=1, hi=7)
-    answer = wire.request(
+    answer = ops.coordinator_of(conn, group).request(
         "offset_fetch", v, group_id=group, topics=[{"name": topic, "partition_indexes": list(partitions)}]
     )
     return {int(p.partition_index): int(p.committed_offset) for t in answer.topics for p in t.partitions}

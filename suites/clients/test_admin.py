@@ -7,8 +7,8 @@ from typing import TypeVar
 
 from fixtures import ops
 from fixtures.clients import Client, wait_for
+from fixtures.routing import Router
 from fixtures.session import Capabilities
-from fixtures.wire import WireClient
 
 FEATURE = "Admin"
 T = TypeVar("T")
@@ -21,7 +21,9 @@ def test_topic_lifecycle(kafka_client: Client, unique: Callable[[str], str]) -> 
     name = unique("t")
     kafka_client.create_topic(name, 3)
     wait_for(lambda: name in kafka_client.list_topics(), f"{name} listed after CreateTopics")
-    assert kafka_client.topic_partitions(name) == 3, "partitions described after CreateTopics"
+    # On a cluster each broker learns the topic from the metadata log in its own time: the listing and
+    # the description may come from different brokers, so the description is awaited too.
+    wait_for(lambda: kafka_client.topic_partitions(name) == 3, f"{name} described with 3 partitions")
     kafka_client.delete_topic(name)
     wait_for(lambda: name not in kafka_client.list_topics(), f"{name} gone after DeleteTopics")
 
@@ -30,7 +32,7 @@ def test_group_admin(
     kafka_client: Client,
     topic_factory: Callable[..., str],
     unique: Callable[[str], str],
-    wire: WireClient,
+    router: Router,
     caps: Capabilities,
 ) -> None:
     """Protocol guide (ListGroups, DescribeGroups, OffsetFetch): a group with committed offsets and no members
@@ -38,7 +40,8 @@ def test_group_admin(
     kafka_client.require("group_admin")
     topic, group = topic_factory(partitions=2), unique("g")
     for p in (0, 1):
-        ops.check(ops.produce_values(wire, caps, topic, [b"a", b"b", b"c"], partition=p).error_code, "setup")
+        answer = ops.produce_values(router, caps, topic, [b"a", b"b", b"c"], partition=p)
+        ops.check(answer.error_code, "setup")
     kafka_client.commit(group, topic, {0: 2, 1: 1})
     wait_for(lambda: group in kafka_client.list_groups(), f"{group} listed by ListGroups")
     described = through(kafka_client, "DescribeGroups", lambda: kafka_client.describe_group(group))

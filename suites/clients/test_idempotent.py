@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from fixtures.clients import Client
+from fixtures.routing import Router
 from fixtures.session import Capabilities
-from fixtures.wire import WireClient
 
 from .scenario import by_partition, first_difference, records, wire_batches
 
@@ -14,7 +14,7 @@ FEATURE = "Idempotent produce"
 
 
 def test_idempotent_produce(
-    kafka_client: Client, topic_factory: Callable[..., str], wire: WireClient, caps: Capabilities
+    kafka_client: Client, topic_factory: Callable[..., str], router: Router, caps: Capabilities
 ) -> None:
     """KIP-98 idempotence: an idempotent producer's records arrive exactly once and in order, in batches that
     carry its producer id and sequence numbers that start at 0 and follow the offsets without a gap."""
@@ -26,7 +26,7 @@ def test_idempotent_produce(
     assert by_partition(got).get(0, []) == by_partition(sent)[0], first_difference(
         by_partition(sent)[0], by_partition(got).get(0, [])
     )
-    headers = wire_batches(wire, caps, topic, 0)
+    headers = wire_batches(router, caps, topic, 0)
     assert headers, "no batches read back"
     producer_ids = {h.producer_id for h in headers}
     assert len(producer_ids) == 1 and min(producer_ids) >= 0, f"producer ids in the batches: {producer_ids}"

@@ -6,14 +6,14 @@ import time
 
 from fixtures import ops
 from fixtures.clients import Client
+from fixtures.routing import Router
 from fixtures.session import Capabilities
-from fixtures.wire import WireClient
 from reference_impl.protocol.record_set import build_batch
 
 FEATURE = "ListOffsets"
 
 
-def test_list_offsets(kafka_client: Client, topic: str, wire: WireClient, caps: Capabilities) -> None:
+def test_list_offsets(kafka_client: Client, topic: str, router: Router, caps: Capabilities) -> None:
     """Protocol guide (ListOffsets) and KIP-79: earliest is the log start (0), latest the log end, counted in
     records even when one batch holds several; a timestamp finds the first record at or after it, and one
     past every record finds -1."""
@@ -28,7 +28,7 @@ def test_list_offsets(kafka_client: Client, topic: str, wire: WireClient, caps: 
     ]
     for i, pairs in enumerate(stamped):
         batch = build_batch(pairs, base_timestamp=base + 1000 * (i + 1))
-        ops.check(ops.produce_batch(wire, caps, topic, batch).error_code, "setup: Produce")
+        ops.check(ops.produce_batch(router, caps, topic, batch).error_code, "setup: Produce")
     seen = {
         "earliest": kafka_client.list_offset(topic, 0, "earliest"),
         "latest": kafka_client.list_offset(topic, 0, "latest"),

@@ -7,8 +7,8 @@ from collections.abc import Callable
 import pytest
 
 from fixtures.clients import CODECS, Client
+from fixtures.routing import Router
 from fixtures.session import Capabilities
-from fixtures.wire import WireClient
 
 from .scenario import CODEC_IDS, by_partition, first_difference, records, wire_batches
 
@@ -18,7 +18,7 @@ PARTITIONS, PER_PARTITION = 3, 40
 
 @pytest.mark.parametrize("codec", CODECS)
 def test_round_trip(
-    kafka_client: Client, codec: str, topic_factory: Callable[..., str], wire: WireClient, caps: Capabilities
+    kafka_client: Client, codec: str, topic_factory: Callable[..., str], router: Router, caps: Capabilities
 ) -> None:
     """Protocol guide (Record Batch) and KIP-98 message format: what a client produces with a codec comes back
     byte for byte, in order per partition, at offsets 0..n-1, stored in batches flagged with that codec."""
@@ -32,7 +32,7 @@ def test_round_trip(
         assert have.get(p, []) == want[p], f"partition {p}: {first_difference(want[p], have.get(p, []))}"
         offsets = [g.offset for g in got if g.partition == p]
         assert offsets == list(range(PER_PARTITION)), f"partition {p}: offsets {offsets[:5]}... not 0..n-1"
-    codecs = {h.attributes & 0x7 for h in wire_batches(wire, caps, topic, 0)}
+    codecs = {h.attributes & 0x7 for h in wire_batches(router, caps, topic, 0)}
     wanted = {CODEC_IDS[codec]}
     if codec in kafka_client.may_send_uncompressed and codecs == {0}:
         from reports import allure

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from fixtures.clients import Client
+from fixtures.routing import Router
 from fixtures.session import Capabilities
-from fixtures.wire import WireClient
 
 from .scenario import by_partition, first_difference, offset_fetch, records
 
@@ -18,7 +18,7 @@ def test_transactional_copy(
     kafka_client: Client,
     topic_factory: Callable[..., str],
     unique: Callable[[str], str],
-    wire: WireClient,
+    router: Router,
     caps: Capabilities,
 ) -> None:
     """KIP-98 (transactions) and KIP-447: an aborted transaction and then a committed copy of a source topic
@@ -47,6 +47,6 @@ def test_transactional_copy(
     assert sum(1 for g in everything if g.value.startswith(b"aborted-")) == len(aborted), (
         "read_uncommitted does not see the aborted transaction's records"
     )
-    assert offset_fetch(wire, caps, group, src, list(range(PARTITIONS))) == ends, (
+    assert offset_fetch(router, caps, group, src, list(range(PARTITIONS))) == ends, (
         "offsets committed in the transaction"
     )

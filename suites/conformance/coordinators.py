@@ -1,5 +1,6 @@
-"""Finding coordinators, making Stable groups and driving transactional producers, shared by the
-group, offset, transaction and cluster suites."""
+"""Making Stable groups and driving transactional producers, shared by the group, offset, transaction
+and cluster suites. Coordinators are found by the router (``router.to_coordinator(key, key_type)``,
+which retries COORDINATOR_NOT_AVAILABLE while the internal topic is being created, as clients do)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from kio.schema.errors import ErrorCode
+
 from fixtures import ops
+from fixtures.routing import Router
 from fixtures.session import Capabilities
 from fixtures.wire import WireClient
 from reference_impl.protocol.record_set import build_batch
@@ -18,22 +22,24 @@ from .expect import expect_code
 SESSION_MS = 6_000  # group.min.session.timeout.ms, Kafka's default floor
 PROTOCOL_GUIDE = "Protocol guide, Group Membership API"
 TXN_KEY = 1  # FindCoordinator key_type of a transactional id
+MARKERS_WAIT_S = 15.0
 
 
-def coordinator(
-    wire_factory: Callable[..., WireClient], caps: Capabilities, key: str, key_type: int = 0
-) -> WireClient:
-    """A connection to the coordinator of ``key``; COORDINATOR_NOT_AVAILABLE (the internal topic is
-    still being created) is retried for up to 30 s, as clients do."""
-    probe = wire_factory()
-    deadline = time.monotonic() + 30
-    while True:
-        code, _node, host, port = ops.find_coordinator(probe, caps, key, key_type)
-        if code.value == 0:
-            return wire_factory(f"{host}:{port}")
-        if time.monotonic() > deadline:
-            raise AssertionError(f"[{PROTOCOL_GUIDE}] FindCoordinator for {key!r} kept answering {code.name}")
-        time.sleep(0.2)
+def groups_with_one_coordinator(router: Router, unique: Callable[[str], str], count: int) -> list[str]:
+    """``count`` new group ids that have the same coordinator (on one broker: any ``count``); at most
+    50 candidates are tried after the first."""
+    first = unique("g")
+    node = router.coordinator_of(first)
+    groups = [first]
+    for _ in range(50):
+        if len(groups) == count:
+            return groups
+        candidate = unique("g")
+        if router.coordinator_of(candidate) == node:
+            groups.append(candidate)
+    raise AssertionError(
+        f"[{PROTOCOL_GUIDE}] among 50 new groups fewer than {count - 1} share {first}'s coordinator"
+    )
 
 
 @dataclass
@@ -52,12 +58,12 @@ def stable(wire: WireClient, caps: Capabilities, group: str, **kwargs: Any) -> M
 
 
 class Txn:
-    """One transactional producer speaking to its transaction coordinator and a partition leader."""
+    """One transactional producer speaking to its transaction coordinator and to partition leaders."""
 
-    def __init__(self, wire_factory: Callable[..., WireClient], caps: Capabilities, tid: str) -> None:
+    def __init__(self, router: Router, caps: Capabilities, tid: str) -> None:
         self.caps, self.tid = caps, tid
-        self.coord = coordinator(wire_factory, caps, tid, TXN_KEY)
-        self.leader = wire_factory()
+        self.coord = router.to_coordinator(tid, TXN_KEY)
+        self.router = router
         self.sequence: dict[tuple[str, int], int] = {}
         self.pid, self.epoch = self.init()
 
@@ -95,7 +101,7 @@ class Txn:
             transactional=True,
         )
         answer = ops.produce_batch(
-            self.leader, self.caps, topic, batch, partition=partition, transactional_id=self.tid
+            self.router, self.caps, topic, batch, partition=partition, transactional_id=self.tid
         )
         if answer.error_code.value == 0:
             self.sequence[(topic, partition)] = seq + len(values)
@@ -114,7 +120,14 @@ class Txn:
         return answer.error_code
 
     def write(self, topic: str, values: list[bytes], commit: bool) -> None:
-        """A whole transaction over partition 0 of ``topic``."""
-        expect_code(self.add_partitions(topic)[0], "NONE", rule="KIP-98 AddPartitionsToTxn")
+        """A whole transaction over partition 0 of ``topic``. Its first AddPartitionsToTxn is retried
+        while the answer is CONCURRENT_TRANSACTIONS, as clients do: the previous transaction's markers
+        may still be on their way to leaders on other brokers (at most 15 s)."""
+        deadline = time.monotonic() + MARKERS_WAIT_S
+        code = self.add_partitions(topic)[0]
+        while code == ErrorCode.concurrent_transactions and time.monotonic() < deadline:
+            time.sleep(0.05)
+            code = self.add_partitions(topic)[0]
+        expect_code(code, "NONE", rule="KIP-98 AddPartitionsToTxn")
         expect_code(self.produce(topic, values).error_code, "NONE", rule="KIP-98 transactional Produce")
         expect_code(self.end(commit), "NONE", rule="KIP-98 EndTxn")

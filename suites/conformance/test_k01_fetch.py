@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from fixtures import ops
+from fixtures.routing import Router
 from fixtures.session import Capabilities
 from fixtures.wire import WireClient
 from reference_impl.protocol.record_set import build_batch
@@ -24,21 +25,21 @@ from .expect import expect, expect_code, expect_equal
 FEATURE = "Fetch"
 
 
-def produce(wire: WireClient, caps: Capabilities, topic: str, values: list[bytes]) -> None:
-    answer = ops.produce_values(wire, caps, topic, values)
+def produce(router: Router, caps: Capabilities, topic: str, values: list[bytes]) -> None:
+    answer = ops.produce_values(router, caps, topic, values)
     expect_code(answer.error_code, "NONE", rule="setup: Produce")
 
 
 @pytest.mark.versions("fetch")
 def test_records_read_back_with_high_watermark(
-    version: int, wire: WireClient, caps: Capabilities, topic: str
+    version: int, router: Router, caps: Capabilities, topic: str
 ) -> None:
     """Protocol guide, Fetch: records come back in offset order; high_watermark is the next offset to be
     committed
     (the log end on a single replica), log_start_offset (v5+) is 0 on a fresh topic."""
     for i in range(3):
-        produce(wire, caps, topic, [b"a%d" % i, b"b%d" % i])
-    _r, part = ops.fetch(wire, caps, topic, 0, version=version)
+        produce(router, caps, topic, [b"a%d" % i, b"b%d" % i])
+    _r, part = ops.fetch(router, caps, topic, 0, version=version)
     expect(part is not None, "Protocol guide, Fetch", "the partition is missing from the answer")
     expect_code(part.error_code, "NONE", rule="Protocol guide, Fetch")
     got = ops.data_records(part)
@@ -49,13 +50,13 @@ def test_records_read_back_with_high_watermark(
 
 
 def test_zero_max_wait_returns_available_data_at_once(
-    wire: WireClient, caps: Capabilities, topic: str
+    router: Router, caps: Capabilities, topic: str
 ) -> None:
     """FetchRequest.json max_wait_ms / min_bytes: data at least min_bytes long is returned without waiting;
     with
     max_wait_ms=0 the answer must still carry the records that are there."""
-    produce(wire, caps, topic, [b"ready"])
-    _r, part = ops.fetch(wire, caps, topic, 0, max_wait_ms=0)
+    produce(router, caps, topic, [b"ready"])
+    _r, part = ops.fetch(router, caps, topic, 0, max_wait_ms=0)
     expect(
         part is not None and [r.value for r in ops.data_records(part)] == [b"ready"],
         "FetchRequest.json max_wait_ms",
@@ -63,28 +64,31 @@ def test_zero_max_wait_returns_available_data_at_once(
     )
 
 
-def test_fetch_past_log_end_is_out_of_range(wire: WireClient, caps: Capabilities, topic: str) -> None:
+def test_fetch_past_log_end_is_out_of_range(router: Router, caps: Capabilities, topic: str) -> None:
     """Protocol guide, Fetch: a fetch offset beyond the log end offset is answered OFFSET_OUT_OF_RANGE."""
-    produce(wire, caps, topic, [b"x"])
-    _r, part = ops.fetch(wire, caps, topic, 100, max_wait_ms=100)  # the error does not depend on waiting
+    produce(router, caps, topic, [b"x"])
+    _r, part = ops.fetch(router, caps, topic, 100, max_wait_ms=100)  # the error does not depend on waiting
     expect(part is not None, "Protocol guide, Fetch", "the partition is missing from the answer")
     expect_code(part.error_code, "OFFSET_OUT_OF_RANGE", rule="Protocol guide, Fetch")
 
 
-def test_fetch_at_log_end_waits_and_returns_empty(wire: WireClient, caps: Capabilities, topic: str) -> None:
+def test_fetch_at_log_end_waits_and_returns_empty(router: Router, caps: Capabilities, topic: str) -> None:
     """FetchRequest.json max_wait_ms: a fetch at the log end with nothing new is answered (empty, no error)
     once max_wait_ms passes, neither an error nor left unanswered (10 s socket timeout, 300 ms wait)."""
-    produce(wire, caps, topic, [b"x"])
-    _r, part = ops.fetch(wire, caps, topic, 1, max_wait_ms=300, timeout_s=10)
+    produce(router, caps, topic, [b"x"])
+    _r, part = ops.fetch(router, caps, topic, 1, max_wait_ms=300, timeout_s=10)
     expect(part is not None, "FetchRequest.json max_wait_ms", "the partition is missing from the answer")
     expect_code(part.error_code, "NONE", rule="FetchRequest.json max_wait_ms")
     expect_equal(ops.data_records(part), [], "FetchRequest.json max_wait_ms", "records at the log end")
 
 
-def test_long_poll_wakes_up_when_data_arrives(wire_factory: Any, caps: Capabilities, topic: str) -> None:
+def test_long_poll_wakes_up_when_data_arrives(
+    wire_factory: Any, router: Router, caps: Capabilities, topic: str
+) -> None:
     """FetchRequest.json min_bytes: a waiting fetch is answered as soon as min_bytes are available, before
     max_wait_ms (20 s here; the answer must come within the 10 s socket timeout)."""
-    reader, writer = wire_factory(), wire_factory()
+    leader = router.to_leader(topic).address
+    reader, writer = wire_factory(leader), wire_factory(leader)
     result: dict[str, Any] = {}
 
     def poll() -> None:
@@ -111,13 +115,13 @@ def test_long_poll_wakes_up_when_data_arrives(wire_factory: Any, caps: Capabilit
 
 
 def test_min_bytes_not_reached_returns_what_exists_after_max_wait(
-    wire: WireClient, caps: Capabilities, topic: str
+    router: Router, caps: Capabilities, topic: str
 ) -> None:
     """FetchRequest.json min_bytes: when min_bytes cannot be met, the broker answers after max_wait_ms with
     the data
     it has (not an empty answer)."""
-    produce(wire, caps, topic, [b"small"])
-    _r, part = ops.fetch(wire, caps, topic, 0, max_wait_ms=300, min_bytes=1 << 20, timeout_s=10)
+    produce(router, caps, topic, [b"small"])
+    _r, part = ops.fetch(router, caps, topic, 0, max_wait_ms=300, min_bytes=1 << 20, timeout_s=10)
     expect(
         [r.value for r in ops.data_records(part)] == [b"small"],
         "FetchRequest.json min_bytes",
@@ -127,13 +131,13 @@ def test_min_bytes_not_reached_returns_what_exists_after_max_wait(
 
 @pytest.mark.versions("fetch", lo=4)
 def test_first_batch_is_returned_whole_past_partition_max_bytes(
-    version: int, wire: WireClient, caps: Capabilities, topic: str
+    version: int, router: Router, caps: Capabilities, topic: str
 ) -> None:
     """KIP-74: if the first batch at the fetch offset is larger than partition_max_bytes it is still
     returned whole,
     so the consumer can make progress."""
-    produce(wire, caps, topic, [b"y" * 2000])
-    _r, part = ops.fetch(wire, caps, topic, 0, version=version, partition_max_bytes=100, max_bytes=100)
+    produce(router, caps, topic, [b"y" * 2000])
+    _r, part = ops.fetch(router, caps, topic, 0, version=version, partition_max_bytes=100, max_bytes=100)
     expect(
         [len(r.value or b"") for r in ops.data_records(part)] == [2000],
         "KIP-74",
@@ -142,22 +146,22 @@ def test_first_batch_is_returned_whole_past_partition_max_bytes(
 
 
 def test_fetch_from_inside_a_batch_returns_the_requested_offsets(
-    wire: WireClient, caps: Capabilities, topic: str
+    router: Router, caps: Capabilities, topic: str
 ) -> None:
     """Protocol guide, Fetch: fetching at an offset inside a batch returns that batch (clients skip earlier
     records);
     every offset from the fetch offset on is present."""
-    produce(wire, caps, topic, [b"%d" % i for i in range(10)])
-    _r, part = ops.fetch(wire, caps, topic, 5)
+    produce(router, caps, topic, [b"%d" % i for i in range(10)])
+    _r, part = ops.fetch(router, caps, topic, 5)
     offsets = [r.offset for r in ops.data_records(part)]
     expect(set(range(5, 10)) <= set(offsets), "Protocol guide, Fetch", f"offsets {offsets} miss some of 5..9")
 
 
 @pytest.mark.versions("fetch", hi=12)
-def test_unknown_topic_name(version: int, wire: WireClient, caps: Capabilities, unique: Any) -> None:
+def test_unknown_topic_name(version: int, router: Router, caps: Capabilities, unique: Any) -> None:
     """Protocol guide, Fetch: a topic that does not exist is answered UNKNOWN_TOPIC_OR_PARTITION (versions
     < 13)."""
-    response, part = ops.fetch(wire, caps, unique("absent"), 0, version=version, max_wait_ms=100)
+    response, part = ops.fetch(router, caps, unique("absent"), 0, version=version, max_wait_ms=100)
     expect(part is not None, "Protocol guide, Fetch", f"no partition entry for the unknown topic: {response}")
     expect_code(part.error_code, "UNKNOWN_TOPIC_OR_PARTITION", rule="Protocol guide, Fetch")
 
@@ -214,26 +218,28 @@ def _session_fetch(
     )
 
 
-def _ref(wire: WireClient, caps: Capabilities, version: int, topic: str) -> dict[str, Any]:
-    return {"topic_id": ops.topic_id(wire, caps, topic)} if version >= 13 else {"topic": topic}
+def _ref(router: Router, caps: Capabilities, version: int, topic: str) -> dict[str, Any]:
+    return {"topic_id": ops.topic_id(router, caps, topic)} if version >= 13 else {"topic": topic}
 
 
 @pytest.mark.versions("fetch", lo=7)
 def test_unknown_fetch_session_is_rejected(
-    version: int, wire: WireClient, caps: Capabilities, topic: str
+    version: int, router: Router, caps: Capabilities, topic: str
 ) -> None:
     """KIP-227: an incremental fetch (epoch > 0) naming a session the broker does not hold is answered
     FETCH_SESSION_ID_NOT_FOUND at the top level."""
     part = {"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1 << 20}
-    answer = _session_fetch(wire, version, 987_654_321, 1, [part], _ref(wire, caps, version, topic))
+    ref = _ref(router, caps, version, topic)
+    answer = _session_fetch(router.to_leader(topic), version, 987_654_321, 1, [part], ref)
     expect_code(answer.error_code, "FETCH_SESSION_ID_NOT_FOUND", rule="KIP-227")
 
 
-def test_fetch_session_is_incremental(wire: WireClient, caps: Capabilities, topic: str) -> None:
+def test_fetch_session_is_incremental(router: Router, caps: Capabilities, topic: str) -> None:
     """KIP-227: a full fetch with epoch 0 opens a session (id != 0, or 0 if the broker declines); incremental
     fetches then return only partitions that changed, and a wrong epoch is INVALID_FETCH_SESSION_EPOCH."""
     version = caps.best("fetch", lo=7)
-    ref = _ref(wire, caps, version, topic)
+    ref = _ref(router, caps, version, topic)
+    wire = router.to_leader(topic)  # a fetch session lives on the partition's leader
     part = {"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1 << 20}
     opened = _session_fetch(wire, version, 0, 0, [part], ref)
     expect_code(opened.error_code, "NONE", rule="KIP-227")
@@ -248,7 +254,7 @@ def test_fetch_session_is_incremental(wire: WireClient, caps: Capabilities, topi
         "KIP-227",
         "partitions in an incremental answer with nothing new",
     )
-    produce(wire, caps, topic, [b"news"])
+    produce(router, caps, topic, [b"news"])
     news = _session_fetch(wire, version, session_id, 2, [], ref)
     changed = [p for t in news.responses for p in t.partitions]
     expect(
@@ -261,20 +267,20 @@ def test_fetch_session_is_incremental(wire: WireClient, caps: Capabilities, topi
 
 
 def test_high_watermark_counts_every_acknowledged_record(
-    wire: WireClient, caps: Capabilities, topic: str
+    router: Router, caps: Capabilities, topic: str
 ) -> None:
     """Protocol guide, Fetch (HW): after acks=all produces are answered, the high watermark covers all of
     them and
     a read_uncommitted fetch sees every record below it."""
     for i in range(5):
         ops.produce_batch(
-            wire,
+            router,
             caps,
             topic,
             build_batch([(None, b"%d" % i)], base_timestamp=int(time.time() * 1000)),
             acks=-1,
         )
-    _r, part = ops.fetch(wire, caps, topic, 0)
+    _r, part = ops.fetch(router, caps, topic, 0)
     expect_equal(
         int(part.high_watermark), 5, "Protocol guide, Fetch", "high watermark after 5 acks=all batches"
     )

@@ -26,10 +26,11 @@ from typing import Any
 import pytest
 
 from fixtures import ops
+from fixtures.routing import Router
 from fixtures.session import Capabilities
 from fixtures.wire import WireClient
 
-from .coordinators import SESSION_MS, Member, coordinator, stable
+from .coordinators import SESSION_MS, Member, stable
 from .expect import expect, expect_code, expect_equal
 
 FEATURE = "Consumer groups"
@@ -109,12 +110,12 @@ def test_find_coordinator_names_a_listed_broker(
 
 @pytest.mark.versions("join_group", lo=4)
 def test_new_member_is_asked_to_rejoin_with_an_id(
-    version: int, wire_factory: Callable[..., WireClient], caps: Capabilities, unique: Callable[[str], str]
+    version: int, router: Router, caps: Capabilities, unique: Callable[[str], str]
 ) -> None:
     """KIP-394: from JoinGroup v4 a member joining with an empty member id is answered
     MEMBER_ID_REQUIRED at once, carrying the member id it must join with."""
     group = unique("g")
-    wire = coordinator(wire_factory, caps, group)
+    wire = router.to_coordinator(group)
     answer = ops.join_group(wire, caps, group, version=version, session_timeout_ms=SESSION_MS)
     expect_code(answer.error_code, "MEMBER_ID_REQUIRED", rule="KIP-394")
     expect(bool(answer.member_id), "KIP-394", "MEMBER_ID_REQUIRED came without a member id")
@@ -122,13 +123,13 @@ def test_new_member_is_asked_to_rejoin_with_an_id(
 
 @pytest.mark.requires("join_group")
 def test_old_join_versions_are_not_asked_for_a_member_id(
-    wire_factory: Callable[..., WireClient], caps: Capabilities, unique: Callable[[str], str]
+    router: Router, caps: Capabilities, unique: Callable[[str], str]
 ) -> None:
     """KIP-394: JoinGroup v3 and older cannot handle MEMBER_ID_REQUIRED; the coordinator assigns
     the member id and completes the join in the same exchange."""
     version = caps.best("join_group", hi=3)
     group = unique("g")
-    wire = coordinator(wire_factory, caps, group)
+    wire = router.to_coordinator(group)
     answer = ops.join_group(
         wire, caps, group, version=version, session_timeout_ms=SESSION_MS, rebalance_timeout_ms=SESSION_MS
     )
@@ -138,13 +139,13 @@ def test_old_join_versions_are_not_asked_for_a_member_id(
 
 @pytest.mark.requires("join_group")
 def test_single_member_becomes_leader_and_gets_its_assignment(
-    wire_factory: Callable[..., WireClient], caps: Capabilities, unique: Callable[[str], str]
+    router: Router, caps: Capabilities, unique: Callable[[str], str]
 ) -> None:
     """Protocol guide, Group Membership API: the only member is the leader, receives every member's
     protocol metadata, and after its SyncGroup receives the assignment it gave itself; the
     generation is positive (seed D0-M91: each completed rebalance starts a new generation)."""
     group = unique("g")
-    wire = coordinator(wire_factory, caps, group)
+    wire = router.to_coordinator(group)
     joined = ops.join_with_member_id(
         wire,
         caps,
@@ -172,7 +173,7 @@ def test_single_member_becomes_leader_and_gets_its_assignment(
 
 @pytest.mark.requires("join_group")
 def test_rejoin_of_every_member_completes_the_join_at_once(
-    wire_factory: Callable[..., WireClient], caps: Capabilities, unique: Callable[[str], str]
+    router: Router, caps: Capabilities, unique: Callable[[str], str]
 ) -> None:
     """Kafka's classic coordinator (GroupMetadataManager, maybeCompleteJoinPhase): once every known
     member of an existing group has rejoined, the join phase completes and JoinGroup is answered;
@@ -182,7 +183,7 @@ def test_rejoin_of_every_member_completes_the_join_at_once(
     session.timeout/2 answers only after 10 s. The new generation is the old one plus one."""
     session_ms = 20_000
     group = unique("g")
-    wire = coordinator(wire_factory, caps, group)
+    wire = router.to_coordinator(group)
     member = stable(wire, caps, group, session_timeout_ms=session_ms, rebalance_timeout_ms=session_ms)
     bound_s = session_ms / 4 / 1000
     started = time.monotonic()
@@ -219,7 +220,7 @@ def test_rejoin_of_every_member_completes_the_join_at_once(
 
 @pytest.mark.requires("join_group")
 def test_new_member_triggers_a_rebalance_seen_through_heartbeats(
-    wire_factory: Callable[..., WireClient], caps: Capabilities, unique: Callable[[str], str]
+    wire_factory: Callable[..., WireClient], router: Router, caps: Capabilities, unique: Callable[[str], str]
 ) -> None:
     """Seed D0-M85/M91 and the protocol guide: when a new member joins a Stable group the existing
     members' heartbeats answer REBALANCE_IN_PROGRESS and DescribeGroups says PreparingRebalance;
@@ -227,7 +228,7 @@ def test_new_member_triggers_a_rebalance_seen_through_heartbeats(
     (the old member) alone gets both members' metadata, and each member's SyncGroup returns the
     assignment the leader gave it. The previous generation then gets ILLEGAL_GENERATION (D0-I37)."""
     group = unique("g")
-    first = coordinator(wire_factory, caps, group)
+    first = router.to_coordinator(group)
     second = wire_factory(first.address)
     a = stable(first, caps, group, session_timeout_ms=20_000, rebalance_timeout_ms=20_000)
     with ThreadPoolExecutor(2) as pool:
@@ -283,13 +284,13 @@ def test_new_member_triggers_a_rebalance_seen_through_heartbeats(
 
 @pytest.mark.requires("join_group", min_version=5)
 def test_static_member_replacement_fences_the_old_instance(
-    wire_factory: Callable[..., WireClient], caps: Capabilities, unique: Callable[[str], str]
+    wire_factory: Callable[..., WireClient], router: Router, caps: Capabilities, unique: Callable[[str], str]
 ) -> None:
     """KIP-345: a static member (group.instance.id) that joins again with an empty member id takes
     its place under a new member id without a rebalance of a Stable group; the old member id is
     fenced: its heartbeat is answered FENCED_INSTANCE_ID."""
     group = unique("g")
-    first = coordinator(wire_factory, caps, group)
+    first = router.to_coordinator(group)
     old = stable(first, caps, group, instance_id="instance-1")
     again = ops.join_group(
         wire_factory(first.address),
@@ -370,12 +371,12 @@ def test_describe_stable_group(version: int, shared_group: Member, caps: Capabil
 
 @pytest.mark.versions("describe_groups")
 def test_describe_unknown_group(
-    version: int, wire_factory: Callable[..., WireClient], caps: Capabilities, unique: Callable[[str], str]
+    version: int, router: Router, caps: Capabilities, unique: Callable[[str], str]
 ) -> None:
     """Protocol guide, DescribeGroups and KIP-1043: a group that does not exist is described as Dead
     with no members; v6+ answers GROUP_ID_NOT_FOUND, older versions no error."""
     group = unique("absent")
-    entry = ops.describe_group(coordinator(wire_factory, caps, group), caps, group, version=version)
+    entry = ops.describe_group(router.to_coordinator(group), caps, group, version=version)
     expected = "GROUP_ID_NOT_FOUND" if version >= 6 else "NONE"
     expect_code(
         entry.error_code, expected, rule="KIP-1043" if version >= 6 else "Protocol guide, DescribeGroups"
@@ -408,12 +409,12 @@ def test_list_groups_shows_the_group(version: int, shared_group: Member, caps: C
 
 @pytest.mark.requires("leave_group")
 def test_last_member_leaving_empties_the_group(
-    wire_factory: Callable[..., WireClient], caps: Capabilities, unique: Callable[[str], str]
+    router: Router, caps: Capabilities, unique: Callable[[str], str]
 ) -> None:
     """Protocol guide, LeaveGroup: a member that leaves is removed at once; the group of its only
     member becomes Empty and the old member's heartbeat is UNKNOWN_MEMBER_ID."""
     group = unique("g")
-    wire = coordinator(wire_factory, caps, group)
+    wire = router.to_coordinator(group)
     member = stable(wire, caps, group)
     answer = ops.leave_group(wire, caps, group, member.member_id)
     expect_code(answer.error_code, "NONE", rule="Protocol guide, LeaveGroup")
@@ -445,11 +446,11 @@ def test_leave_of_unknown_member(version: int, shared_group: Member, caps: Capab
 
 @pytest.mark.requires("delete_groups")
 def test_group_with_members_cannot_be_deleted(
-    wire_factory: Callable[..., WireClient], caps: Capabilities, unique: Callable[[str], str]
+    router: Router, caps: Capabilities, unique: Callable[[str], str]
 ) -> None:
     """KIP-229 (DeleteGroups): a group that still has members is NON_EMPTY_GROUP and stays as it is."""
     group = unique("g")
-    wire = coordinator(wire_factory, caps, group)
+    wire = router.to_coordinator(group)
     member = stable(wire, caps, group)
     answer = wire.request("delete_groups", caps.best("delete_groups"), groups_names=[group])
     expect_code(answer.results[0].error_code, "NON_EMPTY_GROUP", rule="KIP-229")
@@ -464,7 +465,7 @@ def test_group_with_members_cannot_be_deleted(
 @pytest.mark.versions("delete_groups")
 def test_delete_empty_group_and_its_offsets(
     version: int,
-    wire_factory: Callable[..., WireClient],
+    router: Router,
     caps: Capabilities,
     unique: Callable[[str], str],
     topic: str,
@@ -472,7 +473,7 @@ def test_delete_empty_group_and_its_offsets(
     """KIP-229: an Empty group (here one that only has committed offsets) is deleted with its
     offsets; deleting it again, or a group that never existed, is GROUP_ID_NOT_FOUND."""
     group = unique("g")
-    wire = coordinator(wire_factory, caps, group)
+    wire = router.to_coordinator(group)
     expect_code(ops.commit_offset(wire, caps, group, topic, 5), "NONE", rule="setup: OffsetCommit")
     answer = wire.request("delete_groups", version, groups_names=[group])
     expect_code(answer.results[0].error_code, "NONE", rule="KIP-229")

@@ -14,34 +14,37 @@ from typing import Any
 import pytest
 
 from fixtures import ops
+from fixtures.routing import Router
 from fixtures.session import Capabilities
-from fixtures.wire import WireClient
 
 from .expect import expect, expect_code, expect_equal
 
 FEATURE = "Topic administration"
 
 
-def listed(wire: WireClient, caps: Capabilities, name: str) -> bool:
-    return bool(ops.metadata(wire, caps, [name]).topics[0].error_code.value == 0)
+def listed(router: Router, caps: Capabilities, name: str) -> bool:
+    """Whether the controller's Metadata lists ``name``: the broker that answered the change knows its
+    outcome (the others learn it from the metadata log a moment later)."""
+    answer = ops.metadata(router.to_controller(), caps, [name])
+    return bool(answer.topics[0].error_code.value == 0)
 
 
 @pytest.mark.versions("create_topics")
 def test_create_topic(
-    version: int, wire: WireClient, caps: Capabilities, unique: Callable[[str], str]
+    version: int, router: Router, caps: Capabilities, unique: Callable[[str], str]
 ) -> None:
     """KIP-4 CreateTopics: a new topic is created with the requested partitions and appears in Metadata."""
     name = unique("create")
-    result = ops.create_topic(wire, caps, name, 3, version=version)
+    result = ops.create_topic(router, caps, name, 3, version=version)
     expect_code(result.error_code, "NONE", rule="KIP-4 CreateTopics")
-    answer = ops.metadata(wire, caps, [name]).topics[0]
+    answer = ops.metadata(router.to_controller(), caps, [name]).topics[0]
     expect_equal(len(answer.partitions), 3, "KIP-4 CreateTopics", "partitions in Metadata")
 
 
-def test_create_existing_topic(wire: WireClient, caps: Capabilities, topic: str) -> None:
+def test_create_existing_topic(router: Router, caps: Capabilities, topic: str) -> None:
     """KIP-4 CreateTopics: creating a topic that exists is TOPIC_ALREADY_EXISTS."""
     expect_code(
-        ops.create_topic(wire, caps, topic).error_code, "TOPIC_ALREADY_EXISTS", rule="KIP-4 CreateTopics"
+        ops.create_topic(router, caps, topic).error_code, "TOPIC_ALREADY_EXISTS", rule="KIP-4 CreateTopics"
     )
 
 
@@ -50,67 +53,68 @@ def test_create_existing_topic(wire: WireClient, caps: Capabilities, topic: str)
     ["bad/name", "bad name", "x" * 250, ".", ".."],
     ids=["slash", "space", "too-long", "dot", "dotdot"],
 )
-def test_invalid_topic_name(bad_name: str, wire: WireClient, caps: Capabilities) -> None:
+def test_invalid_topic_name(bad_name: str, router: Router, caps: Capabilities) -> None:
     """Topic.java naming rule: names are 1-249 characters of [a-zA-Z0-9._-] and not '.' or '..';
     others are INVALID_TOPIC_EXCEPTION."""
     expect_code(
-        ops.create_topic(wire, caps, bad_name).error_code, "INVALID_TOPIC_EXCEPTION", rule="Topic naming"
+        ops.create_topic(router, caps, bad_name).error_code, "INVALID_TOPIC_EXCEPTION", rule="Topic naming"
     )
 
 
 def test_zero_partitions_is_invalid(
-    wire: WireClient, caps: Capabilities, unique: Callable[[str], str]
+    router: Router, caps: Capabilities, unique: Callable[[str], str]
 ) -> None:
     """KIP-4 CreateTopics: num_partitions must be positive (or -1 for the broker default);
     0 is INVALID_PARTITIONS."""
-    result = ops.create_topic(wire, caps, unique("zero"), 0)
+    result = ops.create_topic(router, caps, unique("zero"), 0)
     expect_code(result.error_code, "INVALID_PARTITIONS", rule="KIP-4 CreateTopics")
 
 
 def test_replication_factor_above_broker_count(
-    wire: WireClient, caps: Capabilities, unique: Callable[[str], str]
+    router: Router, caps: Capabilities, unique: Callable[[str], str]
 ) -> None:
     """KIP-4 CreateTopics: a replication factor larger than the number of brokers is
     INVALID_REPLICATION_FACTOR."""
-    brokers = len(ops.metadata(wire, caps, []).brokers)
-    result = ops.create_topic(wire, caps, unique("rf"), 1, replication_factor=brokers + 2)
+    brokers = len(ops.metadata(router, caps, []).brokers)
+    result = ops.create_topic(router, caps, unique("rf"), 1, replication_factor=brokers + 2)
     expect_code(result.error_code, "INVALID_REPLICATION_FACTOR", rule="KIP-4 CreateTopics")
 
 
 def test_validate_only_creates_nothing(
-    wire: WireClient, caps: Capabilities, unique: Callable[[str], str]
+    router: Router, caps: Capabilities, unique: Callable[[str], str]
 ) -> None:
     """KIP-108: validate_only checks the request and answers as if created, but creates nothing."""
     name = unique("dry")
     v = caps.best("create_topics", lo=1)
-    answer = wire.request(
-        "create_topics",
-        v,
-        timeout=10_000,
-        validate_only=True,
-        topics=[{"name": name, "num_partitions": 2, "replication_factor": 1}],
-    )
+    body = {
+        "timeout": 10_000,
+        "validate_only": True,
+        "topics": [{"name": name, "num_partitions": 2, "replication_factor": 1}],
+    }
+    answer = ops.controller_request(router, "create_topics", v, body, first_topic_code)
     expect_code(answer.topics[0].error_code, "NONE", rule="KIP-108")
-    expect(not listed(wire, caps, name), "KIP-108", "a validate_only request created the topic")
+    expect(not listed(router, caps, name), "KIP-108", "a validate_only request created the topic")
 
 
 def test_unknown_config_is_invalid(
-    wire: WireClient, caps: Capabilities, unique: Callable[[str], str]
+    router: Router, caps: Capabilities, unique: Callable[[str], str]
 ) -> None:
     """KIP-4 CreateTopics: an unknown topic config name is INVALID_CONFIG and nothing is created."""
     name = unique("cfg")
-    result = ops.create_topic(wire, caps, name, 1, {"no.such.config": "1"})
+    result = ops.create_topic(router, caps, name, 1, {"no.such.config": "1"})
     expect_code(result.error_code, "INVALID_CONFIG", rule="KIP-4 CreateTopics")
-    expect(not listed(wire, caps, name), "KIP-4 CreateTopics", "the topic exists despite the invalid config")
+    expect(
+        not listed(router, caps, name), "KIP-4 CreateTopics", "the topic exists despite the invalid config"
+    )
 
 
 @pytest.mark.requires("create_topics", min_version=5)
 def test_create_returns_configs_and_partitions(
-    wire: WireClient, caps: Capabilities, unique: Callable[[str], str]
+    router: Router, caps: Capabilities, unique: Callable[[str], str]
 ) -> None:
     """KIP-525 (CreateTopics v5): the answer carries the topic's partitions, replication factor and configs,
     including the overrides given."""
-    result = ops.create_topic(wire, caps, unique("v5"), 2, {"retention.ms": "123456"})
+    result = ops.create_topic(router, caps, unique("v5"), 2, {"retention.ms": "123456"})
     expect_code(result.error_code, "NONE", rule="KIP-525")
     expect_equal(
         (int(result.num_partitions), int(result.replication_factor)), (2, 1), "KIP-525", "partitions, rf"
@@ -120,30 +124,39 @@ def test_create_returns_configs_and_partitions(
 
 
 @pytest.mark.versions("delete_topics")
-def test_delete_topic(version: int, wire: WireClient, caps: Capabilities, topic: str) -> None:
+def test_delete_topic(version: int, router: Router, caps: Capabilities, topic: str) -> None:
     """KIP-4 DeleteTopics: a deleted topic leaves Metadata (UNKNOWN_TOPIC_OR_PARTITION afterwards)."""
     if version >= 6:
-        entry = {"name": None, "topic_id": ops.topic_id(wire, caps, topic)}
-        answer = wire.request("delete_topics", version, timeout=10_000, topics=[entry])
+        body: dict[str, Any] = {"topics": [{"name": None, "topic_id": ops.topic_id(router, caps, topic)}]}
     else:
-        answer = wire.request("delete_topics", version, timeout=10_000, topic_names=[topic])
+        body = {"topic_names": [topic]}
+    body["timeout"] = 10_000
+    answer = ops.controller_request(router, "delete_topics", version, body, deleted_code)
     expect_code(answer.responses[0].error_code, "NONE", rule="KIP-4 DeleteTopics")
-    expect(not listed(wire, caps, topic), "KIP-4 DeleteTopics", "the deleted topic is still in Metadata")
+    expect(not listed(router, caps, topic), "KIP-4 DeleteTopics", "the deleted topic is still in Metadata")
 
 
-def test_delete_unknown_topic(wire: WireClient, caps: Capabilities, unique: Callable[[str], str]) -> None:
+def test_delete_unknown_topic(router: Router, caps: Capabilities, unique: Callable[[str], str]) -> None:
     """KIP-4 DeleteTopics: deleting a topic that does not exist is UNKNOWN_TOPIC_OR_PARTITION."""
-    answer = wire.request(
-        "delete_topics", caps.best("delete_topics", hi=5), timeout=5_000, topic_names=[unique("x")]
-    )
+    body = {"timeout": 5_000, "topic_names": [unique("x")]}
+    version = caps.best("delete_topics", hi=5)
+    answer = ops.controller_request(router, "delete_topics", version, body, deleted_code)
     expect_code(answer.responses[0].error_code, "UNKNOWN_TOPIC_OR_PARTITION", rule="KIP-4 DeleteTopics")
 
 
+def first_topic_code(answer: Any) -> Any:
+    return answer.topics[0].error_code
+
+
+def deleted_code(answer: Any) -> Any:
+    return answer.responses[0].error_code
+
+
 def _delete_records(
-    wire: WireClient, caps: Capabilities, topic: str, offset: int, version: int | None = None
+    router: Router, caps: Capabilities, topic: str, offset: int, version: int | None = None
 ) -> Any:
     v = caps.best("delete_records") if version is None else version
-    answer = wire.request(
+    answer = router.to_leader(topic).request(  # the partition's leader moves its log start
         "delete_records",
         v,
         timeout=10_000,
@@ -154,57 +167,59 @@ def _delete_records(
 
 @pytest.mark.versions("delete_records")
 def test_delete_records_moves_log_start(
-    version: int, wire: WireClient, caps: Capabilities, topic: str
+    version: int, router: Router, caps: Capabilities, topic: str
 ) -> None:
     """KIP-107: DeleteRecords sets the log start offset (low watermark); earliest ListOffsets and Fetch
     follow it and reading below it is OFFSET_OUT_OF_RANGE."""
-    ops.produce_values(wire, caps, topic, [b"%d" % i for i in range(5)])
-    result = _delete_records(wire, caps, topic, 3, version)
+    ops.produce_values(router, caps, topic, [b"%d" % i for i in range(5)])
+    result = _delete_records(router, caps, topic, 3, version)
     expect_code(result.error_code, "NONE", rule="KIP-107")
     expect_equal(int(result.low_watermark), 3, "KIP-107", "low watermark in the answer")
     expect_equal(
-        int(ops.list_offset(wire, caps, topic, ops.EARLIEST_TIMESTAMP).offset), 3, "KIP-107", "earliest"
+        int(ops.list_offset(router, caps, topic, ops.EARLIEST_TIMESTAMP).offset), 3, "KIP-107", "earliest"
     )
-    _r, part = ops.fetch(wire, caps, topic, 1, max_wait_ms=100)
+    _r, part = ops.fetch(router, caps, topic, 1, max_wait_ms=100)
     expect_code(part.error_code, "OFFSET_OUT_OF_RANGE", rule="KIP-107", where="fetch below the log start")
 
 
-def test_delete_records_to_high_watermark(wire: WireClient, caps: Capabilities, topic: str) -> None:
+def test_delete_records_to_high_watermark(router: Router, caps: Capabilities, topic: str) -> None:
     """KIP-107: offset -1 in DeleteRecords means the high watermark: everything is deleted."""
-    ops.produce_values(wire, caps, topic, [b"a", b"b"])
-    result = _delete_records(wire, caps, topic, -1)
+    ops.produce_values(router, caps, topic, [b"a", b"b"])
+    result = _delete_records(router, caps, topic, -1)
     expect_code(result.error_code, "NONE", rule="KIP-107")
     expect_equal(int(result.low_watermark), 2, "KIP-107", "low watermark after deleting to the HW")
 
 
-def test_delete_records_beyond_high_watermark(wire: WireClient, caps: Capabilities, topic: str) -> None:
+def test_delete_records_beyond_high_watermark(router: Router, caps: Capabilities, topic: str) -> None:
     """KIP-107: an offset above the high watermark is OFFSET_OUT_OF_RANGE."""
-    ops.produce_values(wire, caps, topic, [b"a"])
-    expect_code(_delete_records(wire, caps, topic, 50).error_code, "OFFSET_OUT_OF_RANGE", rule="KIP-107")
+    ops.produce_values(router, caps, topic, [b"a"])
+    expect_code(_delete_records(router, caps, topic, 50).error_code, "OFFSET_OUT_OF_RANGE", rule="KIP-107")
 
 
-def _create_partitions(wire: WireClient, caps: Capabilities, topic: str, count: int) -> Any:
-    answer = wire.request(
-        "create_partitions",
-        caps.best("create_partitions"),
-        timeout=10_000,
-        validate_only=False,
-        topics=[{"name": topic, "count": count, "assignments": None}],
+def _create_partitions(router: Router, caps: Capabilities, topic: str, count: int) -> Any:
+    body = {
+        "timeout": 10_000,
+        "validate_only": False,
+        "topics": [{"name": topic, "count": count, "assignments": None}],
+    }
+    answer = ops.controller_request(
+        router, "create_partitions", caps.best("create_partitions"), body, lambda r: r.results[0].error_code
     )
     return answer.results[0]
 
 
 @pytest.mark.requires("create_partitions")
-def test_create_partitions_grows_a_topic(wire: WireClient, caps: Capabilities, topic: str) -> None:
+def test_create_partitions_grows_a_topic(router: Router, caps: Capabilities, topic: str) -> None:
     """KIP-195: CreatePartitions raises the partition count; new partitions appear in Metadata."""
-    expect_code(_create_partitions(wire, caps, topic, 3).error_code, "NONE", rule="KIP-195")
-    expect_equal(len(ops.metadata(wire, caps, [topic]).topics[0].partitions), 3, "KIP-195", "partitions")
+    expect_code(_create_partitions(router, caps, topic, 3).error_code, "NONE", rule="KIP-195")
+    partitions = ops.metadata(router.to_controller(), caps, [topic]).topics[0].partitions
+    expect_equal(len(partitions), 3, "KIP-195", "partitions")
 
 
 @pytest.mark.requires("create_partitions")
 def test_create_partitions_cannot_shrink(
-    wire: WireClient, caps: Capabilities, topic_factory: Callable[..., str]
+    router: Router, caps: Capabilities, topic_factory: Callable[..., str]
 ) -> None:
     """KIP-195: a count not above the current one is INVALID_PARTITIONS."""
     name = topic_factory(partitions=2)
-    expect_code(_create_partitions(wire, caps, name, 1).error_code, "INVALID_PARTITIONS", rule="KIP-195")
+    expect_code(_create_partitions(router, caps, name, 1).error_code, "INVALID_PARTITIONS", rule="KIP-195")

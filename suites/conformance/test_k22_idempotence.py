@@ -16,8 +16,8 @@ from collections.abc import Callable
 import pytest
 
 from fixtures import ops
+from fixtures.routing import Router
 from fixtures.session import Capabilities
-from fixtures.wire import WireClient
 from reference_impl.protocol.record_set import build_batch
 
 from .expect import expect, expect_code, expect_equal
@@ -35,22 +35,22 @@ def idempotent_batch(pid: int, epoch: int, sequence: int, values: list[bytes]) -
     )
 
 
-def new_producer(wire: WireClient, caps: Capabilities) -> tuple[int, int]:
-    code, pid, epoch = ops.init_producer_id(wire, caps)
+def new_producer(router: Router, caps: Capabilities) -> tuple[int, int]:
+    code, pid, epoch = ops.init_producer_id(router, caps)
     expect_code(code, "NONE", rule="KIP-98 InitProducerId")
     return pid, epoch
 
 
-def log_values(wire: WireClient, caps: Capabilities, topic: str) -> list[bytes | None]:
-    _r, part = ops.fetch(wire, caps, topic, 0, max_wait_ms=100)
+def log_values(router: Router, caps: Capabilities, topic: str) -> list[bytes | None]:
+    _r, part = ops.fetch(router, caps, topic, 0, max_wait_ms=100)
     return [r.value for r in ops.data_records(part)] if part is not None else []
 
 
 @pytest.mark.versions("init_producer_id")
-def test_init_producer_id_gives_fresh_ids(version: int, wire: WireClient, caps: Capabilities) -> None:
+def test_init_producer_id_gives_fresh_ids(version: int, router: Router, caps: Capabilities) -> None:
     """KIP-98: InitProducerId without a transactional id returns a new non-negative producer id and
     epoch each time it is asked."""
-    answers = [ops.init_producer_id(wire, caps, version=version) for _ in range(2)]
+    answers = [ops.init_producer_id(router, caps, version=version) for _ in range(2)]
     for code, pid, epoch in answers:
         expect_code(code, "NONE", rule="KIP-98 InitProducerId")
         expect(pid >= 0 and epoch >= 0, "KIP-98 InitProducerId", f"producer id {pid}, epoch {epoch}")
@@ -59,21 +59,21 @@ def test_init_producer_id_gives_fresh_ids(version: int, wire: WireClient, caps: 
 
 @pytest.mark.versions("produce", lo=3)
 def test_duplicate_batch_returns_the_original_offset(
-    version: int, wire: WireClient, caps: Capabilities, topic: str
+    version: int, router: Router, caps: Capabilities, topic: str
 ) -> None:
     """KIP-98 and seed D0-M32: a batch sent again with the same producer id, epoch and sequence (a
     retry) is acknowledged with no error and the base offset it was first given, and is not
     appended a second time."""
-    pid, epoch = new_producer(wire, caps)
+    pid, epoch = new_producer(router, caps)
     first = ops.produce_batch(
-        wire, caps, topic, idempotent_batch(pid, epoch, 0, [b"a", b"b"]), version=version
+        router, caps, topic, idempotent_batch(pid, epoch, 0, [b"a", b"b"]), version=version
     )
-    second = ops.produce_batch(wire, caps, topic, idempotent_batch(pid, epoch, 2, [b"c"]), version=version)
+    second = ops.produce_batch(router, caps, topic, idempotent_batch(pid, epoch, 2, [b"c"]), version=version)
     expect_code(first.error_code, "NONE", rule="KIP-98")
     expect_code(second.error_code, "NONE", rule="KIP-98")
     for sequence, values, original in ((0, [b"a", b"b"], first), (2, [b"c"], second)):
         retry = ops.produce_batch(
-            wire, caps, topic, idempotent_batch(pid, epoch, sequence, values), version=version
+            router, caps, topic, idempotent_batch(pid, epoch, sequence, values), version=version
         )
         expect_code(retry.error_code, "NONE", rule="KIP-98", where=f"retry of sequence {sequence}")
         expect_equal(
@@ -82,45 +82,45 @@ def test_duplicate_batch_returns_the_original_offset(
             "KIP-98",
             f"base offset of the retried sequence {sequence}",
         )
-    expect_equal(log_values(wire, caps, topic), [b"a", b"b", b"c"], "KIP-98", "records in the log")
+    expect_equal(log_values(router, caps, topic), [b"a", b"b", b"c"], "KIP-98", "records in the log")
 
 
-def test_sequence_gap_is_out_of_order(wire: WireClient, caps: Capabilities, topic: str) -> None:
+def test_sequence_gap_is_out_of_order(router: Router, caps: Capabilities, topic: str) -> None:
     """KIP-98: a batch whose first sequence skips ahead of the next expected one is refused with
     OUT_OF_ORDER_SEQUENCE_NUMBER and nothing of it is appended."""
-    pid, epoch = new_producer(wire, caps)
-    ok = ops.produce_batch(wire, caps, topic, idempotent_batch(pid, epoch, 0, [b"one"]))
+    pid, epoch = new_producer(router, caps)
+    ok = ops.produce_batch(router, caps, topic, idempotent_batch(pid, epoch, 0, [b"one"]))
     expect_code(ok.error_code, "NONE", rule="KIP-98")
-    gap = ops.produce_batch(wire, caps, topic, idempotent_batch(pid, epoch, 5, [b"gap"]))
+    gap = ops.produce_batch(router, caps, topic, idempotent_batch(pid, epoch, 5, [b"gap"]))
     expect_code(gap.error_code, "OUT_OF_ORDER_SEQUENCE_NUMBER", rule="KIP-98")
-    expect_equal(log_values(wire, caps, topic), [b"one"], "KIP-98", "records in the log")
+    expect_equal(log_values(router, caps, topic), [b"one"], "KIP-98", "records in the log")
 
 
-def test_unknown_producer_may_start_at_any_sequence(wire: WireClient, caps: Capabilities, topic: str) -> None:
+def test_unknown_producer_may_start_at_any_sequence(router: Router, caps: Capabilities, topic: str) -> None:
     """KIP-360 (ProducerStateManager.checkSequence): a partition with no state for a producer (its
     records may have gone with retention) accepts the first batch at any sequence, and from then on
     expects the sequence after it: the next in order is accepted, a gap is
     OUT_OF_ORDER_SEQUENCE_NUMBER."""
-    pid, epoch = new_producer(wire, caps)
-    first = ops.produce_batch(wire, caps, topic, idempotent_batch(pid, epoch, 3, [b"three"]))
+    pid, epoch = new_producer(router, caps)
+    first = ops.produce_batch(router, caps, topic, idempotent_batch(pid, epoch, 3, [b"three"]))
     expect_code(first.error_code, "NONE", rule="KIP-360", where="first batch at sequence 3")
-    following = ops.produce_batch(wire, caps, topic, idempotent_batch(pid, epoch, 4, [b"four"]))
+    following = ops.produce_batch(router, caps, topic, idempotent_batch(pid, epoch, 4, [b"four"]))
     expect_code(following.error_code, "NONE", rule="KIP-360", where="sequence 4 after 3")
-    gap = ops.produce_batch(wire, caps, topic, idempotent_batch(pid, epoch, 6, [b"six"]))
+    gap = ops.produce_batch(router, caps, topic, idempotent_batch(pid, epoch, 6, [b"six"]))
     expect_code(gap.error_code, "OUT_OF_ORDER_SEQUENCE_NUMBER", rule="KIP-98", where="sequence 6 after 4")
-    expect_equal(log_values(wire, caps, topic), [b"three", b"four"], "KIP-360", "records in the log")
+    expect_equal(log_values(router, caps, topic), [b"three", b"four"], "KIP-360", "records in the log")
 
 
 def test_sequences_are_per_partition(
-    wire: WireClient, caps: Capabilities, topic_factory: Callable[..., str]
+    router: Router, caps: Capabilities, topic_factory: Callable[..., str]
 ) -> None:
     """KIP-98: sequence numbers are tracked per producer and partition; each partition starts at 0."""
     topic = topic_factory(partitions=2)
-    pid, epoch = new_producer(wire, caps)
+    pid, epoch = new_producer(router, caps)
     for partition in (0, 1):
         for sequence in (0, 1):
             answer = ops.produce_batch(
-                wire,
+                router,
                 caps,
                 topic,
                 idempotent_batch(pid, epoch, sequence, [b"%d" % sequence]),

@@ -19,11 +19,12 @@ from typing import Any
 import pytest
 
 from fixtures import ops
+from fixtures.routing import Router
 from fixtures.session import Capabilities
 from fixtures.wire import WireClient
 from reference_impl.protocol.record_set import control_record_type
 
-from .coordinators import TXN_KEY, Txn, coordinator
+from .coordinators import TXN_KEY, Txn
 from .expect import expect, expect_code, expect_equal
 
 FEATURE = "Transactions"
@@ -50,13 +51,13 @@ def consumer_view(part: Any) -> list[bytes | None]:
     return out
 
 
-def read(wire: WireClient, caps: Capabilities, topic: str, isolation: int, version: int | None = None) -> Any:
+def read(wire: ops.Conn, caps: Capabilities, topic: str, isolation: int, version: int | None = None) -> Any:
     _r, part = ops.fetch(wire, caps, topic, 0, isolation_level=isolation, max_wait_ms=100, version=version)
     expect(part is not None, "Protocol guide, Fetch", "the partition is missing from the fetch answer")
     return part
 
 
-def settle(wire: WireClient, caps: Capabilities, topic: str, end_offset: int) -> Any:
+def settle(wire: ops.Conn, caps: Capabilities, topic: str, end_offset: int) -> Any:
     """Read read_committed until the LSO reaches ``end_offset`` (the markers are written after EndTxn
     is answered on some brokers); at most 10 s."""
     deadline = time.monotonic() + 10
@@ -86,14 +87,14 @@ def test_transaction_coordinator_is_found(
 @pytest.mark.versions("init_producer_id")
 def test_init_again_bumps_the_epoch_and_fences_the_old_one(
     version: int,
-    wire_factory: Callable[..., WireClient],
+    router: Router,
     caps: Capabilities,
     unique: Callable[[str], str],
     topic: str,
 ) -> None:
     """KIP-98: InitProducerId for a transactional id that has one returns the same producer id with
     the epoch raised by one; the old epoch is fenced (PRODUCER_FENCED or INVALID_PRODUCER_EPOCH)."""
-    txn = Txn(wire_factory, caps, unique("tx"))
+    txn = Txn(router, caps, unique("tx"))
     old_epoch = txn.epoch
     pid, epoch = txn.init(version)
     expect_equal((pid, epoch), (txn.pid, old_epoch + 1), "KIP-98", "(producer id, epoch) after a second init")
@@ -104,7 +105,7 @@ def test_init_again_bumps_the_epoch_and_fences_the_old_one(
 @pytest.mark.versions("add_partitions_to_txn", hi=3)
 def test_add_partitions_answers_per_partition(
     version: int,
-    wire_factory: Callable[..., WireClient],
+    router: Router,
     caps: Capabilities,
     unique: Callable[[str], str],
     topic_factory: Callable[..., str],
@@ -113,7 +114,7 @@ def test_add_partitions_answers_per_partition(
     topic does not have is UNKNOWN_TOPIC_OR_PARTITION and then nothing of that request is added
     (the others get OPERATION_NOT_ATTEMPTED)."""
     topic = topic_factory(partitions=2)
-    txn = Txn(wire_factory, caps, unique("tx"))
+    txn = Txn(router, caps, unique("tx"))
     expect_equal(
         {p: c.name for p, c in txn.add_partitions(topic, (0, 1), version).items()},
         {0: "none", 1: "none"},
@@ -128,14 +129,14 @@ def test_add_partitions_answers_per_partition(
 
 @pytest.mark.requires("end_txn")
 def test_open_transaction_is_hidden_below_the_lso(
-    wire_factory: Callable[..., WireClient], caps: Capabilities, unique: Callable[[str], str], topic: str
+    router: Router, caps: Capabilities, unique: Callable[[str], str], topic: str
 ) -> None:
     """KIP-98 (LSO) and seed D1-M37: while a transaction is open, read_committed fetches stop at the
     last stable offset (the transaction's first offset), ListOffsets latest for read_committed
     answers the LSO, and read_uncommitted sees the records up to the high watermark."""
-    reader = wire_factory()
+    reader = router
     expect_code(ops.produce_values(reader, caps, topic, [b"before"]).error_code, "NONE", rule="setup")
-    txn = Txn(wire_factory, caps, unique("tx"))
+    txn = Txn(router, caps, unique("tx"))
     expect_code(txn.add_partitions(topic)[0], "NONE", rule="KIP-98")
     expect_code(txn.produce(topic, [b"open-1", b"open-2"]).error_code, "NONE", rule="KIP-98")
     committed = read(reader, caps, topic, ops.READ_COMMITTED)
@@ -161,7 +162,7 @@ def test_open_transaction_is_hidden_below_the_lso(
 @pytest.mark.versions("fetch", lo=4)
 def test_read_committed_never_delivers_aborted_records(
     version: int,
-    wire_factory: Callable[..., WireClient],
+    router: Router,
     caps: Capabilities,
     unique: Callable[[str], str],
     topic: str,
@@ -169,8 +170,8 @@ def test_read_committed_never_delivers_aborted_records(
     """KIP-98: after an abort, a read_committed fetch (v4+) reports the aborted transaction in
     aborted_transactions (producer id, first offset) so that the consumer drops its records; what
     a read_committed consumer delivers holds the committed records and none of the aborted ones."""
-    reader = wire_factory()
-    txn = Txn(wire_factory, caps, unique("tx"))
+    reader = router
+    txn = Txn(router, caps, unique("tx"))
     txn.write(topic, [b"aborted-1", b"aborted-2"], commit=False)
     txn.write(topic, [b"committed"], commit=True)
     part = settle(reader, caps, topic, 5)  # 2 aborted + marker + 1 committed + marker
@@ -183,15 +184,15 @@ def test_read_committed_never_delivers_aborted_records(
 @pytest.mark.versions("end_txn")
 def test_commit_makes_records_visible_after_a_marker(
     version: int,
-    wire_factory: Callable[..., WireClient],
+    router: Router,
     caps: Capabilities,
     unique: Callable[[str], str],
     topic: str,
 ) -> None:
     """KIP-98: EndTxn(commit) writes a COMMIT control batch after the transaction's records; the LSO
     moves past it and read_committed readers see the records."""
-    reader = wire_factory()
-    txn = Txn(wire_factory, caps, unique("tx"))
+    reader = router
+    txn = Txn(router, caps, unique("tx"))
     expect_code(txn.add_partitions(topic)[0], "NONE", rule="KIP-98")
     expect_code(txn.produce(topic, [b"c1", b"c2"]).error_code, "NONE", rule="KIP-98")
     expect_code(txn.end(True, version=version), "NONE", rule="KIP-98 EndTxn")
@@ -208,11 +209,11 @@ def test_commit_makes_records_visible_after_a_marker(
 
 @pytest.mark.requires("end_txn")
 def test_end_txn_with_an_old_epoch_is_fenced(
-    wire_factory: Callable[..., WireClient], caps: Capabilities, unique: Callable[[str], str], topic: str
+    router: Router, caps: Capabilities, unique: Callable[[str], str], topic: str
 ) -> None:
     """KIP-98 / KIP-588: EndTxn from an epoch older than the transactional id's current one is
     answered PRODUCER_FENCED (INVALID_PRODUCER_EPOCH on older versions), on the same connection."""
-    txn = Txn(wire_factory, caps, unique("tx"))
+    txn = Txn(router, caps, unique("tx"))
     stale = txn.epoch
     txn.pid, txn.epoch = txn.init()
     expect_code(txn.end(True, epoch=stale), *FENCED, rule="KIP-588")
@@ -220,13 +221,13 @@ def test_end_txn_with_an_old_epoch_is_fenced(
 
 @pytest.mark.requires("txn_offset_commit")
 def test_offsets_committed_in_a_transaction_appear_at_commit(
-    wire_factory: Callable[..., WireClient], caps: Capabilities, unique: Callable[[str], str], topic: str
+    router: Router, caps: Capabilities, unique: Callable[[str], str], topic: str
 ) -> None:
     """KIP-98 / KIP-447: AddOffsetsToTxn then TxnOffsetCommit stage offsets that OffsetFetch does not
     show as committed until EndTxn(commit); then they appear with their metadata."""
     group = unique("g")
-    group_wire = coordinator(wire_factory, caps, group)
-    txn = Txn(wire_factory, caps, unique("tx"))
+    group_wire = router.to_coordinator(group)
+    txn = Txn(router, caps, unique("tx"))
     answer = txn.coord.request(
         "add_offsets_to_txn",
         caps.best("add_offsets_to_txn"),

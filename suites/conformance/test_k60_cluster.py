@@ -17,11 +17,12 @@ from typing import Any
 import pytest
 
 from fixtures import ops
+from fixtures.routing import Router
 from fixtures.session import Capabilities
 from fixtures.wire import WireClient
 from reference_impl.protocol.record_set import build_batch
 
-from .coordinators import Txn
+from .coordinators import MARKERS_WAIT_S, TXN_KEY, Txn
 from .expect import expect, expect_code, expect_equal
 
 FEATURE = "Cluster and describe APIs"
@@ -47,12 +48,13 @@ def test_describe_cluster_matches_metadata(version: int, wire: WireClient, caps:
 
 @pytest.mark.versions("describe_log_dirs")
 def test_describe_log_dirs_shows_the_partition(
-    version: int, wire: WireClient, caps: Capabilities, topic: str
+    version: int, router: Router, caps: Capabilities, topic: str
 ) -> None:
     """KIP-113: DescribeLogDirs names the log directory holding each partition asked for, with a size
-    that grows when records are appended."""
-    ops.produce_values(wire, caps, topic, [b"x" * 500])
-    answer = wire.request("describe_log_dirs", version, topics=[{"topic": topic, "partitions": [0]}])
+    that grows when records are appended (asked of the partition's leader, a broker that holds it)."""
+    ops.produce_values(router, caps, topic, [b"x" * 500])
+    asked = [{"topic": topic, "partitions": [0]}]
+    answer = router.to_leader(topic).request("describe_log_dirs", version, topics=asked)
     sizes = [
         int(p.partition_size)
         for d in answer.results
@@ -68,11 +70,11 @@ def test_describe_log_dirs_shows_the_partition(
 
 @pytest.mark.requires("describe_producers")
 def test_describe_producers_lists_an_idempotent_producer(
-    wire: WireClient, caps: Capabilities, topic: str
+    router: Router, caps: Capabilities, topic: str
 ) -> None:
     """KIP-664 DescribeProducers: after an idempotent producer wrote sequences 0..2 to a partition, the
-    partition's active producers include it with its epoch and last sequence 2."""
-    code, pid, epoch = ops.init_producer_id(wire, caps)
+    partition's active producers (asked of its leader) include it with its epoch and last sequence 2."""
+    code, pid, epoch = ops.init_producer_id(router, caps)
     expect_code(code, "NONE", rule="setup: InitProducerId")
     batch = build_batch(
         [(None, b"a"), (None, b"b"), (None, b"c")],
@@ -81,8 +83,8 @@ def test_describe_producers_lists_an_idempotent_producer(
         producer_epoch=epoch,
         base_sequence=0,
     )
-    expect_code(ops.produce_batch(wire, caps, topic, batch).error_code, "NONE", rule="setup: Produce")
-    answer = wire.request(
+    expect_code(ops.produce_batch(router, caps, topic, batch).error_code, "NONE", rule="setup: Produce")
+    answer = router.to_leader(topic).request(
         "describe_producers",
         caps.best("describe_producers"),
         topics=[{"name": topic, "partition_indexes": [0]}],
@@ -119,11 +121,11 @@ def _unknown_txn_error(wire: WireClient, caps: Capabilities, tid: str) -> int:
 
 @pytest.mark.requires("describe_transactions")
 def test_describe_transactions_shows_an_open_transaction(
-    wire_factory: Callable[..., WireClient], caps: Capabilities, unique: Callable[[str], str], topic: str
+    router: Router, caps: Capabilities, unique: Callable[[str], str], topic: str
 ) -> None:
     """KIP-664 DescribeTransactions: an open transaction is Ongoing with its producer id, epoch and
     partitions; after the abort it is CompleteAbort; an unknown id is TRANSACTIONAL_ID_NOT_FOUND."""
-    txn = Txn(wire_factory, caps, unique("tx"))
+    txn = Txn(router, caps, unique("tx"))
     expect_code(txn.add_partitions(topic)[0], "NONE", rule="setup: AddPartitionsToTxn")
     state = _describe_txn(txn.coord, caps, txn.tid)
     expect_code(state.error_code, "NONE", rule="KIP-664")
@@ -140,25 +142,33 @@ def test_describe_transactions_shows_an_open_transaction(
         "topics",
     )
     expect_code(txn.end(False), "NONE", rule="setup: EndTxn")
-    expect_equal(
-        _describe_txn(txn.coord, caps, txn.tid).transaction_state, "CompleteAbort", "KIP-664", "state"
-    )
+    # EndTxn is answered once PrepareAbort is written; CompleteAbort follows the markers, which on a
+    # cluster go to leaders on other brokers first.
+    deadline = time.monotonic() + MARKERS_WAIT_S
+    ended = _describe_txn(txn.coord, caps, txn.tid).transaction_state
+    while ended == "PrepareAbort" and time.monotonic() < deadline:
+        time.sleep(0.05)
+        ended = _describe_txn(txn.coord, caps, txn.tid).transaction_state
+    expect_equal(ended, "CompleteAbort", "KIP-664", "state after the markers")
+    absent = unique("absent")  # asked of its own coordinator (others answer NOT_COORDINATOR)
     expect_code(
-        _unknown_txn_error(txn.coord, caps, unique("absent")), "TRANSACTIONAL_ID_NOT_FOUND", rule="KIP-664"
+        _unknown_txn_error(router.to_coordinator(absent, TXN_KEY), caps, absent),
+        "TRANSACTIONAL_ID_NOT_FOUND",
+        rule="KIP-664",
     )
 
 
 @pytest.mark.versions("list_transactions")
 def test_list_transactions_with_state_filter(
     version: int,
-    wire_factory: Callable[..., WireClient],
+    router: Router,
     caps: Capabilities,
     unique: Callable[[str], str],
     topic: str,
 ) -> None:
     """KIP-664 ListTransactions: the coordinator lists its transactional ids with producer id and
     state; a state filter keeps only those in the named states."""
-    txn = Txn(wire_factory, caps, unique("tx"))
+    txn = Txn(router, caps, unique("tx"))
     expect_code(txn.add_partitions(topic)[0], "NONE", rule="setup: AddPartitionsToTxn")
 
     def listed(states: list[str]) -> dict[str, tuple[int, str]]:
@@ -177,10 +187,12 @@ def test_list_transactions_with_state_filter(
 
 
 @pytest.mark.versions("offset_for_leader_epoch")
-def test_offset_for_leader_epoch(version: int, wire: WireClient, caps: Capabilities, topic: str) -> None:
+def test_offset_for_leader_epoch(version: int, router: Router, caps: Capabilities, topic: str) -> None:
     """KIP-101 / KIP-320: for the partition's current leader epoch the end offset is the log end
-    offset; a current_leader_epoch newer than the leader's is UNKNOWN_LEADER_EPOCH."""
-    ops.produce_values(wire, caps, topic, [b"a", b"b", b"c"])
+    offset; a current_leader_epoch newer than the leader's is UNKNOWN_LEADER_EPOCH (asked of the
+    leader, as a follower or consumer does)."""
+    ops.produce_values(router, caps, topic, [b"a", b"b", b"c"])
+    wire = router.to_leader(topic)
     meta = ops.metadata(wire, caps, [topic], version=caps.best("metadata", lo=7))
     epoch = int(meta.topics[0].partitions[0].leader_epoch)
 
