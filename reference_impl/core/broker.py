@@ -378,7 +378,12 @@ class Broker:
     def after_follower_fetch(self, part: Partition, now_ms: int, fetched_by: int) -> None:
         """A follower fetched: the HW may have moved (wake acks=all produces), the ISR may grow."""
         self.notify_partition_changed(part.key, now_ms)
-        proposal = part.propose_isr_change(now_ms, self.config.get_int("replica.lag.time.max.ms"), fetched_by)
+        proposal = part.propose_isr_change(
+            now_ms,
+            self.config.get_int("replica.lag.time.max.ms"),
+            fetched_by,
+            lambda replica: replica in self.image.live_brokers(),
+        )
         if proposal is not None:
             self.propose_isr(part, proposal, now_ms)
 

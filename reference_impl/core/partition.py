@@ -362,7 +362,11 @@ class Partition:
         self.maybe_advance_high_watermark()
 
     def propose_isr_change(
-        self, now_ms: int, max_lag_ms: int, fetched_by: int | None = None
+        self,
+        now_ms: int,
+        max_lag_ms: int,
+        fetched_by: int | None = None,
+        may_join: Callable[[int], bool] | None = None,
     ) -> IsrProposal | None:
         """An ISR shrink (a member lagging too long) or, right after ``fetched_by``'s fetch, its expansion.
 
@@ -370,13 +374,18 @@ class Partition:
         its own fetch, judged by the offset that fetch asked for; a timer only
         ever shrinks. Judging a join on remembered state would let a replica
         that restarted with less data (a power loss) rejoin on its old LEO.
+        ``may_join`` is the leader's view of the metadata (KIP-841): a replica
+        whose broker is fenced or shutting down there is not proposed, since the
+        controller would refuse it (INELIGIBLE_REPLICA) on every fetch.
         """
         if not self.is_leader or self.tracker is None or self.tracker.pending is not None:
             return None
         isr = set(self.isr)
         epoch_start = 0 if self._mutant(ISR_EXPAND_EARLY) else self.epoch_start_offset
         joining = [
-            r for r in self.tracker.expansion_candidates(self.high_watermark, epoch_start) if r == fetched_by
+            r
+            for r in self.tracker.expansion_candidates(self.high_watermark, epoch_start)
+            if r == fetched_by and (may_join is None or may_join(r))
         ]
         leaving = self.tracker.lagging(now_ms, max_lag_ms)
         if not joining and not leaving:

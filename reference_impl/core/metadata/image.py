@@ -82,6 +82,10 @@ class MetadataImage:
     offset: int = -1
     """Offset of the last record applied (the image's version)."""
 
+    def live_brokers(self) -> set[int]:
+        """Registered and unfenced: who may lead or join an ISR."""
+        return {b for b, info in self.brokers.items() if not info.fenced}
+
     def topic_by_id(self, topic_id: uuid.UUID) -> TopicInfo | None:
         name = self.topic_names.get(topic_id)
         return self.topics.get(name) if name is not None else None

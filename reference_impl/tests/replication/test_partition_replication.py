@@ -81,6 +81,23 @@ def test_a_lagging_follower_leaves_and_a_caught_up_one_rejoins() -> None:
     assert joining is not None and joining.new_isr == (1, 2)
 
 
+def test_a_fenced_follower_is_not_proposed_for_the_isr() -> None:
+    """KIP-841: a caught-up follower whose broker the leader's metadata shows fenced (just
+    restarted, not yet unfenced) is not proposed for the ISR: the controller would answer
+    INELIGIBLE_REPLICA, and the leader would ask again on every fetch. Once it is live it is."""
+    a, b = replica(1), replica(2)
+    a.become_leader(0, 1, (1, 2), (1,), now_ms=0)
+    b.become_follower(1, 0, 1, (1, 2), (1,))
+    produce(a, b"x")
+    fetch_round(a, b, now=1)
+    fetch_round(a, b, now=2)
+    live: set[int] = {1}
+    assert a.propose_isr_change(now_ms=3, max_lag_ms=30_000, fetched_by=2, may_join=live.__contains__) is None
+    live.add(2)
+    joining = a.propose_isr_change(now_ms=4, max_lag_ms=30_000, fetched_by=2, may_join=live.__contains__)
+    assert joining is not None and joining.new_isr == (1, 2)
+
+
 def test_kip101_follower_does_not_truncate_to_its_hw_after_restart() -> None:
     """KIP-101 scenario 1: a follower that restarts with records beyond its HW keeps them, so an
     immediate election of that follower loses nothing acknowledged."""
