@@ -469,6 +469,16 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {
             read_only=True,
         ),
         ConfigDef(
+            "metadata.log.max.record.bytes.between.snapshots",
+            _T.LONG,
+            "20971520",
+            "Bytes of metadata records committed since the last snapshot after which every node writes a "
+            "snapshot of its metadata image; the metadata log then starts at the snapshot (a replica "
+            "behind that start catches up with FetchSnapshot).",
+            valid=_at_least(1),
+            read_only=True,
+        ),
+        ConfigDef(
             "broker.session.timeout.ms",
             _T.INT,
             "9000",

@@ -42,7 +42,12 @@ from reference_impl.core.raft.controller.quorum_controller import (
     QuorumController,
     not_controller_answer,
 )
-from reference_impl.core.raft.controller.records import ControllerImage, decode_record, decode_snapshot
+from reference_impl.core.raft.controller.records import (
+    ControllerImage,
+    decode_record,
+    decode_snapshot,
+    encode_snapshot,
+)
 from reference_impl.core.raft.messages import RAFT_MESSAGE_TYPES, Envelope
 from reference_impl.core.raft.quorum_state import QuorumStateStore
 from reference_impl.core.raft.raft_log import RaftLog, Snapshot, SnapshotStore
@@ -230,17 +235,39 @@ class ClusterQuorum:
         self._producer_blocks: deque[list[int]] = deque()  # [next, limit) of each block
         self._producer_ids_asked = False
         self._now_ms = now_ms
+        self._snapshot_after_bytes = config.get_int("metadata.log.max.record.bytes.between.snapshots")
+        self._bytes_since_snapshot = 0
 
     # -- RaftListener: the broker's metadata image -------------------------------------------------
 
     def handle_commit(self, batch: CommittedBatch) -> None:
         for offset, value in batch.records:
             self.image.apply(decode_record(value), offset)
+            self._bytes_since_snapshot += len(value)
         self._changed = True
 
     def handle_load_snapshot(self, snapshot: Snapshot) -> None:
         self.image = decode_snapshot(snapshot.data, self.cluster_id, snapshot.snapshot_id.offset)
+        self._bytes_since_snapshot = 0
         self._changed = True
+        log.info(
+            "node %d: metadata image loaded from the snapshot ending at offset %d",
+            self.node_id,
+            snapshot.snapshot_id.offset,
+        )
+
+    def _maybe_snapshot(self) -> None:
+        """Past ``metadata.log.max.record.bytes.between.snapshots`` of committed records, write the
+        image as a snapshot at the published offset; the log then starts there (Kafka's
+        SnapshotGenerator). Each node snapshots its own image, voter or not."""
+        if self._bytes_since_snapshot < self._snapshot_after_bytes:
+            return
+        end = self.raft.published_offset  # the image holds exactly what lies below it
+        if end <= 0:
+            return
+        self.raft.create_snapshot(end, encode_snapshot(self.image))
+        self._bytes_since_snapshot = 0
+        log.info("node %d: metadata snapshot at offset %d", self.node_id, end)
 
     def handle_leader_change(self, leader: LeaderAndEpoch) -> None:
         self.image.controller_id = leader.leader_id
@@ -261,6 +288,7 @@ class ClusterQuorum:
             if not self._route(now_ms):
                 break
         self._apply_metadata(now_ms)
+        self._maybe_snapshot()
         self.broker.purgatory.check_and_complete(COMMIT_KEY, now_ms)
 
     def next_deadline_ms(self) -> int | None:
@@ -537,8 +565,13 @@ def quorum_error(ctx: RequestContext, api_key: int, code: ErrorCode) -> Reply:
     from ..handlers.registry import Respond
 
     empty = {  # every field these answers have without a default, at its "nothing here" value
-        "topics": [], "is_caught_up": False, "is_fenced": True, "should_shut_down": False,
-        "producer_id_start": -1, "producer_id_len": 0, "broker_epoch": -1,
+        "topics": [],
+        "is_caught_up": False,
+        "is_fenced": True,
+        "should_shut_down": False,
+        "producer_id_start": -1,
+        "producer_id_len": 0,
+        "broker_epoch": -1,
     }
     answer = {**empty, "error_code": code, "throttle_time": 0}
     return Respond(build(response_class(api_key, ctx.api_version), answer))
