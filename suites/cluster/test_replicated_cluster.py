@@ -114,22 +114,32 @@ def test_paused_follower_leaves_isr_and_rejoins(cluster: Target) -> None:
     """Issue 4: a SIGSTOPped follower leaves the ISR (replica.lag.time.max.ms 3 s, or fenced after
     broker.session.timeout.ms 3 s), acks=all continues, and after SIGCONT it rejoins."""
     create_topic(cluster, "paused")
+    seen: dict[str, tuple[int, list[int], int]] = {}
+
+    def state() -> tuple[int, list[int], int]:
+        """The partition as one broker's Metadata shows it; a broker that has not learnt the new
+        topic yet answers without a leader, which says nothing about the ISR: asked again."""
+        for _ in range(50):
+            seen["last"] = partition_state(cluster, "paused")
+            if seen["last"][0] >= 0:
+                return seen["last"]
+            time.sleep(0.1)
+        raise AssertionError("no broker's Metadata shows a leader of 'paused'")
+
     # a broker restarted by an earlier test may still be catching up: start from a full ISR
-    wait_for(lambda: len(partition_state(cluster, "paused")[1]) == 3, 60, "all three replicas in the ISR")
-    leader, isr, _controller = partition_state(cluster, "paused")
+    wait_for(lambda: len(state()[1]) == 3, 60, "all three replicas in the ISR")
+    leader, isr, _controller = seen["last"]
     follower = next(r for r in isr if r != leader)
     producer = Producer({"bootstrap.servers": cluster.bootstrap_servers, "acks": "all"})
     cluster.node(follower).pause()
     try:
-        left = wait_for(
-            lambda: follower not in partition_state(cluster, "paused")[1], 30, "follower leaves ISR"
-        )
+        left = wait_for(lambda: follower not in state()[1], 30, "follower leaves ISR")
         print(f"paused follower {follower} left the ISR after {left:.2f}s")
         producer.produce("paused", b"while-paused")
         assert producer.flush(30) == 0, "acks=all did not continue with the follower out of the ISR"
     finally:
         cluster.node(follower).resume()
-    back = wait_for(lambda: follower in partition_state(cluster, "paused")[1], 60, "follower rejoins ISR")
+    back = wait_for(lambda: follower in state()[1], 60, "follower rejoins ISR")
     print(f"follower {follower} rejoined the ISR {back:.2f}s after SIGCONT")
 
 
