@@ -5,11 +5,9 @@ the module; each test leaves every node running:
   keep working while the partition leader is SIGKILLed: every acknowledged record is read by every
   client's group;
 * the group coordinator moves with ``__consumer_offsets`` leadership: offsets committed, the
-  coordinator's broker killed, the group resumes from them on the new coordinator;
-* a controller cut off in a minority (the other two voters SIGSTOPped) commits nothing: its
-  CreateTopics fails (REQUEST_TIMED_OUT, or NOT_CONTROLLER once it resigns for lack of a quorum),
-  and once the majority has moved on without it, the topic never appears until the creation is
-  retried.
+  coordinator's broker killed, the group resumes from them on the new coordinator.
+
+A controller cut off in a minority by a network partition is test_controller_partition.py.
 """
 
 from __future__ import annotations
@@ -22,8 +20,7 @@ import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient  # type: ignore[attr-defined]
 
-from fixtures.targets import Node, Target, launch
-from fixtures.wire import WireClient
+from fixtures.targets import Target, launch
 
 from .clients import CLIENTS, Side, consume, in_thread, produce
 from .workload import CLUSTER_CONFIGS, create_topic, partition_state, wait_for
@@ -156,72 +153,3 @@ def _offsets_shard(target: Target, coordinator: int) -> int:
     led = [p for p, meta in md.topics["__consumer_offsets"].partitions.items() if meta.leader == coordinator]
     assert led, f"broker {coordinator} leads no __consumer_offsets partition"
     return int(led[0])
-
-
-def _controller_seen_by(nodes: list[Node]) -> int:
-    servers = ",".join(f"{n.host}:{n.advertised_port}" for n in nodes)
-    return int(AdminClient({"bootstrap.servers": servers}).list_topics(timeout=5).controller_id)
-
-
-def _topics_on(node: Node) -> set[str]:
-    with WireClient(f"{node.host}:{node.advertised_port}", timeout_s=10) as client:
-        answer = client.request(3, 12, topics=None, allow_auto_topic_creation=False)
-        return {t.name for t in answer.topics}
-
-
-def _create(node: Node, name: str, timeout_ms: int) -> str:
-    topic = {"name": name, "num_partitions": 1, "replication_factor": 3, "assignments": [], "configs": []}
-    with WireClient(f"{node.host}:{node.advertised_port}", timeout_s=timeout_ms / 1000 + 10) as client:
-        [result] = client.request(19, 7, topics=[topic], timeout=timeout_ms, validate_only=False).topics
-        return str(result.error_code.name)
-
-
-def test_a_controller_cut_off_in_a_minority_cannot_commit(three: Target) -> None:
-    wait_for(lambda: _controller_seen_by(three.nodes) >= 0, 30, "an active controller")
-    cut = three.node(_controller_seen_by(three.nodes))
-    majority = [n for n in three.nodes if n.node_id != cut.node_id]
-    for node in majority:
-        node.pause()
-    # A metadata fetch a voter sent just before its SIGSTOP waits at the leader for up to 200 ms; a
-    # record appended meanwhile would still reach that voter's socket (and could be committed later,
-    # legitimately). Once those have expired, nothing the cut-off controller writes reaches anyone.
-    time.sleep(0.6)
-    try:
-        started = time.monotonic()
-        error = _create(cut, "minority-topic", 4_000)
-        print(
-            f"CreateTopics on controller {cut.node_id} cut off in a minority: {error} "
-            f"after {time.monotonic() - started:.2f}s"
-        )
-        assert error in ("request_timed_out", "not_controller"), error
-        cut.pause()  # the majority comes back without it
-    finally:
-        for node in majority:
-            node.resume()
-    try:
-        took = wait_for(
-            lambda: _controller_seen_by(majority) not in (cut.node_id, -1),
-            30,
-            "the majority elects a controller",
-        )
-        print(f"the majority elected {_controller_seen_by(majority)} in {took:.2f}s")
-    finally:
-        cut.resume()
-    wait_for(
-        lambda: _controller_seen_by([cut]) not in (cut.node_id, -1), 30, f"{cut.node_id} follows the majority"
-    )
-    deadline = time.monotonic() + 3.0
-    while time.monotonic() < deadline:  # the uncommitted creation must never show up anywhere
-        for node in three.nodes:
-            assert "minority-topic" not in _topics_on(node), f"node {node.node_id} shows the minority's topic"
-        time.sleep(0.5)
-    retried = wait_for(lambda: _retry_create(three), 30, "the retried creation succeeds")
-    print(f"the retried CreateTopics succeeded after {retried:.2f}s")
-    wait_for(
-        lambda: all("minority-topic" in _topics_on(n) for n in three.nodes), 30, "the topic on every node"
-    )
-
-
-def _retry_create(target: Target) -> bool:
-    """CreateTopics at the controller the cluster names now (the admin clients' retry)."""
-    return _create(target.node(_controller_seen_by(target.nodes)), "minority-topic", 10_000) == "none"

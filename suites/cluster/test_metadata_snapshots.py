@@ -48,9 +48,7 @@ def test_snapshots_are_taken_and_a_lagging_broker_catches_up_from_one(tmp_path: 
     with launch("reference", workdir=tmp_path, brokers=3, broker_configs=configs) as target:
         first = [f"snap-a-{i}" for i in range(30)]
         _create(target, first)
-        wait_for(
-            lambda: all(_snapshots(tmp_path, n) for n in (1, 2, 3)), 30, "every node wrote a snapshot"
-        )
+        wait_for(lambda: all(_snapshots(tmp_path, n) for n in (1, 2, 3)), 30, "every node wrote a snapshot")
         victim = 3
         before = _snapshots(tmp_path, victim)[-1]
         target.node(victim).kill()
