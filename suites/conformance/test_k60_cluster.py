@@ -1,11 +1,12 @@
 """Cluster and describe APIs: DescribeCluster (60), DescribeLogDirs (35), DescribeProducers (61),
-DescribeTransactions (65), ListTransactions (66), OffsetForLeaderEpoch (23).
+DescribeTransactions (65), ListTransactions (66), OffsetForLeaderEpoch (23), DescribeQuorum (55).
 
 Rules from KIP-700 (DescribeCluster: the same brokers and cluster id as Metadata), KIP-113
 (DescribeLogDirs: the partitions each log directory holds and their sizes), KIP-664
 (DescribeProducers, DescribeTransactions, ListTransactions: the producer and transaction state
 brokers keep), KIP-101 / KIP-320 (OffsetForLeaderEpoch: the end offset of the latest epoch is the
-log end offset; a current_leader_epoch newer than the leader's is UNKNOWN_LEADER_EPOCH).
+log end offset; a current_leader_epoch newer than the leader's is UNKNOWN_LEADER_EPOCH), KIP-595 /
+KIP-853 (DescribeQuorum: the metadata quorum as its leader sees it, the same from every broker).
 """
 
 from __future__ import annotations
@@ -214,3 +215,38 @@ def test_offset_for_leader_epoch(version: int, router: Router, caps: Capabilitie
     expect_code(got.error_code, "NONE", rule="KIP-101")
     expect_equal((int(got.leader_epoch), int(got.end_offset)), (epoch, 3), "KIP-101", "(epoch, end offset)")
     expect_code(ask(epoch + 5).error_code, "UNKNOWN_LEADER_EPOCH", rule="KIP-320")
+
+
+@pytest.mark.versions("describe_quorum")
+def test_describe_quorum_from_every_broker(version: int, router: Router) -> None:
+    """KIP-595: DescribeQuorum names the metadata quorum's leader among its voters, with a high
+    watermark no voter's log end is behind when it is the leader's own; every broker gives the same
+    leader and epoch (Kafka's brokers forward the request to the active controller). KIP-853 (v2):
+    ``nodes`` gives an endpoint for every voter."""
+    metadata_partition = {"topic_name": "__cluster_metadata", "partitions": [{"partition_index": 0}]}
+    seen = set()
+    for wire in router.connections():
+        answer = wire.request("describe_quorum", version, topics=[metadata_partition])
+        expect_code(answer.error_code, "NONE", rule="KIP-595")
+        [topic] = answer.topics
+        [partition] = topic.partitions
+        where = f"the quorum as {wire.label} describes it"
+        expect_code(partition.error_code, "NONE", rule="KIP-595", where=where)
+        voters = {int(v.replica_id): int(v.log_end_offset) for v in partition.current_voters}
+        leader = int(partition.leader_id)
+        expect(leader in voters, "KIP-595", f"the leader {leader} is not among the voters {sorted(voters)}")
+        expect(
+            0 <= int(partition.high_watermark) <= voters[leader],
+            "KIP-595",
+            f"high watermark {partition.high_watermark} past the leader's log end {voters[leader]}",
+        )
+        seen.add((leader, int(partition.leader_epoch)))
+        print(f"v{version} {wire.label}: leader {leader}, HW {partition.high_watermark}, log ends {voters}")
+        if version >= 2:
+            endpoints = {int(n.node_id): [(e.host, int(e.port)) for e in n.listeners] for n in answer.nodes}
+            expect(
+                set(voters) <= set(endpoints) and all(endpoints[v] for v in voters),
+                "KIP-853",
+                f"nodes {endpoints} do not give every voter {sorted(voters)} an endpoint",
+            )
+    expect(len(seen) == 1, "KIP-595", f"brokers disagree on the quorum's (leader, epoch): {sorted(seen)}")

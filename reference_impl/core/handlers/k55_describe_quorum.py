@@ -1,9 +1,16 @@
-"""DescribeQuorum: v0-1. The metadata quorum's leader, epoch, high watermark, voters and observers.
+"""DescribeQuorum: v0-2. The metadata quorum's leader, epoch, high watermark, voters and observers.
 
-Answered by the quorum leader (NOT_LEADER_OR_FOLLOWER elsewhere, as Kafka's
-replicas do); a one-node broker is its own one-voter quorum and describes
-itself. Version notes: v1 adds each replica's last fetch and caught-up
-times; v2 (KIP-853 directory ids, nodes) is not implemented.
+Described by the quorum leader. Any other broker forwards the request to the leader and relays its
+answer, as Kafka's brokers forward DescribeQuorum to the active controller (KIP-595's tool talks to
+any broker); a request that was itself forwarded, or that finds no leader to forward to, is
+answered NOT_LEADER_OR_FOLLOWER on the partition, as Kafka's raft replicas answer it, and the
+client retries. A one-node broker is its own one-voter quorum and describes itself.
+
+Version notes: v1 adds each replica's last fetch and caught-up times; v2 (KIP-853) adds a
+top-level and a partition error message, each replica's directory id (this broker has no
+directory ids: the null/zero id, as Kafka reports replicas without one) and ``nodes``, the
+voters' endpoints. A node here has one listener for clients and peers alike; it is named
+PLAINTEXT, the name Kafka gives an unnamed plaintext listener.
 """
 
 from __future__ import annotations
@@ -12,56 +19,115 @@ from typing import TYPE_CHECKING, Any
 
 from reference_impl.protocol.apis import response_class
 from reference_impl.protocol.build import build
+from reference_impl.protocol.errors import ErrorCode
 
+from ..cluster.quorum import PEER_CLIENT_PREFIX
 from ..cluster.wire import METADATA_TOPIC
 from ..metadata.local_controller import LocalController
+from .later import BrokerReply
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
     from ..broker import Broker, RequestContext
 
+LISTENER_NAME = "PLAINTEXT"
+NOT_LEADER_MESSAGE = "this node is not the metadata quorum's leader"
+FORWARD_TIMEOUT_MS = 10_000
+"""How long a forwarded DescribeQuorum waits for the leader before NOT_LEADER_OR_FOLLOWER."""
 
-@handles(55, 0, 1)
+
+@handles(55, 0, 2)
 def handle_describe_quorum(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
-    if broker.quorum is not None:
-        described = broker.quorum.raft.describe_quorum()
-        error, leader, epoch, hw = (
-            int(described.error_code),
-            described.leader_id,
-            described.leader_epoch,
-            described.high_watermark,
-        )
-        voters = [vars_of(r) for r in described.current_voters]
-        observers = [vars_of(r) for r in described.observers]
-    else:
-        end = broker.controller.log.log_end_offset if isinstance(broker.controller, LocalController) else 0
-        error, leader, epoch, hw = 0, broker.node_id, 1, end
-        voters = [
+    quorum = broker.quorum
+    if quorum is None:
+        return _respond(ctx, _single_node(broker, ctx))
+    if quorum.raft.is_leader or ctx.client_id.startswith(PEER_CLIENT_PREFIX):
+        return _respond(ctx, _described(broker))
+    leader = quorum.raft.leader_id
+    if leader not in quorum.voters or leader == broker.node_id:
+        return _respond(ctx, _described(broker))  # no leader known: NOT_LEADER_OR_FOLLOWER
+    refused = _described(broker)
+    reply = BrokerReply(
+        broker, ctx, lambda body: body, ctx.received_ms + FORWARD_TIMEOUT_MS, _render(ctx, refused), "quorum"
+    )
+
+    def relay(response: Any, error: str | None) -> None:
+        reply.answer(response if response is not None else _render(ctx, refused))
+
+    sent = broker.send_request(leader, request, relay, address=quorum.voters[leader], channel="controller")
+    if not sent:
+        return _respond(ctx, refused)
+    return reply.deferred()
+
+
+def _respond(ctx: RequestContext, described: dict[str, Any]) -> Reply:
+    return Respond(_render(ctx, described))
+
+
+def _render(ctx: RequestContext, described: dict[str, Any]) -> Any:
+    """The response in the client's version, from the leader's (or this node's refusal) plain data."""
+    partition = {k: v for k, v in described.items() if k != "nodes"}
+    body = {
+        "error_code": 0,
+        "error_message": None,
+        "topics": [{"topic_name": METADATA_TOPIC, "partitions": [partition]}],
+        "nodes": described["nodes"],
+    }
+    return build(response_class(55, ctx.api_version), body)
+
+
+def _described(broker: Broker) -> dict[str, Any]:
+    """This node's quorum description: the leader's view, or NOT_LEADER_OR_FOLLOWER elsewhere."""
+    assert broker.quorum is not None
+    quorum = broker.quorum
+    described = quorum.raft.describe_quorum()
+    error = ErrorCode(described.error_code)
+    return {
+        "partition_index": 0,
+        "error_code": int(error),
+        "error_message": None if error is ErrorCode.none else NOT_LEADER_MESSAGE,
+        "leader_id": described.leader_id,
+        "leader_epoch": described.leader_epoch,
+        "high_watermark": described.high_watermark,
+        "current_voters": [_replica(r) for r in described.current_voters],
+        "observers": [_replica(r) for r in described.observers],
+        "nodes": [_node(node_id, host, port) for node_id, (host, port) in sorted(quorum.voters.items())],
+    }
+
+
+def _single_node(broker: Broker, ctx: RequestContext) -> dict[str, Any]:
+    end = broker.controller.log.log_end_offset if isinstance(broker.controller, LocalController) else 0
+    host, port = broker.advertised
+    return {
+        "partition_index": 0,
+        "error_code": 0,
+        "error_message": None,
+        "leader_id": broker.node_id,
+        "leader_epoch": 1,
+        "high_watermark": end,
+        "current_voters": [
             {
                 "replica_id": broker.node_id,
+                "replica_directory_id": None,
                 "log_end_offset": end,
                 "last_fetch_timestamp": ctx.received_ms,
                 "last_caught_up_timestamp": ctx.received_ms,
             }
-        ]
-        observers = []
-    partition = {
-        "partition_index": 0,
-        "error_code": error,
-        "leader_id": leader,
-        "leader_epoch": epoch,
-        "high_watermark": hw,
-        "current_voters": voters,
-        "observers": observers,
+        ],
+        "observers": [],
+        "nodes": [_node(broker.node_id, host, port)],
     }
-    topics = [{"topic_name": METADATA_TOPIC, "partitions": [partition]}]
-    return Respond(build(response_class(55, ctx.api_version), {"error_code": 0, "topics": topics}))
 
 
-def vars_of(replica: Any) -> dict[str, int]:
+def _replica(replica: Any) -> dict[str, Any]:
     return {
         "replica_id": replica.replica_id,
+        "replica_directory_id": None,
         "log_end_offset": replica.log_end_offset,
         "last_fetch_timestamp": replica.last_fetch_timestamp,
         "last_caught_up_timestamp": replica.last_caught_up_timestamp,
     }
+
+
+def _node(node_id: int, host: str, port: int) -> dict[str, Any]:
+    return {"node_id": node_id, "listeners": [{"name": LISTENER_NAME, "host": host, "port": port}]}

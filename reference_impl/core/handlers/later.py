@@ -19,7 +19,7 @@ from ..purgatory import DelayedOperation
 from .registry import Deferred
 
 if TYPE_CHECKING:
-    from ..broker import RequestContext
+    from ..broker import Broker, RequestContext
 
 _ids = itertools.count(1)
 
@@ -61,3 +61,23 @@ class LaterReply(DelayedOperation):
 
     def on_complete(self, now_ms: int) -> None:
         self.ctx.respond(self.render(self.value if self.answered else self.on_timeout))
+
+
+class BrokerReply(LaterReply):
+    """A reply the broker's purgatory completes as soon as it is answered (an answer given before
+    the handler returns completes the request at once)."""
+
+    def __init__(
+        self,
+        broker: Broker,
+        ctx: RequestContext,
+        render: Callable[[Any], ResponsePayload],
+        deadline_ms: int,
+        on_timeout: Any,
+        kind: str,
+    ) -> None:
+        super().__init__(ctx, render, deadline_ms, on_timeout, kind)
+        self.broker = broker
+
+    def wake(self) -> None:
+        self.broker.purgatory.check_and_complete(self.key, self.broker.now_ms)
