@@ -24,7 +24,7 @@ from reference_impl.protocol.errors import ErrorCode
 from ..cluster.quorum import PEER_CLIENT_PREFIX
 from ..cluster.wire import METADATA_TOPIC
 from ..metadata.local_controller import LocalController
-from .later import BrokerReply
+from .later import LaterReply
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
@@ -47,9 +47,8 @@ def handle_describe_quorum(broker: Broker, ctx: RequestContext, request: Any) ->
     if leader not in quorum.voters or leader == broker.node_id:
         return _respond(ctx, _described(broker))  # no leader known: NOT_LEADER_OR_FOLLOWER
     refused = _described(broker)
-    reply = BrokerReply(
-        broker, ctx, lambda body: body, ctx.received_ms + FORWARD_TIMEOUT_MS, _render(ctx, refused), "quorum"
-    )
+    deadline_ms = ctx.received_ms + FORWARD_TIMEOUT_MS
+    reply = LaterReply(ctx, lambda body: body, deadline_ms, _render(ctx, refused), "quorum", broker)
 
     def relay(response: Any, error: str | None) -> None:
         reply.answer(response if response is not None else _render(ctx, refused))

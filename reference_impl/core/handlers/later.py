@@ -32,8 +32,12 @@ class LaterReply(DelayedOperation):
         deadline_ms: int,
         on_timeout: Any,
         kind: str,
+        broker: Broker | None = None,
     ) -> None:
         super().__init__(deadline_ms)
+        self.broker = broker
+        """Given, the broker's purgatory completes the reply as soon as it is answered (an answer
+        given before the handler returns completes the request at once)."""
         self.ctx = ctx
         self.render = render
         self.on_timeout = on_timeout
@@ -51,7 +55,9 @@ class LaterReply(DelayedOperation):
 
     def wake(self) -> None:
         """Let the purgatory complete this reply (now, or when its owner's operation is over)."""
-        raise NotImplementedError
+        if self.broker is None:
+            raise NotImplementedError("a reply without a broker says how it is woken")
+        self.broker.purgatory.check_and_complete(self.key, self.broker.now_ms)
 
     def deferred(self) -> Deferred:
         return Deferred(self, (self.key,))
@@ -61,23 +67,3 @@ class LaterReply(DelayedOperation):
 
     def on_complete(self, now_ms: int) -> None:
         self.ctx.respond(self.render(self.value if self.answered else self.on_timeout))
-
-
-class BrokerReply(LaterReply):
-    """A reply the broker's purgatory completes as soon as it is answered (an answer given before
-    the handler returns completes the request at once)."""
-
-    def __init__(
-        self,
-        broker: Broker,
-        ctx: RequestContext,
-        render: Callable[[Any], ResponsePayload],
-        deadline_ms: int,
-        on_timeout: Any,
-        kind: str,
-    ) -> None:
-        super().__init__(ctx, render, deadline_ms, on_timeout, kind)
-        self.broker = broker
-
-    def wake(self) -> None:
-        self.broker.purgatory.check_and_complete(self.key, self.broker.now_ms)

@@ -11,7 +11,7 @@ from reference_impl.protocol.apis import response_class
 from reference_impl.protocol.build import build
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
-from .later import BrokerReply
+from .later import LaterReply
 from .registry import Reply
 
 if TYPE_CHECKING:
@@ -31,7 +31,7 @@ REPLY_TIMEOUT_MS = 30_000
 told COORDINATOR_NOT_AVAILABLE (retriable; Kafka's coordinator appends with request.timeout.ms)."""
 
 
-class TxnReply(BrokerReply):
+class TxnReply(LaterReply):
     """A transaction request answered once the coordinator's state write is committed (acks=all).
 
     An answer given before the handler returns completes the request at once (one broker, one
@@ -40,7 +40,9 @@ class TxnReply(BrokerReply):
     def __init__(
         self, broker: Broker, ctx: RequestContext, render: Callable[[Any], ResponsePayload], on_timeout: Any
     ) -> None:
-        super().__init__(broker, ctx, render, ctx.received_ms + REPLY_TIMEOUT_MS, on_timeout, "txn-reply")
+        deadline_ms = ctx.received_ms + REPLY_TIMEOUT_MS
+        super().__init__(ctx, render, deadline_ms, on_timeout, "txn-reply", broker)
+        self.broker: Broker = broker
 
     def run(
         self, call: Callable[[TransactionCoordinator], None], refused: Callable[[ErrorCode], Any]
