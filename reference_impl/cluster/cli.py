@@ -1,11 +1,14 @@
 """``kafka-harness cluster``: start a reference cluster and act on its nodes.
 
-    kafka-harness cluster up --brokers 3 [--controllers 3] --data-dir D [--config k=v ...]
+    kafka-harness cluster up --brokers 3 [--controllers 3 [--separate-controllers]] --data-dir D
+                             [--config k=v ...]
     kafka-harness cluster kill|restart|pause|resume|stop NODE --data-dir D
     kafka-harness cluster status|down --data-dir D
 
 ``up`` starts the broker processes (the first ``--controllers`` are metadata
-quorum voters), waits until every broker reports the same metadata, writes
+quorum voters; with ``--separate-controllers`` the voters are that many more
+nodes, controllers only, numbered after the brokers), waits until every
+broker reports the same metadata, writes
 ``D/cluster.json`` and prints the bootstrap servers. ``kill`` is SIGKILL,
 ``pause``/``resume`` SIGSTOP/SIGCONT, ``stop`` SIGTERM (a controlled
 shutdown), ``restart`` starts a stopped or killed node again on its data.
@@ -22,6 +25,7 @@ import sys
 from .launcher import (
     ClusterError,
     ClusterPlan,
+    NodePlan,
     down,
     is_alive,
     kill_node,
@@ -43,6 +47,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     start = sub.add_parser("up", help="start a cluster and wait until it agrees")
     start.add_argument("--brokers", type=int, default=3)
     start.add_argument("--controllers", type=int, help="metadata quorum voters (default: up to 3)")
+    start.add_argument(
+        "--separate-controllers",
+        action="store_true",
+        help="the voters are controller-only nodes (process.roles=controller) after the brokers",
+    )
     start.add_argument("--data-dir", required=True)
     start.add_argument("--cluster-id")
     start.add_argument("--config", action="append", default=[], metavar="KEY=VALUE")
@@ -69,7 +78,8 @@ def main(argv: list[str]) -> int:
         if args.action == "status":
             for n in cluster.nodes:
                 state = "running" if is_alive(n.pid) else "down"
-                print(f"node {n.node_id} pid {n.pid} {state} {n.advertised} view {metadata_view(n.listen)}")
+                view = metadata_view(n.listen) if n.broker else "(controller only: no Metadata)"
+                print(f"node {n.node_id} pid {n.pid} {_role(n)} {state} {n.advertised} view {view}")
             return 0
         return _act(cluster, args.action, args.node)
     except ClusterError as exc:
@@ -82,15 +92,21 @@ def _up(args: argparse.Namespace) -> int:
         args.data_dir,
         args.brokers,
         controllers=args.controllers,
+        separate_controllers=args.separate_controllers,
         configs=args.config,
         cluster_id=args.cluster_id,
     )
     up(cluster, args.timeout)
     for n in cluster.nodes:
-        role = "broker+controller" if n.voter else "broker"
-        print(f"node {n.node_id} pid {n.pid} {role} {n.advertised}")
+        print(f"node {n.node_id} pid {n.pid} {_role(n)} {n.advertised}")
     print(cluster.bootstrap_servers)
     return 0
+
+
+def _role(node: NodePlan) -> str:
+    if not node.broker:
+        return "controller"
+    return "broker+controller" if node.voter else "broker"
 
 
 def _act(cluster: ClusterPlan, action: str, node_id: int) -> int:

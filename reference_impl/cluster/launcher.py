@@ -2,10 +2,12 @@
 
 A cluster is N ``kafka-harness broker`` processes sharing a cluster id, the
 first C of them voters of the metadata quorum (combined broker+controller
-mode), the rest observers. Every address is planned per link, so a proxy can
-sit on each one: a node listens on one port, advertises another to clients,
-and reaches each peer (its broker port for replica fetches, its controller for
-the quorum) at an address of that (source, destination) pair.
+mode), the rest observers; or, with separate controllers, N brokers observing
+a quorum of C more nodes that are controllers only (``process.roles=controller``).
+Every address is planned per link, so a proxy can sit on each one: a node
+listens on one port, advertises another to clients, and reaches each peer
+(its broker port for replica fetches, its controller for the quorum) at an
+address of that (source, destination) pair.
 
 :class:`ClusterPlan` is what ``cluster.json`` holds: each node's id, pid, the
 addresses and the command that (re)starts it, so ``kafka-harness cluster
@@ -34,6 +36,8 @@ from reference_impl.protocol.codec import decode_response, encode_request
 from reference_impl.protocol.frames import FrameDecoder
 
 CLUSTER_FILE = "cluster.json"
+MAX_SEPARATE_CONTROLLERS = 5
+"""Raft quorums of 1, 3 or 5 voters are what clusters run; more only slows every commit."""
 HOST = "127.0.0.1"
 Address = tuple[str, int]
 
@@ -61,6 +65,8 @@ class NodePlan:
     command: list[str]
     log: str
     pid: int | None = None
+    broker: bool = True
+    """False for a controller-only node (it never serves clients or partitions)."""
 
     @property
     def listen_address(self) -> Address:
@@ -76,7 +82,11 @@ class ClusterPlan:
 
     @property
     def bootstrap_servers(self) -> str:
-        return ",".join(n.advertised for n in self.nodes)
+        return ",".join(n.advertised for n in self.brokers)
+
+    @property
+    def brokers(self) -> list[NodePlan]:
+        return [n for n in self.nodes if n.broker]
 
     def node(self, node_id: int) -> NodePlan:
         for n in self.nodes:
@@ -106,6 +116,7 @@ def plan_cluster(
     brokers: int,
     *,
     controllers: int | None = None,
+    separate_controllers: bool = False,
     listen_ports: Sequence[int] | None = None,
     advertised_ports: Sequence[int] | None = None,
     peer_addresses: Mapping[tuple[int, int], Address] | None = None,
@@ -113,21 +124,27 @@ def plan_cluster(
     cluster_id: str | None = None,
     python: Sequence[str] = (sys.executable, "-m", "kafka_harness"),
 ) -> ClusterPlan:
-    """Nodes 1..``brokers``; the first ``controllers`` (default: up to 3) are quorum voters.
+    """Nodes 1..``brokers``; the first ``controllers`` (default: up to 3) are quorum voters, or,
+    with ``separate_controllers``, nodes ``brokers``+1.. are ``controllers`` controller-only voters.
 
     ``peer_addresses[(a, b)]`` is where node ``a`` reaches node ``b`` (default:
-    ``b``'s listen address); one brokers-long list of ports each for where nodes
+    ``b``'s listen address); one list of ports (one per node) each for where nodes
     listen and what they advertise (default: free ports, advertised as listened).
     """
     if brokers < 1:
         raise ClusterError("a cluster needs at least one broker")
     voters = min(brokers, 3) if controllers is None else controllers
-    if not 1 <= voters <= brokers:
+    if separate_controllers and not 1 <= voters <= MAX_SEPARATE_CONTROLLERS:
+        raise ClusterError(f"--controllers must be 1..{MAX_SEPARATE_CONTROLLERS} with separate controllers")
+    if not separate_controllers and not 1 <= voters <= brokers:
         raise ClusterError(f"--controllers must be 1..{brokers}")
     root = Path(data_dir).resolve()
-    ids = list(range(1, brokers + 1))
+    ids = list(range(1, brokers + (voters if separate_controllers else 0) + 1))
+    voter_ids = ids[brokers:] if separate_controllers else ids[:voters]
     listen = list(listen_ports) if listen_ports else [free_port() for _ in ids]
     advertised = list(advertised_ports) if advertised_ports else list(listen)
+    if len(listen) != len(ids) or len(advertised) != len(ids):
+        raise ClusterError(f"{len(ids)} nodes need {len(ids)} listen and advertised ports each")
     links = dict(peer_addresses or {})
     cluster = ClusterPlan(str(root), cluster_id or f"kh-{uuid.uuid4().hex[:16]}")
     for i, node_id in enumerate(ids):
@@ -137,7 +154,7 @@ def plan_cluster(
             if peer != node_id
         }
         voter_list = ",".join(
-            f"{v}@{_address((HOST, listen[v - 1])) if v == node_id else peers[str(v)]}" for v in ids[:voters]
+            f"{v}@{_address((HOST, listen[v - 1])) if v == node_id else peers[str(v)]}" for v in voter_ids
         )
         command = [
             *python,
@@ -150,6 +167,9 @@ def plan_cluster(
             "--controller-quorum-voters", voter_list,
             "--config", "inter.broker.addresses=" + ",".join(f"{p}={a}" for p, a in sorted(peers.items())),
         ]  # fmt: skip
+        is_broker = not (separate_controllers and node_id in voter_ids)
+        if not is_broker:
+            command += ["--config", "process.roles=controller"]
         for kv in configs:
             command += ["--config", kv]
         cluster.nodes.append(
@@ -158,9 +178,10 @@ def plan_cluster(
                 listen=f"{HOST}:{listen[i]}",
                 advertised=f"{HOST}:{advertised[i]}",
                 peers=peers,
-                voter=node_id <= voters,
+                voter=node_id in voter_ids,
                 command=command,
                 log=str(root / f"node-{node_id}.log"),
+                broker=is_broker,
             )
         )
     return cluster
@@ -266,16 +287,31 @@ def metadata_view(address: str, timeout_s: float = 2.0) -> tuple[int, tuple[int,
     return int(response.controller_id), tuple(sorted(int(b.node_id) for b in response.brokers))
 
 
+def _accepts(address: str) -> bool:
+    host, _, port = address.rpartition(":")
+    try:
+        with socket.create_connection((host, int(port)), timeout=1.0):
+            return True
+    except OSError:
+        return False
+
+
 def wait_ready(
     cluster: ClusterPlan, timeout_s: float, nodes: Sequence[int] | None = None
 ) -> dict[int, tuple[int, tuple[int, ...]]]:
-    """Wait until every node answers Metadata with every broker registered and unfenced and the same
-    active controller; returns each node's view. Raises :class:`ClusterError` on timeout."""
-    wanted = tuple(n.node_id for n in cluster.nodes)
-    asked = [cluster.node(n) for n in (nodes or wanted)]
+    """Wait until every broker answers Metadata with every broker registered and unfenced and the
+    same controller; returns each broker's view (controller-only nodes serve no Metadata: they are
+    ready when the brokers are). Raises :class:`ClusterError` on timeout."""
+    wanted = tuple(n.node_id for n in cluster.brokers)
+    named = [cluster.node(n) for n in (nodes or wanted)]
+    asked = [n for n in named if n.broker] or cluster.brokers
+    controllers = [n for n in named if not n.broker]
     deadline = time.monotonic() + timeout_s
     views: dict[int, tuple[int, tuple[int, ...]] | None] = {}
     while time.monotonic() < deadline:
+        if not all(_accepts(n.listen) for n in controllers):
+            time.sleep(0.1)
+            continue
         views = {n.node_id: metadata_view(n.listen) for n in asked}
         seen = set(views.values())
         if len(seen) == 1:

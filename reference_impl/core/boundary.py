@@ -70,6 +70,13 @@ class CloseConnection:
 DATA_CHANNEL = "data"
 """The connection replica fetches use; quorum and controller traffic has its own (``raft``,
 ``controller``), so a long-poll fetch never holds a vote or a heartbeat back."""
+CONTROLLER_CHANNEL = "controller"
+"""The connection to the active controller: registration, heartbeats, AlterPartition."""
+FORWARDING_CHANNEL = "forwarding"
+"""The connection admin requests a broker forwards to the active controller use (KIP-590). Their
+answers wait for the controller's commit, or for its timeout when it has no quorum: on the
+controller connection they would hold heartbeats back until the broker was fenced (Kafka's
+forwarding has its own channel manager too)."""
 TXN_MARKER_CHANNEL = "txn-markers"
 """The connection WriteTxnMarkers use (Kafka's TransactionMarkerChannelManager has its own too). A
 broker answers one request per connection at a time and a marker's answer waits for the ISR, so on

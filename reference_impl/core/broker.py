@@ -53,12 +53,14 @@ from .boundary import (
 )
 from .cleaning import CleanerSchedule
 from .cluster.controller_client import ClusterControllerClient
-from .cluster.quorum import ClusterQuorum, QuorumPorts
+from .cluster.quorum import ADMIN_TIMEOUT_MS, ClusterQuorum, QuorumPorts
+from .cluster.roles import CONTROLLER_LISTENER_APIS
 from .configs import BrokerConfig, effective_topic_configs, parse_peer_addresses
 from .fetch_sessions import FetchSessionCache
 from .group.coordinator import GroupCoordinator
 from .handlers import HANDLERS, Deferred, NoResponse, Respond
-from .handlers.registry import Splices
+from .handlers.forwarding import forward
+from .handlers.registry import Handler, Reply, Splices
 from .metadata.image import MetadataImage
 from .metadata.local_controller import METADATA_TOPIC, LocalController
 from .partition import Partition
@@ -466,6 +468,9 @@ class Broker:
         if handler is None:
             self._close(conn, f"unknown api key {api_key} (correlation id {correlation_id})")
             return
+        if not self.serves(api_key):
+            self._close(conn, f"{handler.name} is not served by a controller-only node")
+            return
         if not handler.supports(api_version):
             if api_key == API_VERSIONS_KEY:
                 self._send(
@@ -498,8 +503,9 @@ class Broker:
         conn.in_flight = ctx
         mark = self.quorum.write_mark() if self.quorum is not None and api_key in ADMIN_WRITES else None
         try:
-            reply = handler.fn(self, ctx, body)
-            if mark is not None and self.quorum is not None:  # answered once its records commit
+            forwarded = self._forward_admin(ctx, handler, body) if api_key in ADMIN_WRITES else None
+            reply = forwarded or handler.fn(self, ctx, body)
+            if forwarded is None and mark is not None and self.quorum is not None:  # answered once committed
                 timeout = millis(getattr(body, "timeout", None))
                 reply = self.quorum.hold_until_committed(ctx, reply, mark, timeout)
         except Exception:  # a bug in a handler must not take the broker down
@@ -536,6 +542,39 @@ class Broker:
             self._send(conn, encode_response(head.api_key, head.api_version, head.correlation_id, body))
         conn.delayed = None
         self._release(conn, self.now_ms)
+
+    def controller_for_clients(self) -> int:
+        """The controller id Metadata and DescribeCluster give clients: the active controller when it
+        is a live broker; otherwise (separate controllers, which clients cannot reach) the live broker
+        with the lowest id, the same on every broker, which forwards what clients send the controller
+        (Kafka names a live broker too)."""
+        controller = self.image.controller_id
+        if controller < 0:
+            return controller
+        live = sorted(b.node_id for b in self.image.brokers.values() if not b.fenced)
+        if controller in live:
+            return controller
+        return live[0] if live else -1
+
+    def serves(self, api_key: int) -> bool:
+        """Whether this node serves the API: a controller-only node serves its listener's APIs only."""
+        return self.quorum is None or self.quorum.is_broker or api_key in CONTROLLER_LISTENER_APIS
+
+    def _forward_admin(self, ctx: RequestContext, handler: Handler, body: RequestPayload) -> Reply | None:
+        """Hand a client's admin write to the active controller when it is another node (KIP-590);
+        None when this node answers it. Should the controller not answer, the client gets this node's
+        own answer (NOT_CONTROLLER), as before forwarding."""
+        target = self.quorum.forward_target(ctx) if self.quorum is not None else None
+        if target is None or self.quorum is None:
+            return None
+
+        def own_answer() -> ResponsePayload:
+            reply = handler.fn(self, ctx, body)
+            assert isinstance(reply, Respond), f"{handler.name} answers at once on a node not the controller"
+            return reply.body
+
+        timeout = millis(getattr(body, "timeout", None)) or ADMIN_TIMEOUT_MS
+        return forward(self, ctx, body, target, self.quorum.voters[target], own_answer, timeout)
 
     def _release(self, conn: _Connection, now_ms: int) -> None:
         """The in-flight request is answered: run the connection's next waiting requests."""

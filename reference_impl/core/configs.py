@@ -155,6 +155,13 @@ def parse_quorum_voters(value: str) -> dict[int, tuple[str, int]]:
     return out
 
 
+def _process_roles(value: str) -> bool:
+    from .cluster.roles import parse_roles  # the cluster package imports this module
+
+    parse_roles(value)
+    return True
+
+
 def _quorum_voters(value: str) -> bool:
     parse_quorum_voters(value)
     return True
@@ -433,6 +440,14 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {
             "",
             "Where to reach peers, NODE=HOST:PORT,... (default: their registered addresses).",
             valid=_peer_addresses,
+            read_only=True,
+        ),
+        ConfigDef(
+            "process.roles",
+            _T.STRING,
+            "",
+            "broker, controller, or broker,controller (empty: both for a quorum voter, broker otherwise).",
+            valid=_process_roles,
             read_only=True,
         ),
         ConfigDef(

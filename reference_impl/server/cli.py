@@ -20,6 +20,7 @@ import sys
 
 from reference_impl.core.broker import Broker
 from reference_impl.core.cluster.quorum import QuorumPorts
+from reference_impl.core.cluster.roles import node_roles
 from reference_impl.core.configs import BrokerConfig, ConfigError, parse_quorum_voters
 from reference_impl.core.ports import LogStore, MemoryLogStore
 from reference_impl.core.raft.file_store import FileQuorumStateStore, FileSnapshotStore
@@ -90,6 +91,7 @@ def main(argv: list[str]) -> int:
     try:
         config = BrokerConfig.parse(args.node_id, pairs)
         voters = parse_quorum_voters(config.get("controller.quorum.voters") or "")
+        node_roles(config.get("process.roles") or "", args.node_id, voters)
     except ConfigError as exc:
         print(f"kafka-harness broker: {exc}", file=sys.stderr)
         return 2

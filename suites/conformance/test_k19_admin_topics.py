@@ -2,7 +2,8 @@
 
 Rules from the protocol guide, KIP-4 (admin requests and their error codes), KIP-107
 (DeleteRecords moves the log start offset; -1 means the high watermark), KIP-195
-(CreatePartitions only grows a topic), KIP-516 (DeleteTopics by id, v6) and Kafka's
+(CreatePartitions only grows a topic), KIP-516 (DeleteTopics by id, v6), KIP-590 (a broker
+forwards topic administration to the controller, so any broker takes it) and Kafka's
 topic-name rule (Topic.java: at most 249 characters of [a-zA-Z0-9._-]).
 """
 
@@ -30,9 +31,7 @@ def listed(router: Router, caps: Capabilities, name: str) -> bool:
 
 
 @pytest.mark.versions("create_topics")
-def test_create_topic(
-    version: int, router: Router, caps: Capabilities, unique: Callable[[str], str]
-) -> None:
+def test_create_topic(version: int, router: Router, caps: Capabilities, unique: Callable[[str], str]) -> None:
     """KIP-4 CreateTopics: a new topic is created with the requested partitions and appears in Metadata."""
     name = unique("create")
     result = ops.create_topic(router, caps, name, 3, version=version)
@@ -61,9 +60,7 @@ def test_invalid_topic_name(bad_name: str, router: Router, caps: Capabilities) -
     )
 
 
-def test_zero_partitions_is_invalid(
-    router: Router, caps: Capabilities, unique: Callable[[str], str]
-) -> None:
+def test_zero_partitions_is_invalid(router: Router, caps: Capabilities, unique: Callable[[str], str]) -> None:
     """KIP-4 CreateTopics: num_partitions must be positive (or -1 for the broker default);
     0 is INVALID_PARTITIONS."""
     result = ops.create_topic(router, caps, unique("zero"), 0)
@@ -96,9 +93,7 @@ def test_validate_only_creates_nothing(
     expect(not listed(router, caps, name), "KIP-108", "a validate_only request created the topic")
 
 
-def test_unknown_config_is_invalid(
-    router: Router, caps: Capabilities, unique: Callable[[str], str]
-) -> None:
+def test_unknown_config_is_invalid(router: Router, caps: Capabilities, unique: Callable[[str], str]) -> None:
     """KIP-4 CreateTopics: an unknown topic config name is INVALID_CONFIG and nothing is created."""
     name = unique("cfg")
     result = ops.create_topic(router, caps, name, 1, {"no.such.config": "1"})
@@ -121,6 +116,22 @@ def test_create_returns_configs_and_partitions(
     )
     configs = {c.name: c.value for c in result.configs or ()}
     expect_equal(configs.get("retention.ms"), "123456", "KIP-525", "retention.ms in the answer")
+
+
+def test_any_broker_takes_topic_administration(
+    router: Router, caps: Capabilities, unique: Callable[[str], str]
+) -> None:
+    """KIP-590: CreateTopics and DeleteTopics sent to each broker, the controller or not, succeed (a
+    broker that is not the controller forwards them); with one broker it is the controller itself."""
+    for wire in router.connections():
+        name = unique("forwarded")
+        created = ops.create_topic(wire, caps, name, 1)
+        expect_code(created.error_code, "NONE", rule="KIP-590", where=f"CreateTopics at {wire.label}")
+        expect(listed(router, caps, name), "KIP-590", f"{name}, created through {wire.label}, is not listed")
+        body = {"timeout": 10_000, "topic_names": [name]}
+        version = caps.best("delete_topics", hi=5)
+        deleted = ops.controller_request(wire, "delete_topics", version, body, deleted_code).responses[0]
+        expect_code(deleted.error_code, "NONE", rule="KIP-590", where=f"DeleteTopics at {wire.label}")
 
 
 @pytest.mark.versions("delete_topics")
@@ -166,9 +177,7 @@ def _delete_records(
 
 
 @pytest.mark.versions("delete_records")
-def test_delete_records_moves_log_start(
-    version: int, router: Router, caps: Capabilities, topic: str
-) -> None:
+def test_delete_records_moves_log_start(version: int, router: Router, caps: Capabilities, topic: str) -> None:
     """KIP-107: DeleteRecords sets the log start offset (low watermark); earliest ListOffsets and Fetch
     follow it and reading below it is OFFSET_OUT_OF_RANGE."""
     ops.produce_values(router, caps, topic, [b"%d" % i for i in range(5)])

@@ -1,8 +1,9 @@
 """A broker's part in a multi-node cluster: its Raft replica, its controller, its registration.
 
 With ``controller.quorum.voters`` set, a broker is a KRaft node: a voter
-(combined broker+controller mode) or an observer of the ``__cluster_metadata``
-log. This object owns
+(combined broker+controller mode), an observer of the ``__cluster_metadata``
+log (a broker only), or, with ``process.roles=controller``, a voter that is no
+broker (it never registers, so no partition is placed on it). This object owns
 
 * the :class:`RaftClient` on the broker's metadata log, and, on voters, the
   :class:`QuorumController` it feeds;
@@ -53,9 +54,11 @@ from reference_impl.core.raft.quorum_state import QuorumStateStore
 from reference_impl.core.raft.raft_log import RaftLog, Snapshot, SnapshotStore
 from reference_impl.log.api import PartitionLog
 
+from ..boundary import CONTROLLER_CHANNEL
 from ..purgatory import DelayedOperation
 from . import wire
 from .raft_errors import timeout_answer
+from .roles import BROKER_ROLE, CONTROLLER_ROLE, node_roles
 
 if TYPE_CHECKING:
     from ..broker import Broker, RequestContext
@@ -188,6 +191,9 @@ class ClusterQuorum:
         self.broker = broker
         self.node_id = broker.node_id
         self.voters = dict(ports.voters)
+        self.roles = node_roles(config.get("process.roles") or "", self.node_id, self.voters)
+        self.is_broker = BROKER_ROLE in self.roles
+        """False on a controller-only node: no registration, heartbeats or producer-id blocks."""
         self.cluster_id = broker.image.cluster_id
         self.rng = random.Random(broker.rng.getrandbits(64))
         election = config.get_int("controller.quorum.election.timeout.ms")
@@ -201,7 +207,7 @@ class ClusterQuorum:
             self.node_id, sorted(self.voters), raft_log, ports.state_store, self.rng, now_ms, raft_config
         )
         self.controller: QuorumController | None = None
-        if self.node_id in self.voters:
+        if CONTROLLER_ROLE in self.roles:
             self.controller = QuorumController(
                 self.node_id,
                 self.raft,
@@ -295,7 +301,9 @@ class ClusterQuorum:
         deadlines = [self.raft.next_deadline_ms()]
         if self.controller is not None:
             deadlines.append(self.controller.next_deadline_ms())
-        if self._lifecycle_inflight is None:
+        if not self.is_broker:
+            pass
+        elif self._lifecycle_inflight is None:
             deadlines.append(self._next_heartbeat_ms)
         else:
             deadlines.append(self._lifecycle_inflight[1] + self._request_timeout_ms)
@@ -380,6 +388,19 @@ class ClusterQuorum:
             return leader
         return sorted(self.voters)[self.rng.randrange(len(self.voters))]
 
+    def forward_target(self, ctx: RequestContext) -> int | None:
+        """The active controller to forward a client's admin request to (KIP-590), or None when this
+        node answers it: it is the controller (or the quorum's leader), no leader is known, or the
+        request was forwarded already."""
+        if ctx.client_id.startswith(PEER_CLIENT_PREFIX):
+            return None
+        if self.controller is not None and self.controller.is_active:
+            return None
+        leader = self.raft.leader_id
+        if leader not in self.voters or leader == self.node_id:
+            return None
+        return leader
+
     def to_controller(self, body: Any, on_answer: Callable[[Any], None]) -> None:
         """Send a controller request to the active controller (this node's own, when it is)."""
         self._answers[body.correlation_id] = on_answer
@@ -394,9 +415,8 @@ class ClusterQuorum:
                 callback(None if response is None else wire.response_from_wire(body, response))
 
         address = self.voters[target]
-        self.broker.send_request(
-            target, wire.request_to_wire(body, self.cluster_id), done, address=address, channel="controller"
-        )
+        request = wire.request_to_wire(body, self.cluster_id)
+        self.broker.send_request(target, request, done, address=address, channel=CONTROLLER_CHANNEL)
 
     def next_correlation_id(self) -> int:
         return next(self._ids)
@@ -457,6 +477,8 @@ class ClusterQuorum:
         self._route(now_ms)
 
     def _lifecycle(self, now_ms: int) -> None:
+        if not self.is_broker:
+            return
         inflight = self._lifecycle_inflight
         if inflight is not None and now_ms - inflight[1] >= self._request_timeout_ms:
             self._answers.pop(inflight[0], None)

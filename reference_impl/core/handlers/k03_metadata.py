@@ -98,7 +98,7 @@ def handle_metadata(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
                 "throttle_time": 0,
                 "brokers": brokers,
                 "cluster_id": broker.image.cluster_id,
-                "controller_id": broker.image.controller_id,
+                "controller_id": broker.controller_for_clients(),
                 "topics": topics,
                 "error_code": 0,
             },

@@ -21,10 +21,9 @@ from reference_impl.protocol.apis import response_class
 from reference_impl.protocol.build import build
 from reference_impl.protocol.errors import ErrorCode
 
-from ..cluster.quorum import PEER_CLIENT_PREFIX
 from ..cluster.wire import METADATA_TOPIC
 from ..metadata.local_controller import LocalController
-from .later import LaterReply
+from .forwarding import forward
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
@@ -32,8 +31,6 @@ if TYPE_CHECKING:
 
 LISTENER_NAME = "PLAINTEXT"
 NOT_LEADER_MESSAGE = "this node is not the metadata quorum's leader"
-FORWARD_TIMEOUT_MS = 10_000
-"""How long a forwarded DescribeQuorum waits for the leader before NOT_LEADER_OR_FOLLOWER."""
 
 
 @handles(55, 0, 2)
@@ -41,22 +38,15 @@ def handle_describe_quorum(broker: Broker, ctx: RequestContext, request: Any) ->
     quorum = broker.quorum
     if quorum is None:
         return _respond(ctx, _single_node(broker, ctx))
-    if quorum.raft.is_leader or ctx.client_id.startswith(PEER_CLIENT_PREFIX):
-        return _respond(ctx, _described(broker))
-    leader = quorum.raft.leader_id
-    if leader not in quorum.voters or leader == broker.node_id:
-        return _respond(ctx, _described(broker))  # no leader known: NOT_LEADER_OR_FOLLOWER
-    refused = _described(broker)
-    deadline_ms = ctx.received_ms + FORWARD_TIMEOUT_MS
-    reply = LaterReply(ctx, lambda body: body, deadline_ms, _render(ctx, refused), "quorum", broker)
-
-    def relay(response: Any, error: str | None) -> None:
-        reply.answer(response if response is not None else _render(ctx, refused))
-
-    sent = broker.send_request(leader, request, relay, address=quorum.voters[leader], channel="controller")
-    if not sent:
-        return _respond(ctx, refused)
-    return reply.deferred()
+    target = None if quorum.raft.is_leader else quorum.forward_target(ctx)
+    if target is not None:
+        refused = _described(broker)  # NOT_LEADER_OR_FOLLOWER, should the leader not answer
+        forwarded = forward(
+            broker, ctx, request, target, quorum.voters[target], lambda: _render(ctx, refused), 0
+        )
+        if forwarded is not None:
+            return forwarded
+    return _respond(ctx, _described(broker))
 
 
 def _respond(ctx: RequestContext, described: dict[str, Any]) -> Reply:

@@ -1,7 +1,10 @@
 """DescribeCluster: v0-2. The cluster id, the controller, and the brokers.
 
-Version notes: v1+ ``endpoint_type`` (1 = brokers; 2 = controllers, which
-here are the same nodes); v2+ ``include_fenced_brokers`` and ``is_fenced``.
+Version notes: v1+ ``endpoint_type`` (1 = brokers; 2 = controllers: in a
+cluster the quorum's voters, at the addresses this node reaches them, and the
+quorum's leader, KIP-919; a one-node broker is its own controller); v2+
+``include_fenced_brokers`` and ``is_fenced``. The controller named with
+brokers is the one clients can reach (see ``Broker.controller_for_clients``).
 Not implemented: authorized operations (no ACLs).
 """
 
@@ -28,15 +31,21 @@ def handle_describe_cluster(broker: Broker, ctx: RequestContext, request: Any) -
     error, message = ErrorCode.none, None
     if endpoint_type not in (BROKERS, CONTROLLERS):
         error, message = ErrorCode.unsupported_endpoint_type, f"endpoint type {endpoint_type} is unknown"
-    brokers = (
-        [
+    controller = broker.controller_for_clients()
+    if error is not ErrorCode.none:
+        brokers = []
+    elif endpoint_type == CONTROLLERS and broker.quorum is not None:
+        controller = broker.image.controller_id  # KIP-919: the quorum's voters and its leader
+        brokers = [
+            {"broker_id": node, "host": host, "port": port, "rack": None, "is_fenced": False}
+            for node, (host, port) in sorted(broker.quorum.voters.items())
+        ]
+    else:
+        brokers = [
             {"broker_id": b.node_id, "host": b.host, "port": b.port, "rack": b.rack, "is_fenced": b.fenced}
             for b in sorted(broker.image.brokers.values(), key=lambda b: b.node_id)
             if include_fenced or not b.fenced
         ]
-        if error is ErrorCode.none
-        else []
-    )
     return Respond(
         build(
             response_class(60, ctx.api_version),
@@ -45,7 +54,7 @@ def handle_describe_cluster(broker: Broker, ctx: RequestContext, request: Any) -
                 "error_code": error,
                 "error_message": message,
                 "cluster_id": broker.image.cluster_id,
-                "controller_id": broker.image.controller_id,
+                "controller_id": controller,
                 "brokers": brokers,
                 "endpoint_type": endpoint_type,
             },
