@@ -1,9 +1,15 @@
 """``kafka-harness cluster``: start a reference cluster and act on its nodes.
 
     kafka-harness cluster up --brokers 3 [--controllers 3 [--separate-controllers]] --data-dir D
-                             [--config k=v ...]
+                             [--config k=v ...] [--listen-ports P,...] [--advertised-ports P,...]
+                             [--peer-address A:B=HOST:PORT ...]
     kafka-harness cluster kill|restart|pause|resume|stop NODE --data-dir D
     kafka-harness cluster status|down --data-dir D
+
+Every link can have a proxy on it: ``--listen-ports`` are where the nodes
+listen, ``--advertised-ports`` what they tell clients (a proxy's port in front
+of each), and ``--peer-address A:B=HOST:PORT`` where node A reaches node B
+(replica fetches, the quorum, forwarded requests).
 
 ``up`` starts the broker processes (the first ``--controllers`` are metadata
 quorum voters; with ``--separate-controllers`` the voters are that many more
@@ -56,6 +62,16 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     start.add_argument("--cluster-id")
     start.add_argument("--config", action="append", default=[], metavar="KEY=VALUE")
     start.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for agreement")
+    start.add_argument("--listen-ports", type=_ports, help="one port per node, in node order")
+    start.add_argument("--advertised-ports", type=_ports, help="one port per node: what clients are told")
+    start.add_argument(
+        "--peer-address",
+        type=_peer_address,
+        action="append",
+        default=[],
+        metavar="A:B=HOST:PORT",
+        help="where node A reaches node B (repeatable; default: B's listen address)",
+    )
     for action in NODE_ACTIONS:
         one = sub.add_parser(action, help=f"{action} one node")
         one.add_argument("node", type=int)
@@ -87,15 +103,41 @@ def main(argv: list[str]) -> int:
         return 1 if args.action == "up" else 2
 
 
+def _ports(value: str) -> list[int]:
+    try:
+        ports = [int(p) for p in value.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a comma-separated list of ports") from None
+    if not all(0 < p < 65536 for p in ports):
+        raise argparse.ArgumentTypeError(f"{value!r}: a port is 1..65535")
+    return ports
+
+
+def _peer_address(value: str) -> tuple[tuple[int, int], tuple[str, int]]:
+    link, _, address = value.partition("=")
+    source, _, dest = link.partition(":")
+    host, _, port = address.rpartition(":")
+    if not (source.isdigit() and dest.isdigit() and host and port.isdigit() and 0 < int(port) < 65536):
+        raise argparse.ArgumentTypeError(f"{value!r} is not A:B=HOST:PORT")
+    return (int(source), int(dest)), (host, int(port))
+
+
 def _up(args: argparse.Namespace) -> int:
-    cluster = plan_cluster(
-        args.data_dir,
-        args.brokers,
-        controllers=args.controllers,
-        separate_controllers=args.separate_controllers,
-        configs=args.config,
-        cluster_id=args.cluster_id,
-    )
+    try:
+        cluster = plan_cluster(
+            args.data_dir,
+            args.brokers,
+            controllers=args.controllers,
+            separate_controllers=args.separate_controllers,
+            listen_ports=args.listen_ports,
+            advertised_ports=args.advertised_ports,
+            peer_addresses=dict(args.peer_address),
+            configs=args.config,
+            cluster_id=args.cluster_id,
+        )
+    except ClusterError as exc:
+        print(f"kafka-harness cluster: {exc}", file=sys.stderr)
+        return 2
     up(cluster, args.timeout)
     for n in cluster.nodes:
         print(f"node {n.node_id} pid {n.pid} {_role(n)} {n.advertised}")

@@ -146,6 +146,9 @@ def plan_cluster(
     if len(listen) != len(ids) or len(advertised) != len(ids):
         raise ClusterError(f"{len(ids)} nodes need {len(ids)} listen and advertised ports each")
     links = dict(peer_addresses or {})
+    strays = sorted(f"{a}:{b}" for a, b in links if a == b or a not in ids or b not in ids)
+    if strays:
+        raise ClusterError(f"peer addresses for links not between two of nodes 1..{len(ids)}: {strays}")
     cluster = ClusterPlan(str(root), cluster_id or f"kh-{uuid.uuid4().hex[:16]}")
     for i, node_id in enumerate(ids):
         peers = {
