@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from kio.schema.api_versions.v0.response import ApiVersionsResponse as ApiVersionsResponseV0
 from kio.static.protocol import RequestPayload, ResponsePayload
 
+from reference_impl.log.api import FileRegion
 from reference_impl.protocol.apis import API_VERSIONS_KEY, UnknownApiError, api_name
 from reference_impl.protocol.build import build, millis
 from reference_impl.protocol.codec import (
@@ -77,6 +78,10 @@ log = logging.getLogger("reference_impl.broker")
 METADATA_TOPIC_ID = uuid.UUID(int=1)
 
 ResponseCallback = Callable[[ResponsePayload | None, str | None], None]
+PRODUCE_KEY = 0
+PIPELINED_PRODUCES = 32
+"""Produce requests of one connection that may wait for their replicas at once (see
+``Broker._may_process``); more stay unread, as the connection's other requests do."""
 ADMIN_WRITES = frozenset({19, 20, 33, 37, 44})
 """CreateTopics, DeleteTopics, AlterConfigs, CreatePartitions, IncrementalAlterConfigs: in a cluster
 their answer waits until the active controller's records are committed."""
@@ -93,6 +98,10 @@ class RequestContext:
     client_host: str
     received_ms: int
     answered: bool = False
+    response: tuple[bytes | FileRegion, ...] | None = None
+    """The encoded response, held until every earlier request of the connection has its own sent."""
+    delayed: DelayedOperation | None = None
+    """The operation the answer waits for (cancelled if the connection closes first)."""
 
     @property
     def api_version(self) -> int:
@@ -115,9 +124,9 @@ class _Connection:
     connection_id: int
     client_host: str
     client_port: int
-    in_flight: RequestContext | None = None
+    outstanding: deque[RequestContext] = field(default_factory=deque)
+    """Requests taken from ``waiting`` whose responses are not sent yet, in arrival order."""
     waiting: deque[bytes] = field(default_factory=deque)
-    delayed: DelayedOperation | None = None
     closed: bool = False
     draining: bool = False
 
@@ -218,14 +227,12 @@ class Broker:
                 conn = self._connections.get(cid)
                 if conn is not None and not conn.closed:
                     conn.waiting.append(frame)
-                    if conn.in_flight is None:
-                        self._release(conn, now_ms)
+                    self._release(conn, now_ms)
             case ConnectionClosed(connection_id=cid):
                 conn = self._connections.pop(cid, None)
                 if conn is not None:
                     conn.closed = True
-                    if conn.delayed is not None:
-                        self.purgatory.cancel_all([conn.delayed])
+                    self.purgatory.cancel_all([c.delayed for c in conn.outstanding if c.delayed is not None])
             case ResponseReceived(request_id=rid, body=body):
                 callback = self._pending_requests.pop(rid, None)
                 if callback is not None:
@@ -500,7 +507,7 @@ class Broker:
             )
             return
         ctx = RequestContext(self, conn.connection_id, header, conn.client_host, now_ms)
-        conn.in_flight = ctx
+        conn.outstanding.append(ctx)
         mark = self.quorum.write_mark() if self.quorum is not None and api_key in ADMIN_WRITES else None
         try:
             forwarded = self._forward_admin(ctx, handler, body) if api_key in ADMIN_WRITES else None
@@ -516,16 +523,16 @@ class Broker:
                 conn.connection_id,
                 traceback.format_exc(),
             )
-            conn.in_flight = None
             self._close(conn, f"internal error handling {handler.name}")
             return
         if isinstance(reply, Respond):
             ctx.respond(reply.body, reply.splices)
         elif isinstance(reply, NoResponse):
             ctx.answered = True
-            self._release(conn, now_ms)
+            ctx.response = ()
+            self._flush(conn)
         elif isinstance(reply, Deferred):
-            conn.delayed = reply.op
+            ctx.delayed = reply.op
             self.purgatory.try_complete_else_watch(reply.op, reply.keys, now_ms)
 
     def _finish(self, ctx: RequestContext, body: ResponsePayload, splices: Splices | None = None) -> None:
@@ -537,11 +544,19 @@ class Broker:
             parts = encode_response_spliced(
                 head.api_key, head.api_version, head.correlation_id, body, splices
             )
-            self._outbox.append(SendResponse(connection_id=conn.connection_id, parts=tuple(parts)))
+            ctx.response = tuple(parts)
         else:
-            self._send(conn, encode_response(head.api_key, head.api_version, head.correlation_id, body))
-        conn.delayed = None
+            ctx.response = (encode_response(head.api_key, head.api_version, head.correlation_id, body),)
+        ctx.delayed = None
+        self._flush(conn)
         self._release(conn, self.now_ms)
+
+    def _flush(self, conn: _Connection) -> None:
+        """Send the responses that are ready, in the order their requests came (Kafka's guarantee)."""
+        while conn.outstanding and conn.outstanding[0].response is not None:
+            parts = conn.outstanding.popleft().response
+            if parts:
+                self._outbox.append(SendResponse(connection_id=conn.connection_id, parts=parts))
 
     def controller_for_clients(self) -> int:
         """The controller id Metadata and DescribeCluster give clients: the active controller when it
@@ -577,16 +592,35 @@ class Broker:
         return forward(self, ctx, body, target, self.quorum.voters[target], own_answer, timeout)
 
     def _release(self, conn: _Connection, now_ms: int) -> None:
-        """The in-flight request is answered: run the connection's next waiting requests."""
-        conn.in_flight = None
+        """Run the connection's waiting requests that may run now (see :meth:`_may_process`)."""
         if conn.draining:
             return  # an outer call is already working through the queue: no recursion
         conn.draining = True
         try:
-            while conn.waiting and conn.in_flight is None and not conn.closed:
+            while conn.waiting and not conn.closed and self._may_process(conn):
                 self._process(conn, conn.waiting.popleft(), self.now_ms)
         finally:
             conn.draining = False
+
+    @staticmethod
+    def _may_process(conn: _Connection) -> bool:
+        """One request per connection at a time, as Kafka mutes a connection until it has answered;
+        except that Produce requests behind Produce requests waiting for their replicas are appended
+        at once, up to PIPELINED_PRODUCES, their answers still sent in order. Kafka's own round trip
+        to the followers is well under a millisecond; this broker's is a few, and a client that
+        pipelines small acks=all batches (librdkafka without idempotence sends one every linger.ms)
+        would otherwise queue behind one replication round per request. Appends stay in arrival
+        order, so sequence numbers, duplicates and epochs are judged exactly as without it."""
+        if not conn.outstanding:
+            return True
+        if len(conn.outstanding) >= PIPELINED_PRODUCES:
+            return False
+        if any(c.header.api_key != PRODUCE_KEY for c in conn.outstanding):
+            return False
+        try:
+            return peek_header(conn.waiting[0])[0] == PRODUCE_KEY
+        except MalformedRequestError:
+            return False  # refused once the requests before it are answered
 
     def _send(self, conn: _Connection, frame: bytes) -> None:
         self._outbox.append(SendResponse(connection_id=conn.connection_id, parts=(frame,)))

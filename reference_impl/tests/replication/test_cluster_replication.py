@@ -89,3 +89,63 @@ def test_a_stopped_follower_leaves_the_isr_and_min_isr_guards_acks_all() -> None
     c.advance(3000)
     assert set(c.brokers[1].image.topics["t"].partitions[0].isr) == {1, 2, 3}
     assert stored(c, followers[0], "t") == stored(c, leader, "t") == [b"during"]
+
+
+def test_pipelined_produces_append_at_once_and_are_answered_in_order() -> None:
+    """Produce requests behind a Produce waiting for its replicas are appended at once (the broker
+    does not wait one replication round per request); every answer still goes out in request order,
+    and a request of another API on the connection waits until the Produces before it are answered."""
+    from reference_impl.core.boundary import ConnectionOpened, FrameReceived
+    from reference_impl.protocol.codec import decode_response
+
+    c = ClusterHarness(3)
+    leader = create(c, "t")
+    followers = [n for n in (1, 2, 3) if n != leader]
+    for follower in followers:
+        c.stop(follower)
+    broker, cid = c.brokers[leader], 99_999
+
+    def frame(correlation_id: int, body: Any) -> None:
+        c._deliver(
+            leader,
+            broker.step(FrameReceived(connection_id=cid, frame=c._frame(body, correlation_id)), c.now_ms),
+        )
+        c._drain()
+
+    c._deliver(
+        leader,
+        broker.step(ConnectionOpened(connection_id=cid, client_host="client", client_port=1), c.now_ms),
+    )
+    for i in (1, 2, 3):
+        batch = build_batch([(None, f"v{i}".encode())], base_timestamp=START_MS)
+        frame(
+            i,
+            request(
+                0,
+                9,
+                acks=-1,
+                timeout=30_000,
+                transactional_id=None,
+                topic_data=[{"name": "t", "partition_data": [{"index": 0, "records": batch}]}],
+            ),
+        )
+    frame(
+        4,
+        request(
+            3, 12, topics=None, allow_auto_topic_creation=False, include_topic_authorized_operations=False
+        ),
+    )
+    assert stored(c, leader, "t") == [b"v1", b"v2", b"v3"], "the three Produce requests are appended at once"
+    assert not c._client_responses.get((leader, cid)), "answered before the followers had the batches"
+    for follower in followers:
+        c.resume(follower)
+    c.advance(2000)  # past replica.fetch.backoff.ms: the followers' failed fetches are retried
+    answers = c._client_responses[(leader, cid)]
+    assert [int.from_bytes(f[:4], "big") for f in answers] == [
+        1,
+        2,
+        3,
+        4,
+    ]  # each starts with its correlation id
+    produced: list[Any] = [decode_response(0, 9, f)[1] for f in answers[:3]]
+    assert [p.responses[0].partition_responses[0].base_offset for p in produced] == [0, 1, 2]
