@@ -24,7 +24,6 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable
-from dataclasses import replace
 
 from reference_impl.protocol.records import (
     BatchHeader,
@@ -380,4 +379,4 @@ class FileLog:
 
 def _moved(header: BatchHeader, base_offset: int, epoch: int) -> BatchHeader:
     """The header as rewritten in place: new base offset and partition leader epoch."""
-    return replace(header, base_offset=base_offset, partition_leader_epoch=epoch)
+    return header._replace(base_offset=base_offset, partition_leader_epoch=epoch)

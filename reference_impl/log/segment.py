@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from reference_impl.protocol.records import (
     HEADER_SIZE,
@@ -219,7 +219,7 @@ class LogSegment:
         found = self.locate(offset)
         if found is None:
             return []
-        return [replace(header, position=0) for _, header in self.scan(found[0])]
+        return [header._replace(position=0) for _, header in self.scan(found[0])]
 
     # -- timestamps --------------------------------------------------------------------------
 

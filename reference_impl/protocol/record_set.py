@@ -141,6 +141,10 @@ def _snappy_decompress(data: bytes) -> bytes:
 
 def _read_varint(buf: bytes, pos: int) -> tuple[int, int]:
     """A zigzag varint (Kafka's ``ByteUtils.readVarint``/``readVarlong``)."""
+    if pos < len(buf):  # most varints in a record are one byte: lengths, small deltas, counts
+        b = buf[pos]
+        if not b & 0x80:
+            return (b >> 1) ^ -(b & 1), pos + 1
     raw = 0
     shift = 0
     while True:
@@ -226,6 +230,31 @@ def iter_records(buf: bytes | bytearray | memoryview, header: BatchHeader) -> It
         yield Record(header.base_offset + offset_delta, timestamp, key, value, tuple(headers))
     if pos != len(data):
         raise InvalidBatchError(f"{len(data) - pos} bytes after the last of {header.records_count} records")
+
+
+def offsets_and_values(buf: bytes, header: BatchHeader) -> tuple[tuple[int, bytes], ...]:
+    """(offset, value, b"" for null) of each record of a batch already validated when it was
+    appended: what a reader of its own committed log needs (the metadata publisher), without the
+    checks, keys, headers and timestamps :func:`iter_records` decodes. Each record is skipped to its
+    declared end; an uncompressed batch is read in place."""
+    if header.compression == NONE:
+        data, pos = buf, header.position + HEADER_SIZE
+    else:
+        data, pos = batch_records_bytes(buf, header), 0
+    out = []
+    for _ in range(header.records_count):
+        length, pos = _read_varint(data, pos)
+        end = pos + length
+        pos += 1  # attributes
+        _ts_delta, pos = _read_varint(data, pos)
+        offset_delta, pos = _read_varint(data, pos)
+        key_length, pos = _read_varint(data, pos)
+        pos += max(key_length, 0)
+        value_length, pos = _read_varint(data, pos)
+        value = data[pos : pos + value_length] if value_length > 0 else b""
+        out.append((header.base_offset + offset_delta, bytes(value)))
+        pos = end
+    return tuple(out)
 
 
 def control_record_type(record: Record) -> int:

@@ -34,7 +34,7 @@ from typing import Any
 
 from kio.schema.errors import ErrorCode
 
-from reference_impl.protocol.record_set import iter_records
+from reference_impl.protocol.record_set import offsets_and_values
 
 from .api import (
     LEADER_CHANGE_KEY,
@@ -805,7 +805,7 @@ class RaftClient:
             return
         for header, data in self.log.batches(self._published_offset, high_watermark):
             if not header.is_control:
-                records = tuple((r.offset, r.value or b"") for r in iter_records(data, header))
+                records = offsets_and_values(data, header)
                 batch = CommittedBatch(
                     header.base_offset, header.last_offset, header.partition_leader_epoch, records
                 )

@@ -35,7 +35,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from reference_impl.protocol.record_set import control_record_type, iter_records
 from reference_impl.protocol.records import HEADER_SIZE, LOG_OVERHEAD, BatchHeader, parse_header
@@ -162,7 +162,7 @@ def iter_batches(path: str, end: int) -> Iterator[tuple[BatchHeader, bytes]]:
                 raise CleanerError(f"{path}: batch at byte {position} runs past the segment")
             if rel + header.size > len(buf):
                 buf, buf_start, rel = pread_exact(fd, max(_CHUNK, header.size), position), position, 0
-            yield replace(header, position=0), buf[rel : rel + header.size]
+            yield header._replace(position=0), buf[rel : rel + header.size]
             position += header.size
     finally:
         os.close(fd)
@@ -188,7 +188,7 @@ def learn_facts(log_: FileLog) -> LogFacts:
             control_type = None
             if header.is_control:
                 batch = _read(segment.log_path, position, header.size)
-                records = list(iter_records(batch, replace(header, position=0)))
+                records = list(iter_records(batch, header._replace(position=0)))
                 control_type = control_record_type(records[0]) if records else None
             facts.observe(header, control_type)
     return facts
