@@ -54,7 +54,12 @@ class ReplicaFetcher:
         return min(waiting) if waiting else None
 
     def maybe_fetch(self, now_ms: int) -> None:
-        for leader, parts in self.followed().items():
+        followed = self.followed()
+        for leader in [n for n, t in self.backoff_until.items() if t <= now_ms and n not in followed]:
+            # Its backoff is over and nothing is fetched from it any more: left in place, its
+            # past deadline would have the shell wake this broker again at once, for ever.
+            del self.backoff_until[leader]
+        for leader, parts in followed.items():
             if leader in self.in_flight or self.backoff_until.get(leader, 0) > now_ms:
                 continue
             self._send_fetch(leader, parts, now_ms)
