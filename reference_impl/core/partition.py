@@ -449,8 +449,12 @@ class Partition:
         )
 
     def truncate_to(self, offset: int) -> None:
-        """Drop the log from ``offset`` (follower truncation) and rebuild what was derived from it."""
+        """Drop the log from ``offset`` (follower truncation) and rebuild what was derived from it.
+
+        At or past the log end only the epoch cache changes (the log drops an epoch that starts
+        at its end, never written in); the records and producer state stay."""
         if offset >= self.log.log_end_offset:
+            self.log.truncate_to(offset)
             return
         self.log.truncate_to(offset)
         self.high_watermark = min(self.high_watermark, self.log.log_end_offset)

@@ -156,6 +156,10 @@ class MemoryLog:
 
     def truncate_to(self, offset: int) -> None:
         if offset >= self._log_end_offset:
+            # Nothing to cut, but an epoch that starts at the log end (this replica led it and
+            # wrote nothing before losing the leadership) conflicts with the leader's log: drop it.
+            self._epochs.truncate_from_end(self._log_end_offset)
+            self._flushed_epochs = [e for e in self._flushed_epochs if e.start_offset < self._log_end_offset]
             return
         if offset < self._log_start_offset:
             self.truncate_fully_and_start_at(offset)

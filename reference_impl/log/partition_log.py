@@ -232,6 +232,10 @@ class FileLog:
         if offset < 0:
             raise ValueError(f"cannot truncate to negative offset {offset}")
         if offset >= self.log_end_offset:
+            # Nothing to cut, but an epoch that starts at the log end (this replica led it and
+            # wrote nothing before losing the leadership) conflicts with the leader's log: drop it.
+            if self._epochs.truncate_from_end(self.log_end_offset):
+                self._write_epochs()
             return
         if offset < self.local.segments.first.base_offset:
             self.truncate_fully_and_start_at(offset)

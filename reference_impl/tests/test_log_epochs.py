@@ -79,6 +79,17 @@ def test_leader_appends_record_epoch_starts(any_log: PartitionLog) -> None:
     assert any_log.epoch_entries() == []
 
 
+def test_truncating_at_the_log_end_drops_an_epoch_that_starts_there(any_log: PartitionLog) -> None:
+    """A replica that led an epoch without writing holds (epoch, LEO) in its cache; truncating to
+    its log end (the leader's answer to its fetch) cuts no record but drops that entry (both logs),
+    as Kafka's ``UnifiedLog.truncateTo`` does."""
+    any_log.append_as_leader(make_batch(3), 0, 10)
+    any_log.assign_epoch(1, 3)
+    any_log.truncate_to(5)
+    assert any_log.log_end_offset == 3
+    assert any_log.epoch_entries() == [EpochEntry(0, 0)]
+
+
 def test_epoch_cache_survives_reopen_in_its_checkpoint(tmp_path: Path) -> None:
     """The file log writes leader-epoch-checkpoint on every change; a reopen reads the same cache."""
     directory = str(tmp_path / "t-0")

@@ -159,6 +159,28 @@ def test_kip279_fast_failover_leaders_converge() -> None:
     assert values(a) == values(b) == values(c) == [b"base", b"c-epoch2"]
 
 
+def test_a_leader_that_wrote_nothing_drops_its_empty_epoch_when_it_follows() -> None:
+    """Found by the broker simulator: b led epoch 1 without writing (its cache ends with (1, LEO)),
+    then followed a in epoch 2. a answers b's fetch (last epoch 1) with epoch 0 ending at b's LEO:
+    nothing to cut, but b must still drop its empty epoch, as Kafka's ``truncateTo`` does; kept,
+    every later fetch asked with epoch 1 and got the same answer, for ever, and b never caught up."""
+    a, b = replica(1), replica(2)
+    a.become_leader(0, 0, (1, 2), (1, 2))
+    b.become_follower(1, 0, 0, (1, 2), (1, 2))
+    produce(a, b"m0", b"m1")
+    fetch_round(a, b)
+    b.become_leader(1, 1, (1, 2), (2,))
+    assert b.follower_fetch_position() == (2, 1)
+    a.become_follower(2, 1, 1, (1, 2), (2,))
+    a.become_leader(2, 2, (1, 2), (1,))  # a leads again, b's empty epoch 1 unknown to it
+    produce(a, b"m2")
+    b.become_follower(1, 2, 2, (1, 2), (1,))
+    fetch_round(a, b)  # diverging: epoch 0 ends at 2, where b's log ends
+    assert b.follower_fetch_position() == (2, 0)
+    fetch_round(a, b)
+    assert values(b) == values(a) == [b"m0", b"m1", b"m2"]
+
+
 def test_stale_fetches_are_fenced() -> None:
     """KIP-320: a fetch carrying an older leader epoch is FENCED_LEADER_EPOCH."""
     a = replica(1)
