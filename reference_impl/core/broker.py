@@ -325,7 +325,13 @@ class Broker:
         return self.partitions.get((topic, index))
 
     def sync_partitions(self, now_ms: int) -> None:
-        """Make the open partitions match the image: open new ones, drop deleted ones, apply configs."""
+        """Make the open partitions match the image: open new ones, drop deleted ones, apply configs.
+
+        A cluster broker whose image has not yet caught up with the metadata log (it has just
+        started) leaves its partitions and logs alone: judged by a partial image, every log on
+        disk would look like a topic deleted while it was down, and be deleted."""
+        if self.quorum is not None and not self.quorum.ready:
+            return
         self.config.dynamic = dict(self.image.broker_configs)
         wanted: set[TopicPartition] = set()
         moved: list[TopicPartition] = []
