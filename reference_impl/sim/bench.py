@@ -1,4 +1,4 @@
-"""How fast the simulator runs the quorum: ``python -m reference_impl.sim.bench``.
+"""How fast the simulator runs: ``python -m reference_impl.sim.bench``.
 
 Prints simulated node steps per wall-clock second (a step is one call of a
 node's ``step``: one message handled or one timer fired) for:
@@ -9,7 +9,11 @@ node's ``step``: one message handled or one timer fired) for:
   counted with the node steps (an append is not a node step here: the client
   calls the leader's ``append`` directly);
 * ``replication+invariants``: the same with every invariant checked after every event;
-* ``faults``: the seeded random schedule of crashes, partitions and lossy links.
+* ``faults``: the seeded random schedule of crashes, partitions and lossy links;
+* ``brokers``: three whole brokers (KRaft quorum, controller, replica fetchers, real Kafka
+  frames over the simulated TCP) and an idempotent acks=all producer on a topic with
+  replication factor 3; also printed as records acknowledged per second, and with every broker
+  and quorum invariant checked after every event (``brokers+invariants``).
 
 Figures are from one run on whatever machine runs it; the wall clock is read
 here only, never in the cores or the simulator.
@@ -18,11 +22,14 @@ here only, never in the cores or the simulator.
 from __future__ import annotations
 
 import argparse
+import random
 import time
 from collections.abc import Callable
 
 from reference_impl.core.raft.api import NotLeaderError, RaftConfig
 
+from .broker_nodes import build_broker_simulation
+from .clients import ClientDisk, IdempotentProducer, ProducerReport
 from .fuzz import run_schedule
 from .network import LinkFaults
 from .raft_nodes import build_raft_simulation, current_leader
@@ -61,6 +68,32 @@ def _replication(seed: int, virtual_ms: int, invariants: bool) -> tuple[Simulati
     return sim, committed, appended[0]
 
 
+def _brokers(seed: int, virtual_ms: int, invariants: bool) -> tuple[Simulation, int]:
+    """Three brokers and a producer writing 3 partitions as fast as acks=all lets it; the run
+    and the records acknowledged in ``virtual_ms`` once the topic exists."""
+    cluster = build_broker_simulation(seed, 3, trace=False, check_invariants=invariants)
+    sim = cluster.sim
+    report = ProducerReport()
+
+    def producer(node_id: int, rng: random.Random, now_ms: int) -> IdempotentProducer:
+        return IdempotentProducer(
+            node_id,
+            sim.incarnations[node_id],
+            (1, 2, 3),
+            rng,
+            partitions=3,
+            limit=1 << 30,
+            interval_ms=0,
+            batch_records=10,
+            report=report,
+        )
+
+    sim.add_node(100, producer, ClientDisk())
+    sim.run_until_true(lambda: len(report.acked) > 0, 30_000)
+    sim.run_until(sim.now_ms + virtual_ms)
+    return sim, len(report.acked)
+
+
 def _timed(run: Callable[[], tuple[int, int, str]]) -> tuple[float, int, int, str]:
     started = time.perf_counter()
     steps, events, extra = run()
@@ -84,6 +117,20 @@ def main(argv: list[str] | None = None) -> None:
 
         return run
 
+    acked: dict[str, int] = {}
+
+    def brokers(invariants: bool, name: str) -> Callable[[], tuple[int, int, str]]:
+        def run() -> tuple[int, int, str]:
+            sim, records = _brokers(args.seed, args.virtual_ms // 4, invariants)
+            acked[name] = records
+            return (
+                sim.steps,
+                sim.events,
+                f"{records:,} records acknowledged in {args.virtual_ms // 4} virtual ms",
+            )
+
+        return run
+
     def faults() -> tuple[int, int, str]:
         steps = events = 0
         for seed in range(args.seed, args.seed + args.schedules):
@@ -96,12 +143,16 @@ def main(argv: list[str] | None = None) -> None:
         ("replication", replication(False, "replication")),
         ("replication+invariants", replication(True, "replication+invariants")),
         ("faults", faults),
+        ("brokers", brokers(False, "brokers")),
+        ("brokers+invariants", brokers(True, "brokers+invariants")),
     ):
         seconds, steps, events, extra = _timed(run)
         print(
             f"{name:<24} {steps / seconds:>10,.0f} steps/s  {events / seconds:>10,.0f} events/s  "
             f"({steps:,} steps in {seconds:.2f} s; {extra})"
         )
+        if name in acked:
+            print(f"{'':<24} {acked[name] / seconds:>10,.0f} records acknowledged/s (acks=all, RF=3)")
         if name in appends:
             both = steps + appends[name]
             print(

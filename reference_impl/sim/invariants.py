@@ -21,16 +21,21 @@ def _raft(node: Any) -> Any:
     return node.raft
 
 
+def _members(sim: Simulation) -> dict[int, Any]:
+    """The running nodes that take part in the quorum (voters and observers; not clients)."""
+    return {n: node for n, node in sim.nodes.items() if hasattr(node, "raft")}
+
+
 def _disks(sim: Simulation) -> dict[int, Any]:
-    """The nodes' disks (Raft disks: ``log``, ``quorum_store``, ``snapshots``)."""
-    return dict(sim.disks)
+    """The quorum members' disks (``log``, ``quorum_store``, ``snapshots``), running or not."""
+    return {n: disk for n, disk in sim.disks.items() if hasattr(disk, "quorum_store")}
 
 
 def _voters(sim: Simulation) -> tuple[int, ...]:
-    for node in sim.nodes.values():
+    for node in _members(sim).values():
         voters: tuple[int, ...] = _raft(node).quorum.voters
         return voters
-    return tuple(sorted(sim.disks))
+    return tuple(sorted(_disks(sim)))
 
 
 class MonotonicEpoch:
@@ -69,7 +74,7 @@ class SingleLeaderPerEpoch:
         self.leaders: dict[int, int] = {}
 
     def check(self, sim: Simulation) -> str | None:
-        for node_id, node in sim.nodes.items():
+        for node_id, node in _members(sim).items():
             state = _raft(node).state
             if isinstance(state, LeaderState):
                 first = self.leaders.setdefault(state.epoch, node_id)
@@ -95,7 +100,7 @@ class MonotonicHighWatermark:
         self.per_incarnation: dict[tuple[int, int], int] = {}
 
     def check(self, sim: Simulation) -> str | None:
-        for node_id, node in sim.nodes.items():
+        for node_id, node in _members(sim).items():
             raft = _raft(node)
             hw = raft.high_watermark
             if hw is None:
@@ -127,7 +132,7 @@ class MajorityReachedHighWatermark:
 
     def check(self, sim: Simulation) -> str | None:
         voters = _voters(sim)
-        for node_id, node in sim.nodes.items():
+        for node_id, node in _members(sim).items():
             raft = _raft(node)
             if not isinstance(raft.state, LeaderState) or raft.high_watermark is None:
                 continue
@@ -157,7 +162,7 @@ class CommittedRecordsNeverChange:
         self.seen: dict[tuple[int, int], tuple[int, int]] = {}
 
     def check(self, sim: Simulation) -> str | None:
-        for node_id, node in sim.nodes.items():
+        for node_id, node in _members(sim).items():
             records: list[tuple[int, bytes]] = getattr(node, "committed", [])
             key = (node_id, sim.incarnations[node_id])
             identity, start = self.seen.get(key, (id(records), 0))
@@ -197,7 +202,7 @@ class MinorityCannotCommit:
             if sum(1 for v in voters if v in group) * 2 > len(voters):
                 continue
             for node_id in group:
-                node = sim.nodes.get(node_id)
+                node = _members(sim).get(node_id)
                 if node is None:
                     continue
                 hw = _raft(node).high_watermark
@@ -224,13 +229,13 @@ def consistent_committed_data(sim: Simulation) -> str | None:
     offset (Kafka raft ``ConsistentCommittedData``), and each replica's log below its high
     watermark holds exactly the batches of every other's below theirs."""
     reference: dict[int, bytes] = {}
-    for node_id, node in sorted(sim.nodes.items()):
+    for node_id, node in sorted(_members(sim).items()):
         for offset, value in getattr(node, "committed", []):
             known = reference.setdefault(offset, value)
             if known != value:
                 return f"node {node_id} has {value!r} at {offset}, another has {known!r}"
     logs: dict[int, dict[int, bytes]] = {}
-    for node_id, node in sim.nodes.items():
+    for node_id, node in _members(sim).items():
         raft = _raft(node)
         hw = raft.high_watermark
         if hw is None:

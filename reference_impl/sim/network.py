@@ -55,7 +55,12 @@ class Network:
             (a, b) for i, ga in enumerate(sets) for j, gb in enumerate(sets) if i != j for a in ga for b in gb
         }
 
+    def block(self, source: int, destination: int) -> None:
+        """Cut one direction of one link (what arrives on it later is lost too)."""
+        self.blocked.add((source, destination))
+
     def heal(self) -> None:
+        """Every link open again, directed blocks included."""
         self.blocked = set()
         self.partition_groups = ()
 

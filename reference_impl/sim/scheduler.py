@@ -11,18 +11,20 @@ import heapq
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 
-@dataclass(frozen=True, slots=True)
-class Deliver:
-    """A message arrives at its destination."""
+class Deliver(NamedTuple):
+    """A message arrives at its destination (``attempt``: how many times it was sent again).
+
+    Deliveries and wakeups are named tuples, not frozen dataclasses: the loop makes one per
+    event, and a tuple costs a fraction of a frozen dataclass's guarded assignments."""
 
     envelope: Any
+    attempt: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class Wake:
+class Wake(NamedTuple):
     """A node's timer: ``generation`` tells a current wakeup from one superseded since."""
 
     node_id: int
@@ -37,7 +39,15 @@ class Action:
     run: Callable[[], None] = field(compare=False)
 
 
-SimEvent = Deliver | Wake | Action
+@dataclass(frozen=True, slots=True)
+class Resend:
+    """A message the network lost, sent again by its sender's transport (a TCP retransmission)."""
+
+    envelope: Any
+    attempt: int
+
+
+SimEvent = Deliver | Wake | Action | Resend
 
 
 class Scheduler:

@@ -24,7 +24,7 @@ from typing import Any, Protocol
 from reference_impl.core.raft.messages import Envelope, describe
 
 from .network import LinkFaults, Network
-from .scheduler import Action, Deliver, Scheduler, Wake
+from .scheduler import Action, Deliver, Resend, Scheduler, Wake
 
 
 class NodeStep(Protocol):
@@ -53,6 +53,21 @@ class InvariantViolation(AssertionError):
     """An invariant failed; the message names it, the seed and the virtual time."""
 
 
+class Retransmission(Protocol):
+    """A reliable transport's promise over the lossy network: what is lost is sent again.
+
+    Without one (the Raft simulations), a lost message is gone, as Kafka raft's tests assume.
+    """
+
+    def rto_ms(self, attempt: int) -> int | None:
+        """How long the sender waits before sending a lost message again (None: give up)."""
+        ...
+
+    def still_sending(self, sim: Simulation, envelope: Envelope) -> bool:
+        """Whether the sender would still send it (its process and connection are alive)."""
+        ...
+
+
 class Invariant(Protocol):
     name: str
 
@@ -73,6 +88,8 @@ class Simulation:
     ) -> None:
         self.seed = seed
         self.scheduler = Scheduler(start_ms)
+        self.start_ms = start_ms
+        """The trace prints virtual time relative to this instant."""
         self.network = Network(random.Random(f"{seed}/network"), faults)
         self.nodes: dict[int, SimNode] = {}
         self.disks: dict[int, Disk] = {}
@@ -86,6 +103,12 @@ class Simulation:
         self.trace: list[str] = []
         self.outside: dict[int, list[Envelope]] = {}
         """Messages addressed to ids that are not simulated nodes (a test acting as a client)."""
+        self.refuse: Callable[[Envelope], Envelope | None] | None = None
+        """What a down node's host answers a message with (a TCP reset), sent back over the network."""
+        self.describe: Callable[[Any], str] = describe
+        """How a message body reads in the trace."""
+        self.retransmission: Retransmission | None = None
+        """Set for nodes connected by a reliable transport: lost messages are sent again."""
         self.steps = 0
         self.events = 0
 
@@ -95,7 +118,7 @@ class Simulation:
 
     def log(self, line: str) -> None:
         if self.tracing and len(self.trace) < self.trace_limit:
-            self.trace.append(f"{self.now_ms:>8} {line}")
+            self.trace.append(f"{self.now_ms - self.start_ms:>8} {line}")
 
     # -- nodes ---------------------------------------------------------------------------------
 
@@ -119,12 +142,22 @@ class Simulation:
         self._step_node(node_id, None)
 
     def crash(self, node_id: int) -> None:
-        """Stop the node at once; its disk loses the unflushed suffix."""
-        if self.nodes.pop(node_id, None) is None:
+        """Stop the node at once; its disk loses the unflushed suffix.
+
+        A node may say what its host sends when the process dies (``exit_messages()``: the
+        kernel closing its connections); a disk whose ``power_loss`` is set is a machine
+        losing power, which sends nothing."""
+        node = self.nodes.pop(node_id, None)
+        if node is None:
             return
         self._wake_generation[node_id] = self._wake_generation.get(node_id, 0) + 1
         self._wake_at[node_id] = None
-        self.disks[node_id].crash()
+        disk = self.disks[node_id]
+        exit_messages = getattr(node, "exit_messages", None)
+        if exit_messages is not None and not getattr(disk, "power_loss", False):
+            for envelope in exit_messages():
+                self._route(envelope)
+        disk.crash()
         self.log(f"crash {node_id}")
         self.check_invariants()
 
@@ -133,6 +166,13 @@ class Simulation:
 
     def node(self, node_id: int) -> Any:
         return self.nodes[node_id]
+
+    def wake(self, node_id: int) -> None:
+        """Step the node now, as its own timer would (a script changed something it should act on)."""
+        generation = self._wake_generation.get(node_id, 0) + 1
+        self._wake_generation[node_id] = generation
+        self._wake_at[node_id] = self.now_ms
+        self.scheduler.schedule(self.now_ms, Wake(node_id, generation))
 
     # -- scripted actions and outside messages -------------------------------------------------
 
@@ -146,6 +186,13 @@ class Simulation:
     def partition(self, *groups: set[int]) -> None:
         self.network.partition(groups)
         self.log(f"partition {' | '.join(str(sorted(g)) for g in groups)}")
+        self.check_invariants()
+
+    def block(self, source: int, *destinations: int) -> None:
+        """Cut the links from ``source`` to each destination, one way only (the replies still flow)."""
+        for destination in destinations:
+            self.network.block(source, destination)
+        self.log(f"block {source}->{sorted(destinations)}")
         self.check_invariants()
 
     def heal(self) -> None:
@@ -162,8 +209,8 @@ class Simulation:
             return False
         self.events += 1
         match event:
-            case Deliver(envelope=envelope):
-                self._deliver(envelope)
+            case Deliver(envelope=envelope, attempt=attempt):
+                self._deliver(envelope, attempt)
             case Wake(node_id=node_id, generation=generation):
                 if generation == self._wake_generation.get(node_id) and node_id in self.nodes:
                     self._wake_at[node_id] = None
@@ -172,6 +219,9 @@ class Simulation:
                 self.log(f"action {name}")
                 run()
                 self.check_invariants()
+            case Resend(envelope=envelope, attempt=attempt):
+                if self.retransmission is not None and self.retransmission.still_sending(self, envelope):
+                    self._route(envelope, attempt)
         return True
 
     def run_until(self, time_ms: int, max_events: int = 5_000_000) -> None:
@@ -182,7 +232,10 @@ class Simulation:
                 break
             self.run_one()
         else:
-            raise RuntimeError(f"seed {self.seed}: more than {max_events} events before {time_ms} ms")
+            raise RuntimeError(
+                f"seed {self.seed}: more than {max_events} events before {time_ms - self.start_ms} ms "
+                f"(a node that never stops waking itself up, or a message storm)"
+            )
         self.scheduler.now_ms = max(self.scheduler.now_ms, time_ms)
 
     def run_until_true(
@@ -198,7 +251,10 @@ class Simulation:
                 self.scheduler.now_ms = max(self.scheduler.now_ms, deadline)
                 return condition()
             self.run_one()
-        raise RuntimeError(f"seed {self.seed}: more than {max_events} events")
+        raise RuntimeError(
+            f"seed {self.seed}: more than {max_events} events by {self.now_ms - self.start_ms} ms "
+            f"(a node that never stops waking itself up, or a message storm)"
+        )
 
     def check_invariants(self) -> None:
         for invariant in self.invariants:
@@ -209,25 +265,30 @@ class Simulation:
                     "\n".join(self.trace[-25:]) if self.tracing else "(run with trace=True to see events)"
                 )
                 raise InvariantViolation(
-                    f"{invariant.name} violated at {self.now_ms} ms (seed {self.seed}): {problem}\n"
+                    f"{invariant.name} violated at {self.now_ms - self.start_ms} ms (seed {self.seed}): "
+                    f"{problem}\n"
                     f"last events:\n{recent}"
                 )
 
     # -- internals -----------------------------------------------------------------------------
 
-    def _deliver(self, envelope: Envelope) -> None:
+    def _deliver(self, envelope: Envelope, attempt: int = 0) -> None:
         source, destination = envelope.source_id, envelope.destination_id
         if self.network.is_blocked(source, destination):
-            self.log(f"lost {source}->{destination} (partitioned) {type(envelope.body).__name__}")
+            self.log(f"lost {source}->{destination} (partitioned) {self.describe(envelope.body)}")
+            self._lost(envelope, attempt)
             return
         if destination not in self.nodes:
             if destination in self.factories:
-                self.log(f"lost {source}->{destination} (down) {type(envelope.body).__name__}")
+                self.log(f"lost {source}->{destination} (down) {self.describe(envelope.body)}")
+                answer = self.refuse(envelope) if self.refuse is not None else None
+                if answer is not None:
+                    self._route(answer)
             else:
                 self.outside.setdefault(destination, []).append(envelope)
             return
         if self.tracing:
-            self.log(f"{source}->{destination} {describe(envelope.body)}")
+            self.log(f"{source}->{destination} {self.describe(envelope.body)}")
         self._step_node(destination, envelope)
 
     def _step_node(self, node_id: int, message: Envelope | None) -> None:
@@ -245,11 +306,20 @@ class Simulation:
                 self.scheduler.schedule(deadline, Wake(node_id, generation))
         self.check_invariants()
 
-    def _route(self, envelope: Envelope) -> None:
+    def _route(self, envelope: Envelope, attempt: int = 0) -> None:
         delays = self.network.deliveries(envelope.source_id, envelope.destination_id)
-        if not delays and self.tracing:
-            self.log(
-                f"dropped {envelope.source_id}->{envelope.destination_id} {type(envelope.body).__name__}"
-            )
+        if not delays:
+            if self.tracing:
+                self.log(
+                    f"dropped {envelope.source_id}->{envelope.destination_id} {self.describe(envelope.body)}"
+                )
+            self._lost(envelope, attempt)
         for delay in delays:
-            self.scheduler.schedule(self.now_ms + delay, Deliver(envelope))
+            self.scheduler.schedule(self.now_ms + delay, Deliver(envelope, attempt))
+
+    def _lost(self, envelope: Envelope, attempt: int) -> None:
+        if self.retransmission is None:
+            return
+        wait = self.retransmission.rto_ms(attempt)
+        if wait is not None:
+            self.scheduler.schedule(self.now_ms + wait, Resend(envelope, attempt + 1))
