@@ -24,8 +24,14 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from .broker_invariants import CommittedBatchesAgree, check_converged, replicas_agree
-from .broker_nodes import EVENT_BUDGET, BrokerCluster, build_broker_simulation, live_brokers
+from .broker_invariants import (
+    CommittedBatchesAgree,
+    check_converged,
+    live_brokers,
+    partition_leader,
+    replicas_agree,
+)
+from .broker_nodes import EVENT_BUDGET, BrokerCluster, build_broker_simulation
 from .clients import ClientDisk, IdempotentProducer, ProducerReport
 from .network import LinkFaults
 from .simulation import Simulation
@@ -77,14 +83,8 @@ def _producer(sim: Simulation, brokers: tuple[int, ...], partitions: int, report
 
 
 def _leader(cluster: BrokerCluster, rng: random.Random, partitions: int) -> int | None:
-    """The live broker leading a random partition of the topic (in the newest epoch), if any."""
-    index = rng.randrange(partitions)
-    best: tuple[int, int] | None = None
-    for node_id, broker in live_brokers(cluster.sim).items():
-        part = broker.partition(TOPIC, index)
-        if part is not None and part.is_leader and (best is None or part.leader_epoch > best[0]):
-            best = (part.leader_epoch, node_id)
-    return None if best is None else best[1]
+    """The live broker leading a random partition of the topic, if any."""
+    return partition_leader(cluster.sim, TOPIC, rng.randrange(partitions))
 
 
 def _draw(rng: random.Random, cluster: BrokerCluster, partitions: int) -> str:

@@ -31,16 +31,44 @@ BatchId = tuple[int, int, int]
 """A batch as every replica must hold it: (last offset, CRC, partition leader epoch)."""
 
 
-def _brokers(sim: Simulation) -> Iterable[tuple[int, Broker]]:
+def live_brokers(sim: Simulation) -> dict[int, Broker]:
     """The running nodes that are brokers (simulated nodes holding a ``broker`` core), by id."""
+    out = {}
     for node_id, node in sorted(sim.nodes.items()):
         broker = getattr(node, "broker", None)
         if broker is not None:
-            yield node_id, broker
+            out[node_id] = broker
+    return out
+
+
+def partition_leader(sim: Simulation, topic: str, index: int) -> int | None:
+    """The live broker leading ``topic``-``index`` in the newest leader epoch any of them holds."""
+    best: tuple[int, int] | None = None
+    for node_id, broker in live_brokers(sim).items():
+        part = broker.partition(topic, index)
+        if part is not None and part.is_leader and (best is None or part.leader_epoch > best[0]):
+            best = (part.leader_epoch, node_id)
+    return None if best is None else best[1]
+
+
+def partition_states(sim: Simulation, topic: str, index: int = 0) -> dict[str, Any]:
+    """The partition as each live broker holds it: leader, epoch, ISR, LEO, HW (for failures)."""
+    out: dict[str, Any] = {}
+    for node_id, broker in live_brokers(sim).items():
+        part = broker.partition(topic, index)
+        if part is not None:
+            out[f"node {node_id}"] = {
+                "leader": part.leader_id,
+                "epoch": part.leader_epoch,
+                "isr": part.isr,
+                "leo": part.log.log_end_offset,
+                "hw": part.high_watermark,
+            }
+    return out
 
 
 def _replicas(sim: Simulation) -> Iterable[tuple[int, Partition]]:
-    for node_id, broker in _brokers(sim):
+    for node_id, broker in live_brokers(sim).items():
         for part in broker.partitions.values():
             yield node_id, part
 
@@ -167,7 +195,7 @@ class IsrWithinReplicas:
     name = "IsrWithinReplicas"
 
     def check(self, sim: Simulation) -> str | None:
-        for node_id, broker in _brokers(sim):
+        for node_id, broker in live_brokers(sim).items():
             for topic in broker.image.topics.values():
                 for index, p in topic.partitions.items():
                     isr, replicas = set(p.isr), set(p.replicas)
@@ -194,7 +222,7 @@ def broker_invariants() -> list[Any]:
 def replicas_agree(sim: Simulation, topic: str, index: int) -> bool:
     """Whether one live broker leads ``topic``-``index`` and every replica it lists is live, holds
     the partition, and has the leader's log end as its log end and high watermark."""
-    held = {n: b.partition(topic, index) for n, b in _brokers(sim)}
+    held = {n: b.partition(topic, index) for n, b in live_brokers(sim).items()}
     leaders = [p for p in held.values() if p is not None and p.is_leader]
     if len(leaders) != 1:
         return False
@@ -224,7 +252,9 @@ def check_converged(
     problems: list[str] = []
     by_offset: dict[tuple[int, int], bytes | None] = {}
     for index in range(partitions):
-        holders = [(n, b.partition(topic, index)) for n, b in _brokers(sim) if b.partition(topic, index)]
+        holders = [
+            (n, b.partition(topic, index)) for n, b in live_brokers(sim).items() if b.partition(topic, index)
+        ]
         leaders = [(n, p) for n, p in holders if p is not None and p.is_leader]
         if len(leaders) != 1:
             problems.append(f"{topic}-{index}: leaders {[n for n, _ in leaders]}")

@@ -22,7 +22,6 @@ import random
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from reference_impl.core.boundary import Event
 from reference_impl.core.broker import Broker
@@ -294,24 +293,3 @@ def build_broker_simulation(
     for node_id in disks:
         sim.add_node(node_id, build, disks[node_id])
     return BrokerCluster(sim, disks, voter_ids, extra)
-
-
-def live_brokers(sim: Simulation) -> dict[int, Broker]:
-    return {n: node.broker for n, node in sim.nodes.items() if isinstance(node, BrokerSimNode)}
-
-
-def describe(sim: Simulation, topic: str, partition: int = 0) -> dict[str, Any]:
-    """A partition as each live broker holds it: leader, epoch, ISR, LEO, HW (for traces and failures)."""
-    out: dict[str, Any] = {}
-    for node_id, broker in sorted(live_brokers(sim).items()):
-        part = broker.partition(topic, partition)
-        if part is None:
-            continue
-        out[f"node {node_id}"] = {
-            "leader": part.leader_id,
-            "epoch": part.leader_epoch,
-            "isr": part.isr,
-            "leo": part.log.log_end_offset,
-            "hw": part.high_watermark,
-        }
-    return out

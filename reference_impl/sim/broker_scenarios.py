@@ -20,8 +20,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .broker_invariants import CommittedBatchesAgree, check_converged, replicas_agree
-from .broker_nodes import EVENT_BUDGET, BrokerCluster, build_broker_simulation, describe, live_brokers
+from .broker_invariants import (
+    CommittedBatchesAgree,
+    check_converged,
+    live_brokers,
+    partition_leader,
+    partition_states,
+    replicas_agree,
+)
+from .broker_nodes import EVENT_BUDGET, BrokerCluster, build_broker_simulation
 from .clients import ClientDisk, IdempotentProducer, ProducerReport
 from .simulation import Simulation
 
@@ -89,17 +96,14 @@ def _allow(sim: Simulation, producer: IdempotentProducer, limit: int) -> None:
 
 def _wait(sim: Simulation, what: str, condition: Callable[[], bool], timeout_ms: int = 30_000) -> None:
     if not sim.run_until_true(condition, timeout_ms, EVENT_BUDGET):
-        raise ScenarioError(f"waited {timeout_ms} virtual ms for {what}; partition: {describe(sim, TOPIC)}")
+        raise ScenarioError(
+            f"waited {timeout_ms} virtual ms for {what}; partition: {partition_states(sim, TOPIC)}"
+        )
 
 
 def leader_of(sim: Simulation) -> int | None:
     """The live replica that leads the story's partition in the newest epoch."""
-    best: tuple[int, int] | None = None
-    for node_id, broker in live_brokers(sim).items():
-        part = broker.partition(TOPIC, 0)
-        if part is not None and part.is_leader and (best is None or part.leader_epoch > best[0]):
-            best = (part.leader_epoch, node_id)
-    return None if best is None else best[1]
+    return partition_leader(sim, TOPIC, 0)
 
 
 def log_end(sim: Simulation, node_id: int) -> int:
