@@ -28,7 +28,6 @@ from reference_impl.core.broker import Broker
 from reference_impl.core.cluster.quorum import QuorumPorts
 from reference_impl.core.configs import BrokerConfig
 from reference_impl.core.metadata.local_controller import METADATA_TOPIC
-from reference_impl.core.partition import Partition
 from reference_impl.core.ports import MemoryLogStore
 from reference_impl.core.raft.api import CommittedBatch, LeaderAndEpoch, RaftStep
 from reference_impl.core.raft.messages import Envelope
@@ -182,13 +181,6 @@ class BrokerSimNode:
     def handle_leader_change(self, leader: LeaderAndEpoch) -> None:
         return None
 
-    @property
-    def node_id(self) -> int:
-        return self.broker.node_id
-
-    def partitions(self) -> dict[tuple[str, int], Partition]:
-        return self.broker.partitions
-
     def exit_messages(self) -> list[Envelope]:
         return self.endpoint.exit_messages()
 
@@ -230,20 +222,10 @@ def broker_config(node_id: int, voters: Sequence[int], configs: Sequence[str]) -
 
 @dataclass
 class BrokerCluster:
-    """The simulation and what a test reads: each node's disk, the voters, the client ids."""
+    """The simulation, and each broker's disk (what a script crashes, restarts and inspects)."""
 
     sim: Simulation
     disks: dict[int, BrokerDisk]
-    voters: tuple[int, ...]
-    configs: tuple[str, ...]
-
-    def broker(self, node_id: int) -> Broker:
-        node = self.sim.nodes[node_id]
-        assert isinstance(node, BrokerSimNode)
-        return node.broker
-
-    def brokers(self) -> dict[int, Broker]:
-        return {n: node.broker for n, node in self.sim.nodes.items() if isinstance(node, BrokerSimNode)}
 
 
 def build_broker_simulation(
@@ -292,4 +274,4 @@ def build_broker_simulation(
 
     for node_id in disks:
         sim.add_node(node_id, build, disks[node_id])
-    return BrokerCluster(sim, disks, voter_ids, extra)
+    return BrokerCluster(sim, disks)
