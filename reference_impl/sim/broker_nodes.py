@@ -29,10 +29,10 @@ from reference_impl.core.cluster.quorum import QuorumPorts
 from reference_impl.core.configs import BrokerConfig
 from reference_impl.core.metadata.local_controller import METADATA_TOPIC
 from reference_impl.core.ports import MemoryLogStore
-from reference_impl.core.raft.api import CommittedBatch, LeaderAndEpoch, RaftStep
+from reference_impl.core.raft.api import CommittedRecords, RaftStep
 from reference_impl.core.raft.messages import Envelope
 from reference_impl.core.raft.quorum_state import MemoryQuorumStateStore
-from reference_impl.core.raft.raft_log import MemorySnapshotStore, Snapshot
+from reference_impl.core.raft.raft_log import MemorySnapshotStore
 from reference_impl.log.api import AppendInfo, PartitionLog
 from reference_impl.log.config import LONG_MAX
 from reference_impl.log.memory import MemoryLog
@@ -165,21 +165,14 @@ class BrokerSimNode:
         self.endpoint = endpoint
         assert broker.quorum is not None, "simulated brokers are KRaft nodes"
         self.raft = broker.quorum.raft
-        self.committed: list[tuple[int, bytes]] = []
+        self._committed = CommittedRecords()
+        self.raft.register(self._committed)
+
+    @property
+    def committed(self) -> list[tuple[int, bytes]]:
         """Every metadata record this incarnation was handed as committed (the quorum invariants
         compare them across nodes)."""
-        self.raft.register(self)
-
-    # -- RaftListener: record what the metadata log committed ----------------------------------
-
-    def handle_commit(self, batch: CommittedBatch) -> None:
-        self.committed.extend(batch.records)
-
-    def handle_load_snapshot(self, snapshot: Snapshot) -> None:
-        self.committed = []
-
-    def handle_leader_change(self, leader: LeaderAndEpoch) -> None:
-        return None
+        return self._committed.records
 
     def exit_messages(self) -> list[Envelope]:
         return self.endpoint.exit_messages()

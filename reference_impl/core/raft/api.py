@@ -72,6 +72,23 @@ class RaftListener(Protocol):
     def handle_leader_change(self, leader: LeaderAndEpoch) -> None: ...
 
 
+class CommittedRecords:
+    """A listener that keeps every record the quorum hands it as committed, in order; a snapshot
+    load starts a new list. What the simulator's invariants compare across replicas."""
+
+    def __init__(self) -> None:
+        self.records: list[tuple[int, bytes]] = []
+
+    def handle_commit(self, batch: CommittedBatch) -> None:
+        self.records.extend(batch.records)
+
+    def handle_load_snapshot(self, snapshot: Snapshot) -> None:
+        self.records = []
+
+    def handle_leader_change(self, leader: LeaderAndEpoch) -> None:
+        return None
+
+
 class NotLeaderError(Exception):
     """Only the leader appends; the caller answers NOT_CONTROLLER / NOT_LEADER_OR_FOLLOWER."""
 

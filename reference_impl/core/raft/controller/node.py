@@ -12,11 +12,11 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from reference_impl.core.raft.api import CommittedBatch, LeaderAndEpoch, RaftConfig, RaftStep
+from reference_impl.core.raft.api import CommittedRecords, RaftConfig, RaftStep
 from reference_impl.core.raft.client import RaftClient
 from reference_impl.core.raft.messages import RAFT_MESSAGE_TYPES, Envelope
 from reference_impl.core.raft.quorum_state import QuorumStateStore
-from reference_impl.core.raft.raft_log import RaftLog, Snapshot
+from reference_impl.core.raft.raft_log import RaftLog
 
 from .quorum_controller import ControllerConfig, QuorumController
 
@@ -36,9 +36,8 @@ class ControllerNode:
         self.node_id = node_id
         self.raft = RaftClient(node_id, voters, log, store, rng, now_ms, raft_config)
         self.controller = QuorumController(node_id, self.raft, rng, controller_config)
-        self.committed: list[tuple[int, bytes]] = []
-        """Every committed record this incarnation replayed (the simulator's invariants read it)."""
-        self.raft.register(self)
+        self._committed = CommittedRecords()
+        self.raft.register(self._committed)
 
     def step(self, message: Envelope | None, now_ms: int) -> RaftStep:
         if message is not None:
@@ -59,11 +58,7 @@ class ControllerNode:
         caught-up voter first), so a successor takes over without waiting for a timeout."""
         self.raft.resign(now_ms)
 
-    def handle_commit(self, batch: CommittedBatch) -> None:
-        self.committed.extend(batch.records)
-
-    def handle_load_snapshot(self, snapshot: Snapshot) -> None:
-        self.committed = []
-
-    def handle_leader_change(self, leader: LeaderAndEpoch) -> None:
-        return None
+    @property
+    def committed(self) -> list[tuple[int, bytes]]:
+        """Every committed record this incarnation replayed (the simulator's invariants read it)."""
+        return self._committed.records
