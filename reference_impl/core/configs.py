@@ -13,6 +13,8 @@ import enum
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
+from reference_impl.defects import ALL as DEFECTS
+from reference_impl.defects import DEFECTS_CONFIG
 from reference_impl.log.config import LogConfig, LogConfigError
 
 from .mutants import ALL as MUTANTS
@@ -392,6 +394,16 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {
             "Largest request frame accepted.",
             valid=_at_least(1),
             read_only=True,
+        ),
+        ConfigDef(
+            DEFECTS_CONFIG,
+            _T.LIST,
+            None,
+            "Seeded hostile-input defects switched back on (reference_impl/defects.py); never set in "
+            "production.",
+            choices=DEFECTS,
+            read_only=True,
+            hidden=True,
         ),
         ConfigDef("broker.id", _T.INT, "-1", "This node's id.", read_only=True),
         ConfigDef("node.id", _T.INT, "-1", "This node's id.", read_only=True),

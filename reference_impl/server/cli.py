@@ -18,6 +18,7 @@ import random
 import signal
 import sys
 
+from reference_impl import defects
 from reference_impl.core.broker import Broker
 from reference_impl.core.cluster.quorum import QuorumPorts
 from reference_impl.core.cluster.roles import node_roles
@@ -98,6 +99,10 @@ def main(argv: list[str]) -> int:
     if args.node_id < 0:
         print("kafka-harness broker: --node-id must be ≥ 0", file=sys.stderr)
         return 2
+    seeded = defects.parse(config.get(defects.DEFECTS_CONFIG) or "")
+    if seeded:
+        defects.enable(seeded)
+        log.warning("seeded defects switched on (never in production): %s", ", ".join(sorted(seeded)))
     advertised = args.advertised_listener or args.listen
     store: LogStore
     try:
