@@ -58,6 +58,8 @@ def proxied(tmp_path: Path) -> Iterator[tuple[Target, Topology]]:
                 listen_ports=[topology.listen_ports[n] for n in NODES],
                 advertised_ports=[topology.advertised_ports[n] for n in NODES],
                 peer_ports=topology.peer_ports,
+                controller_ports=topology.controller_ports,
+                controller_peer_ports=topology.controller_peer_ports,
                 broker_configs=CLUSTER_CONFIGS,
             ) as target:
                 yield target, topology

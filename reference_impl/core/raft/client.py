@@ -34,8 +34,10 @@ from typing import Any
 
 from kio.schema.errors import ErrorCode
 
+from reference_impl import defects
 from reference_impl.protocol.record_set import offsets_and_values
 
+from . import request_checks as checks
 from .api import (
     LEADER_CHANGE_KEY,
     CommittedBatch,
@@ -62,7 +64,7 @@ from .messages import (
     VoteRequest,
     VoteResponse,
 )
-from .quorum_state import QuorumState, QuorumStateStore, Timeouts
+from .quorum_state import MAX_EPOCH, QuorumState, QuorumStateStore, Timeouts
 from .raft_log import Diverging, RaftLog, Snapshot, SnapshotNeeded
 from .states import (
     CandidateState,
@@ -362,6 +364,14 @@ class RaftClient:
         return False
 
     def _become_candidate(self, now_ms: int) -> None:
+        if self.quorum.epoch + 1 >= MAX_EPOCH and not defects.enabled(defects.QUORUM_ON_CLIENT_LISTENER):
+            state = self.quorum.state  # no epoch is left to stand in: wait (an operator must act)
+            later = now_ms + self.quorum.randomized_election_timeout_ms()
+            if isinstance(state, FollowerState):
+                state.fetch_deadline_ms = later
+            elif not isinstance(state, LeaderState):
+                state.election_deadline_ms = later
+            return
         self.quorum.transition_to_candidate(now_ms)
         state = self.quorum.state
         assert isinstance(state, CandidateState)
@@ -485,6 +495,16 @@ class RaftClient:
                 ),
             )
 
+        if not defects.enabled(defects.QUORUM_ON_CLIENT_LISTENER):  # checks.vote_error: Kafka's checks
+            error = checks.vote_error(request, self.node_id, self.quorum.epoch, self.quorum.voters)
+            if error is None and request.candidate_epoch > self.quorum.epoch:
+                live = checks.hears_live_leader(
+                    self.quorum.state, request.candidate_id, now_ms, self.config.fetch_timeout_ms // 2
+                )
+                error = ErrorCode.none if live else None  # refused, and the epoch is not adopted
+            if error is not None:
+                answer(error, False)
+                return
         if request.candidate_epoch < self.quorum.epoch:
             answer(ErrorCode.fenced_leader_epoch, False)
             return
@@ -517,8 +537,10 @@ class RaftClient:
         self, source: int, request: BeginQuorumEpochRequest, now_ms: int
     ) -> None:
         state = self.quorum.state
-        error = ErrorCode.none
-        if request.leader_epoch < state.epoch:
+        error = self._notice_error(request.leader_id, request.leader_epoch)
+        if error != ErrorCode.none:
+            pass
+        elif request.leader_epoch < state.epoch:
             error = ErrorCode.fenced_leader_epoch
         elif isinstance(state, FollowerState) and state.epoch == request.leader_epoch:
             if state.leader != request.leader_id:
@@ -556,8 +578,10 @@ class RaftClient:
         self, source: int, request: EndQuorumEpochRequest, now_ms: int
     ) -> None:
         """The leader resigned: stand soon, sooner the higher this replica is in its successor list."""
-        error = ErrorCode.none
-        if request.leader_epoch < self.quorum.epoch:
+        error = self._notice_error(request.leader_id, request.leader_epoch)
+        if error != ErrorCode.none:
+            pass
+        elif request.leader_epoch < self.quorum.epoch:
             error = ErrorCode.fenced_leader_epoch
         else:
             if request.leader_epoch > self.quorum.epoch:
@@ -568,6 +592,7 @@ class RaftClient:
             deadline = now_ms + rank * self.config.election_timeout_ms // 2
             if isinstance(state, FollowerState) and state.leader == request.leader_id:
                 state.fetch_deadline_ms = min(state.fetch_deadline_ms, deadline)
+                state.last_fetched_ms = None  # it resigned: its successor's Vote is welcome
             elif isinstance(state, (UnattachedState, VotedState)):
                 state.election_deadline_ms = min(state.election_deadline_ms, deadline)
         self._send(
@@ -579,6 +604,15 @@ class RaftClient:
                 leader_epoch=self.quorum.epoch,
             ),
         )
+
+    def _notice_error(self, leader_id: int, leader_epoch: int) -> ErrorCode:
+        """A BeginQuorumEpoch or EndQuorumEpoch naming a leader or an epoch no voter could send."""
+        if defects.enabled(defects.QUORUM_ON_CLIENT_LISTENER):
+            return ErrorCode.none
+        error = checks.leader_notice_error(
+            leader_id, leader_epoch, self.node_id, self.quorum.epoch, self.quorum.voters
+        )
+        return ErrorCode.none if error is None else error
 
     # -- Fetch: the leader's side --------------------------------------------------------------
 
@@ -608,6 +642,10 @@ class RaftClient:
 
     def handle_fetch_request(self, source: int, request: FetchRequest, now_ms: int) -> None:
         state = self.quorum.state
+        invalid = None if defects.enabled(defects.QUORUM_ON_CLIENT_LISTENER) else checks.fetch_error(request)
+        if invalid is not None:
+            self._send(source, self._fetch_error(request, invalid))
+            return
         error = self._epoch_error(request.current_leader_epoch)
         if not isinstance(state, LeaderState):
             self._send(source, self._fetch_error(request, error or ErrorCode.not_leader_or_follower))
@@ -748,6 +786,7 @@ class RaftClient:
             self._backoff_until_ms = now_ms + self.config.retry_backoff_ms
             return
         state.fetch_deadline_ms = now_ms + self._fetch_timeout_ms()
+        state.last_fetched_ms = now_ms
         if response.diverging_epoch is not None:
             self.log.truncate_to_diverging(response.diverging_epoch, self._published_offset)
             return
@@ -778,6 +817,7 @@ class RaftClient:
         if response.position != len(partial.data):
             return
         state.fetch_deadline_ms = now_ms + self._fetch_timeout_ms()
+        state.last_fetched_ms = now_ms
         partial.data += response.unaligned_records
         if len(partial.data) >= response.size:
             snapshot = Snapshot(partial.snapshot_id, bytes(partial.data))

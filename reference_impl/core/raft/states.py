@@ -23,6 +23,10 @@ from dataclasses import dataclass, field
 
 from .messages import NO_LEADER, ReplicaState
 
+MAX_OBSERVERS = 1024
+"""Observers a leader keeps track of (Kafka forgets one after five silent minutes); any replica id
+may fetch, so the table must not grow with whatever ids a client sends."""
+
 UNATTACHED = "Unattached"
 VOTED = "Voted"
 CANDIDATE = "Candidate"
@@ -192,8 +196,14 @@ class LeaderState(_LeaderKnown):
         return self._maybe_advance_high_watermark()
 
     def update_replica(self, replica_id: int, fetch_offset: int, leader_end_offset: int, now_ms: int) -> bool:
-        """A fetch from ``replica_id`` at ``fetch_offset``; True if the high watermark moved."""
+        """A fetch from ``replica_id`` at ``fetch_offset``; True if the high watermark moved. A
+        negative id is no replica (a consumer: Kafka's ``LeaderState.updateReplicaState`` ignores
+        it); at most :data:`MAX_OBSERVERS` observers are tracked, the longest silent dropped."""
+        if replica_id < 0:
+            return False
         table = self.progress if replica_id in self.voters else self.observers
+        if replica_id not in table and table is self.observers and len(table) >= MAX_OBSERVERS:
+            del table[min(table, key=lambda r: table[r].last_fetch_ms)]
         replica = table.setdefault(replica_id, ReplicaProgress(replica_id))
         replica.end_offset = fetch_offset
         replica.last_fetch_ms = now_ms
@@ -233,6 +243,9 @@ class FollowerState(_LeaderKnown):
     fetch_deadline_ms: int
     """No successful fetch by then: the leader is presumed gone (a voter stands for election)."""
     high_watermark: int | None = None
+    last_fetched_ms: int | None = None
+    """When a fetch from the leader last succeeded (None: not in this state, or the leader resigned):
+    a follower that heard from its leader lately refuses to be drawn into an election."""
     name: str = FOLLOWER
 
     @property
