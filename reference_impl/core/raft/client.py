@@ -74,6 +74,7 @@ from .states import (
     ResignedState,
     UnattachedState,
     VotedState,
+    describe_quorum,
 )
 
 
@@ -291,27 +292,7 @@ class RaftClient:
             )
 
     def describe_quorum(self, correlation_id: int = 0) -> DescribeQuorumResponse:
-        state = self.quorum.state
-        if not isinstance(state, LeaderState):
-            return DescribeQuorumResponse(
-                correlation_id=correlation_id,
-                error_code=ErrorCode.not_leader_or_follower,
-                leader_id=self.leader_id,
-                leader_epoch=self.epoch,
-                high_watermark=-1,
-                current_voters=(),
-                observers=(),
-            )
-        voters, observers = state.describe()
-        return DescribeQuorumResponse(
-            correlation_id=correlation_id,
-            error_code=ErrorCode.none,
-            leader_id=self.node_id,
-            leader_epoch=state.epoch,
-            high_watermark=-1 if state.high_watermark is None else state.high_watermark,
-            current_voters=voters,
-            observers=observers,
-        )
+        return describe_quorum(self.quorum.state, correlation_id)
 
     # -- transitions and their side effects ------------------------------------------------------
 
@@ -365,12 +346,8 @@ class RaftClient:
 
     def _become_candidate(self, now_ms: int) -> None:
         if self.quorum.epoch + 1 >= MAX_EPOCH and not defects.enabled(defects.QUORUM_ON_CLIENT_LISTENER):
-            state = self.quorum.state  # no epoch is left to stand in: wait (an operator must act)
             later = now_ms + self.quorum.randomized_election_timeout_ms()
-            if isinstance(state, FollowerState):
-                state.fetch_deadline_ms = later
-            elif not isinstance(state, LeaderState):
-                state.election_deadline_ms = later
+            checks.postpone_election(self.quorum.state, later)  # no epoch left to stand in
             return
         self.quorum.transition_to_candidate(now_ms)
         state = self.quorum.state
@@ -495,15 +472,11 @@ class RaftClient:
                 ),
             )
 
-        if not defects.enabled(defects.QUORUM_ON_CLIENT_LISTENER):  # checks.vote_error: Kafka's checks
-            error = checks.vote_error(request, self.node_id, self.quorum.epoch, self.quorum.voters)
-            if error is None and request.candidate_epoch > self.quorum.epoch:
-                live = checks.hears_live_leader(
-                    self.quorum.state, request.candidate_id, now_ms, self.config.fetch_timeout_ms // 2
-                )
-                error = ErrorCode.none if live else None  # refused, and the epoch is not adopted
-            if error is not None:
-                answer(error, False)
+        if not defects.enabled(defects.QUORUM_ON_CLIENT_LISTENER):
+            window_ms = self.config.fetch_timeout_ms // 2
+            refusal = checks.vote_refusal(request, self.quorum, now_ms, window_ms)
+            if refusal is not None:  # NONE: refused without adopting the epoch (a live leader is heard)
+                answer(refusal, False)
                 return
         if request.candidate_epoch < self.quorum.epoch:
             answer(ErrorCode.fenced_leader_epoch, False)
@@ -609,10 +582,7 @@ class RaftClient:
         """A BeginQuorumEpoch or EndQuorumEpoch naming a leader or an epoch no voter could send."""
         if defects.enabled(defects.QUORUM_ON_CLIENT_LISTENER):
             return ErrorCode.none
-        error = checks.leader_notice_error(
-            leader_id, leader_epoch, self.node_id, self.quorum.epoch, self.quorum.voters
-        )
-        return ErrorCode.none if error is None else error
+        return checks.leader_notice_error(leader_id, leader_epoch, self.quorum) or ErrorCode.none
 
     # -- Fetch: the leader's side --------------------------------------------------------------
 
@@ -630,23 +600,13 @@ class RaftClient:
             records=b"",
         )
 
-    def _epoch_error(self, request_epoch: int) -> ErrorCode | None:
-        """Kafka's fetch epoch checks: older epoch fenced, newer unknown, this one needs a leader."""
-        if request_epoch < self.quorum.epoch:
-            return ErrorCode.fenced_leader_epoch
-        if request_epoch > self.quorum.epoch:
-            return ErrorCode.unknown_leader_epoch
-        if not isinstance(self.quorum.state, LeaderState):
-            return ErrorCode.not_leader_or_follower
-        return None
-
     def handle_fetch_request(self, source: int, request: FetchRequest, now_ms: int) -> None:
         state = self.quorum.state
         invalid = None if defects.enabled(defects.QUORUM_ON_CLIENT_LISTENER) else checks.fetch_error(request)
         if invalid is not None:
             self._send(source, self._fetch_error(request, invalid))
             return
-        error = self._epoch_error(request.current_leader_epoch)
+        error = checks.leader_only_error(self.quorum, request.current_leader_epoch)
         if not isinstance(state, LeaderState):
             self._send(source, self._fetch_error(request, error or ErrorCode.not_leader_or_follower))
             return
@@ -698,7 +658,7 @@ class RaftClient:
     def handle_fetch_snapshot_request(self, source: int, request: FetchSnapshotRequest, now_ms: int) -> None:
         state = self.quorum.state
         snapshot = self.log.latest_snapshot()
-        error = self._epoch_error(request.current_leader_epoch)
+        error = checks.leader_only_error(self.quorum, request.current_leader_epoch)
         data = b""
         size = 0
         if error is None:

@@ -28,8 +28,19 @@ from collections.abc import Sequence
 from kio.schema.errors import ErrorCode
 
 from .messages import FetchRequest, VoteRequest
-from .quorum_state import MAX_EPOCH
+from .quorum_state import MAX_EPOCH, QuorumState
 from .states import EpochState, FollowerState, LeaderState
+
+
+def vote_refusal(request: VoteRequest, quorum: QuorumState, now_ms: int, window_ms: int) -> ErrorCode | None:
+    """Why ``request`` is refused: an error, NONE (refused without adopting its epoch, because a
+    live leader is heard, :func:`hears_live_leader`), or None when it may be considered."""
+    error = vote_error(request, quorum.local_id, quorum.epoch, quorum.voters)
+    if error is not None or request.candidate_epoch <= quorum.epoch:
+        return error
+    return (
+        ErrorCode.none if hears_live_leader(quorum.state, request.candidate_id, now_ms, window_ms) else None
+    )
 
 
 def vote_error(request: VoteRequest, local_id: int, epoch: int, voters: Sequence[int]) -> ErrorCode | None:
@@ -47,17 +58,27 @@ def vote_error(request: VoteRequest, local_id: int, epoch: int, voters: Sequence
     return None
 
 
-def leader_notice_error(
-    leader_id: int, leader_epoch: int, local_id: int, epoch: int, voters: Sequence[int]
-) -> ErrorCode | None:
+def leader_notice_error(leader_id: int, leader_epoch: int, quorum: QuorumState) -> ErrorCode | None:
     """BeginQuorumEpoch and EndQuorumEpoch: ``validateVoterOnlyRequest`` with the leader as the
     remote replica (an older epoch is fenced by the handlers themselves)."""
-    if leader_epoch < epoch:
+    if leader_epoch < quorum.epoch:
         return None
     if leader_id < 0 or leader_epoch >= MAX_EPOCH:
         return ErrorCode.invalid_request
-    if local_id not in voters or leader_id not in voters:
+    if not quorum.is_voter or leader_id not in quorum.voters:
         return ErrorCode.inconsistent_voter_set
+    return None
+
+
+def leader_only_error(quorum: QuorumState, request_epoch: int) -> ErrorCode | None:
+    """Kafka's ``validateLeaderOnlyRequest`` (Fetch, FetchSnapshot): an older epoch is fenced, a
+    newer one unknown, and this one needs this replica to lead it."""
+    if request_epoch < quorum.epoch:
+        return ErrorCode.fenced_leader_epoch
+    if request_epoch > quorum.epoch:
+        return ErrorCode.unknown_leader_epoch
+    if not isinstance(quorum.state, LeaderState):
+        return ErrorCode.not_leader_or_follower
     return None
 
 
@@ -82,3 +103,12 @@ def hears_live_leader(state: EpochState, candidate_id: int, now_ms: int, window_
         fetched = -1 if progress is None else progress.last_fetch_ms
         return fetched >= 0 and now_ms - fetched < window_ms
     return False
+
+
+def postpone_election(state: EpochState, later_ms: int) -> None:
+    """Move the timer that would make this replica stand (used when no epoch is left to stand in:
+    it waits, and an operator must act)."""
+    if isinstance(state, FollowerState):
+        state.fetch_deadline_ms = later_ms
+    elif not isinstance(state, LeaderState):
+        state.election_deadline_ms = later_ms

@@ -21,7 +21,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .messages import NO_LEADER, ReplicaState
+from kio.schema.errors import ErrorCode
+
+from .messages import NO_LEADER, DescribeQuorumResponse, ReplicaState
 
 MAX_OBSERVERS = 1024
 """Observers a leader keeps track of (Kafka forgets one after five silent minutes); any replica id
@@ -277,3 +279,28 @@ class ResignedState(_LeaderKnown):
 
 
 EpochState = UnattachedState | VotedState | CandidateState | LeaderState | FollowerState | ResignedState
+
+
+def describe_quorum(state: EpochState, correlation_id: int = 0) -> DescribeQuorumResponse:
+    """DescribeQuorum as this replica answers it: the voters' and observers' progress when it
+    leads, NOT_LEADER_OR_FOLLOWER (with the leader it knows) otherwise."""
+    if not isinstance(state, LeaderState):
+        return DescribeQuorumResponse(
+            correlation_id=correlation_id,
+            error_code=ErrorCode.not_leader_or_follower,
+            leader_id=state.leader_id,
+            leader_epoch=state.epoch,
+            high_watermark=-1,
+            current_voters=(),
+            observers=(),
+        )
+    voters, observers = state.describe()
+    return DescribeQuorumResponse(
+        correlation_id=correlation_id,
+        error_code=ErrorCode.none,
+        leader_id=state.local_id,
+        leader_epoch=state.epoch,
+        high_watermark=-1 if state.high_watermark is None else state.high_watermark,
+        current_voters=voters,
+        observers=observers,
+    )
