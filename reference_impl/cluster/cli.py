@@ -103,7 +103,8 @@ def main(argv: list[str]) -> int:
             for n in cluster.nodes:
                 state = "running" if is_alive(n.pid) else "down"
                 view = metadata_view(n.listen) if n.broker else "(controller only: no Metadata)"
-                print(f"node {n.node_id} pid {n.pid} {_role(n)} {state} {n.advertised} view {view}")
+                quorum = f" controller listener {n.controller}" if n.controller else ""
+                print(f"node {n.node_id} pid {n.pid} {_role(n)} {state} {n.advertised}{quorum} view {view}")
             return 0
         return _act(cluster, args.action, args.node)
     except ClusterError as exc:
@@ -154,7 +155,8 @@ def _up(args: argparse.Namespace) -> int:
         return 2
     up(cluster, args.timeout)
     for n in cluster.nodes:
-        print(f"node {n.node_id} pid {n.pid} {_role(n)} {n.advertised}")
+        quorum = f" controller listener {n.controller}" if n.controller else ""
+        print(f"node {n.node_id} pid {n.pid} {_role(n)} {n.advertised}{quorum}")
     print(cluster.bootstrap_servers)
     return 0
 

@@ -11,7 +11,9 @@ purgatory until ``min_bytes`` are available or ``max_wait_ms`` passes.
 ``max_bytes`` bounds the answer and ``partition_max_bytes`` each partition,
 but the first batch of the first non-empty partition is returned whole even
 when larger (KIP-74). Incremental fetch sessions (KIP-227, v7+) are in
-:mod:`..fetch_sessions`.
+:mod:`..fetch_sessions`. On a controller listener the only partition is ``__cluster_metadata``-0,
+fetched by quorum replicas (anything else is INVALID_REQUEST, as ``KafkaRaftClient`` answers); on
+a broker listener the metadata log is no topic (UNKNOWN_TOPIC_ID / UNKNOWN_TOPIC_OR_PARTITION).
 Errors per partition: UNKNOWN_TOPIC_OR_PARTITION (v13+ UNKNOWN_TOPIC_ID),
 NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH (v9+,
 KIP-320), OFFSET_OUT_OF_RANGE; on errors the offsets are -1.
