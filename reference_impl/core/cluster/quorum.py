@@ -235,6 +235,7 @@ class ClusterQuorum:
         self.broker_epoch = -1
         self.incarnation_id = str(uuid.UUID(int=(self.node_id & (2**64 - 1)) << 64 | now_ms & (2**64 - 1)))
         """This process's registrations (Kafka's incarnation id): unique per start, from no randomness."""
+        self._registration_refused: ErrorCode | None = None
         self.fenced = True
         self.want_shut_down = False
         self.should_shut_down = False
@@ -528,7 +529,9 @@ class ClusterQuorum:
                 log.info("broker %d registered: broker epoch %d", self.node_id, self.broker_epoch)
                 self._next_heartbeat_ms = now_ms
                 return
-            log.info("broker %d: registration refused: %s", self.node_id, body.error_code.name)
+            if body.error_code != self._registration_refused:  # one line per reason, not per retry
+                log.info("broker %d: registration refused: %s; retrying", self.node_id, body.error_code.name)
+            self._registration_refused = body.error_code
             self._next_heartbeat_ms = now_ms + max(1, self._heartbeat_interval_ms // 10)
             return
         if body.error_code in (ErrorCode.stale_broker_epoch, ErrorCode.broker_id_not_registered):
