@@ -175,6 +175,8 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
                     advertised_ports=[topology.advertised_ports[n] for n in node_ids],
                     broker_configs=configs,
                     peer_ports=topology.peer_ports or None,
+                    controller_ports=topology.controller_ports or None,
+                    controller_peer_ports=topology.controller_peer_ports or None,
                 )
             )
         except Exception as exc:

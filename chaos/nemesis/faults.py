@@ -194,9 +194,9 @@ class Nemesis:
             raise RuntimeError("packet faults are off (kafka-harness chaos --packet-faults, as root)")
         if plan.fault == "packet-drop":
             node = self._choose(plan, "leader")
-            rules = self.packets.drop([self.topology.listen_ports[node]])
+            rules = self.packets.drop(self.topology.ports_of([node]))
             return {"nodes": [node], "rules": rules}
-        ports = [self.topology.listen_ports[n] for n in self.topology.node_ids]
+        ports = self.topology.ports_of(self.topology.node_ids)
         return {
             "nodes": list(self.topology.node_ids),
             "rules": self.packets.drop(ports, LOSS_PROBABILITY),

@@ -6,7 +6,9 @@ its proxy's port (Tansu ``--advertised-listener-url``, the reference broker
 ``advertised_ports``). Broker-to-broker proxies are named ``broker-A-to-B`` (traffic A sends to
 B) so a partition can cut one direction; they are created only for targets whose brokers can be
 told to reach their peers through given addresses (the replicated reference cluster), and the
-names and selections below already cover them.
+names and selections below already cover them. Such a cluster's voters also listen on a
+controller listener (the quorum, registrations and heartbeats, forwarded admin requests), reached
+through ``controller-A-to-B`` proxies: a partition cuts those links as well.
 """
 
 from __future__ import annotations
@@ -27,6 +29,10 @@ def broker_proxy(source: int, dest: int) -> str:
     return f"broker-{source}-to-{dest}"
 
 
+def controller_proxy(source: int, dest: int) -> str:
+    return f"controller-{source}-to-{dest}"
+
+
 @dataclass
 class Topology:
     """Proxy names and addresses for a target of ``node_ids``, created on one Toxiproxy server."""
@@ -40,9 +46,17 @@ class Topology:
     broker_links: bool = False
     peer_ports: dict[tuple[int, int], int] = field(default_factory=dict)
     """(source, dest) -> the port source uses to reach dest, when broker links are proxied."""
+    controller_ports: dict[int, int] = field(default_factory=dict)
+    """Voter id -> the port its controller listener listens on (the controller proxies' upstream)."""
+    controller_peer_ports: dict[tuple[int, int], int] = field(default_factory=dict)
+    """(source, voter) -> the port source uses to reach the voter's controller listener."""
 
     @classmethod
-    def plan(cls, api_url: str, node_ids: list[int], *, broker_links: bool = False) -> Topology:
+    def plan(
+        cls, api_url: str, node_ids: list[int], *, broker_links: bool = False, voters: list[int] | None = None
+    ) -> Topology:
+        """``voters`` (default: the first three nodes, as the reference cluster plans them) get a
+        controller listener and, with ``broker_links``, a proxy from every other node to it."""
         topology = cls(api_url, list(node_ids), broker_links=broker_links)
         for node in node_ids:
             topology.listen_ports[node] = free_port()
@@ -52,6 +66,11 @@ class Topology:
                 for b in node_ids:
                     if a != b:
                         topology.peer_ports[(a, b)] = free_port()
+            for v in node_ids[:3] if voters is None else voters:
+                topology.controller_ports[v] = free_port()
+                for a in node_ids:
+                    if a != v:
+                        topology.controller_peer_ports[(a, v)] = free_port()
         return topology
 
     def proxies(self) -> list[dict[str, Any]]:
@@ -74,6 +93,15 @@ class Topology:
                     "enabled": True,
                 }
             )
+        for (a, v), port in sorted(self.controller_peer_ports.items()):
+            out.append(
+                {
+                    "name": controller_proxy(a, v),
+                    "listen": f"127.0.0.1:{port}",
+                    "upstream": f"127.0.0.1:{self.controller_ports[v]}",
+                    "enabled": True,
+                }
+            )
         return out
 
     def create(self) -> None:
@@ -85,6 +113,12 @@ class Topology:
         for proxy in self.proxies():
             requests.delete(f"{self.api_url}/proxies/{proxy['name']}", timeout=10)
 
+    def ports_of(self, nodes: list[int]) -> list[int]:
+        """Every port the nodes themselves listen on: client listeners and controller listeners."""
+        return [self.listen_ports[n] for n in nodes] + [
+            self.controller_ports[n] for n in nodes if n in self.controller_ports
+        ]
+
     @property
     def bootstrap(self) -> str:
         return ",".join(f"127.0.0.1:{self.advertised_ports[n]}" for n in self.node_ids)
@@ -95,12 +129,16 @@ class Topology:
         return [client_proxy(n) for n in (self.node_ids if nodes is None else nodes)]
 
     def links_between(self, side_a: list[int], side_b: list[int]) -> list[str]:
-        """Broker links crossing from one side to the other, both directions."""
+        """Broker and controller links crossing from one side to the other, both directions."""
         if not self.broker_links:
             return []
-        return [broker_proxy(a, b) for a in side_a for b in side_b if a != b] + [
-            broker_proxy(b, a) for a in side_a for b in side_b if a != b
+        pairs = [(a, b) for a in side_a for b in side_b if a != b] + [
+            (b, a) for a in side_a for b in side_b if a != b
         ]
+        return [broker_proxy(a, b) for a, b in pairs] + self._controller_links(pairs)
+
+    def _controller_links(self, pairs: list[tuple[int, int]]) -> list[str]:
+        return [controller_proxy(a, b) for a, b in pairs if (a, b) in self.controller_peer_ports]
 
     def isolate(self, nodes: list[int]) -> list[str]:
         """Every link that reaches ``nodes``: their client proxies and their broker links."""
@@ -115,5 +153,6 @@ class Topology:
         cut = []
         for i, a in enumerate(self.node_ids):
             neighbours = {self.node_ids[(i - 1) % n], self.node_ids[(i + 1) % n]}
-            cut += [broker_proxy(a, b) for b in self.node_ids if b != a and b not in neighbours]
+            far = [(a, b) for b in self.node_ids if b != a and b not in neighbours]
+            cut += [broker_proxy(a, b) for a, b in far] + self._controller_links(far)
         return cut

@@ -12,7 +12,7 @@ import requests
 from chaos.history import Recorder, fault_windows
 from chaos.nemesis.faults import Nemesis, run_schedule
 from chaos.nemesis.schedule import FAULTS, Planned, parse_faults, schedule
-from chaos.nemesis.topology import Topology, broker_proxy, client_proxy
+from chaos.nemesis.topology import Topology, broker_proxy, client_proxy, controller_proxy
 from chaos.toxiproxy.server import ServerThread
 
 
@@ -47,18 +47,31 @@ def test_parse_faults_names_the_unknown() -> None:
 
 
 def test_topology_selections_for_a_three_broker_cluster() -> None:
+    """Every link of the reference cluster has its proxy: clients to each broker, each broker to each
+    broker (replica fetches) and each node to each voter's controller listener (the quorum); a
+    partition cuts both kinds of link between the sides."""
     topology = Topology.plan("http://unused", [1, 2, 3], broker_links=True)
     names = {p["name"] for p in topology.proxies()}
-    assert names == {client_proxy(n) for n in (1, 2, 3)} | {
-        broker_proxy(a, b) for a in (1, 2, 3) for b in (1, 2, 3) if a != b
-    }
+    pairs = [(a, b) for a in (1, 2, 3) for b in (1, 2, 3) if a != b]
+    assert names == (
+        {client_proxy(n) for n in (1, 2, 3)}
+        | {broker_proxy(a, b) for a, b in pairs}
+        | {controller_proxy(a, b) for a, b in pairs}
+    )
     assert set(topology.isolate([2])) == {
         client_proxy(2),
         broker_proxy(2, 1),
         broker_proxy(2, 3),
         broker_proxy(1, 2),
         broker_proxy(3, 2),
+        controller_proxy(2, 1),
+        controller_proxy(2, 3),
+        controller_proxy(1, 2),
+        controller_proxy(3, 2),
     }
+    upstreams = {p["name"]: p["upstream"] for p in topology.proxies()}
+    assert upstreams[controller_proxy(1, 2)] == f"127.0.0.1:{topology.controller_ports[2]}"
+    assert upstreams[broker_proxy(1, 2)] == f"127.0.0.1:{topology.listen_ports[2]}"
     ports = {p["listen"] for p in topology.proxies()}
     assert len(ports) == len(names), "every proxy listens on its own port"
     client_only = Topology.plan("http://unused", [1])

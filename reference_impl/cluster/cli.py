@@ -2,14 +2,18 @@
 
     kafka-harness cluster up --brokers 3 [--controllers 3 [--separate-controllers]] --data-dir D
                              [--config k=v ...] [--listen-ports P,...] [--advertised-ports P,...]
-                             [--peer-address A:B=HOST:PORT ...]
+                             [--controller-ports P,...] [--peer-address A:B[/CONTROLLER]=HOST:PORT ...]
     kafka-harness cluster kill|restart|pause|resume|stop NODE --data-dir D
     kafka-harness cluster status|down --data-dir D
 
-Every link can have a proxy on it: ``--listen-ports`` are where the nodes
-listen, ``--advertised-ports`` what they tell clients (a proxy's port in front
-of each), and ``--peer-address A:B=HOST:PORT`` where node A reaches node B
-(replica fetches, the quorum, forwarded requests).
+Each node has a client (PLAINTEXT) listener and each voter a CONTROLLER listener, which alone
+serves the quorum, the brokers' registrations and heartbeats and forwarded admin requests.
+Every link can have a proxy on it: ``--listen-ports`` are where the nodes' client listeners
+listen (a controller-only node's controller listener), ``--advertised-ports`` what they tell
+clients (a proxy's port in front of each), ``--controller-ports`` where the voters' controller
+listeners listen, ``--peer-address A:B=HOST:PORT`` where node A reaches node B's client listener
+(replica fetches) and ``--peer-address A:B/CONTROLLER=HOST:PORT`` where it reaches voter B's
+controller listener.
 
 ``up`` starts the broker processes (the first ``--controllers`` are metadata
 quorum voters; with ``--separate-controllers`` the voters are that many more
@@ -65,12 +69,16 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     start.add_argument("--listen-ports", type=_ports, help="one port per node, in node order")
     start.add_argument("--advertised-ports", type=_ports, help="one port per node: what clients are told")
     start.add_argument(
+        "--controller-ports", type=_ports, help="one port per voter, in node order: its controller listener"
+    )
+    start.add_argument(
         "--peer-address",
         type=_peer_address,
         action="append",
         default=[],
-        metavar="A:B=HOST:PORT",
-        help="where node A reaches node B (repeatable; default: B's listen address)",
+        metavar="A:B[/CONTROLLER]=HOST:PORT",
+        help="where node A reaches node B's client listener, or with /CONTROLLER voter B's controller "
+        "listener (repeatable; default: B's own port)",
     )
     for action in NODE_ACTIONS:
         one = sub.add_parser(action, help=f"{action} one node")
@@ -95,7 +103,8 @@ def main(argv: list[str]) -> int:
             for n in cluster.nodes:
                 state = "running" if is_alive(n.pid) else "down"
                 view = metadata_view(n.listen) if n.broker else "(controller only: no Metadata)"
-                print(f"node {n.node_id} pid {n.pid} {_role(n)} {state} {n.advertised} view {view}")
+                quorum = f" controller listener {n.controller}" if n.controller else ""
+                print(f"node {n.node_id} pid {n.pid} {_role(n)} {state} {n.advertised}{quorum} view {view}")
             return 0
         return _act(cluster, args.action, args.node)
     except ClusterError as exc:
@@ -113,13 +122,17 @@ def _ports(value: str) -> list[int]:
     return ports
 
 
-def _peer_address(value: str) -> tuple[tuple[int, int], tuple[str, int]]:
+def _peer_address(value: str) -> tuple[tuple[int, int], tuple[str, int], bool]:
+    """(link, address, whether the link reaches the controller listener)."""
     link, _, address = value.partition("=")
+    link, slash, listener = link.partition("/")
     source, _, dest = link.partition(":")
     host, _, port = address.rpartition(":")
     if not (source.isdigit() and dest.isdigit() and host and port.isdigit() and 0 < int(port) < 65536):
-        raise argparse.ArgumentTypeError(f"{value!r} is not A:B=HOST:PORT")
-    return (int(source), int(dest)), (host, int(port))
+        raise argparse.ArgumentTypeError(f"{value!r} is not A:B[/CONTROLLER]=HOST:PORT")
+    if slash and listener.upper() not in ("CONTROLLER", "PLAINTEXT"):
+        raise argparse.ArgumentTypeError(f"{value!r}: the listener is PLAINTEXT or CONTROLLER")
+    return (int(source), int(dest)), (host, int(port)), listener.upper() == "CONTROLLER"
 
 
 def _up(args: argparse.Namespace) -> int:
@@ -131,18 +144,32 @@ def _up(args: argparse.Namespace) -> int:
             separate_controllers=args.separate_controllers,
             listen_ports=args.listen_ports,
             advertised_ports=args.advertised_ports,
-            peer_addresses=dict(args.peer_address),
+            peer_addresses={link: address for link, address, ctrl in args.peer_address if not ctrl},
             configs=args.config,
             cluster_id=args.cluster_id,
+            controller_ports=_voter_ports(args),
+            controller_addresses={link: address for link, address, ctrl in args.peer_address if ctrl},
         )
     except ClusterError as exc:
         print(f"kafka-harness cluster: {exc}", file=sys.stderr)
         return 2
     up(cluster, args.timeout)
     for n in cluster.nodes:
-        print(f"node {n.node_id} pid {n.pid} {_role(n)} {n.advertised}")
+        quorum = f" controller listener {n.controller}" if n.controller else ""
+        print(f"node {n.node_id} pid {n.pid} {_role(n)} {n.advertised}{quorum}")
     print(cluster.bootstrap_servers)
     return 0
+
+
+def _voter_ports(args: argparse.Namespace) -> dict[int, int] | None:
+    """``--controller-ports``, one per voter in node order, as voter id -> port."""
+    if not args.controller_ports:
+        return None
+    first = args.brokers + 1 if args.separate_controllers else 1
+    count = min(args.brokers, 3) if args.controllers is None else args.controllers
+    if len(args.controller_ports) != count:
+        raise ClusterError(f"{count} voters need {count} controller ports")
+    return {first + i: port for i, port in enumerate(args.controller_ports)}
 
 
 def _role(node: NodePlan) -> str:

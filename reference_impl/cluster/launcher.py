@@ -4,10 +4,13 @@ A cluster is N ``kafka-harness broker`` processes sharing a cluster id, the
 first C of them voters of the metadata quorum (combined broker+controller
 mode), the rest observers; or, with separate controllers, N brokers observing
 a quorum of C more nodes that are controllers only (``process.roles=controller``).
-Every address is planned per link, so a proxy can sit on each one: a node
-listens on one port, advertises another to clients, and reaches each peer
-(its broker port for replica fetches, its controller for the quorum) at an
-address of that (source, destination) pair.
+As in Kafka, each node has a PLAINTEXT listener for clients and peers' replica fetches (a
+controller-only node has none) and each voter a CONTROLLER listener
+(``controller.listener.names=CONTROLLER``) that alone serves the quorum and the brokers'
+registrations, heartbeats and forwarded requests; ``controller.quorum.voters`` names the
+controller listeners. Every address is planned per link, so a proxy can sit on each one: a node
+listens on one port, advertises another to clients, and reaches each peer's broker listener and
+each voter's controller listener at an address of that (source, destination) pair.
 
 :class:`ClusterPlan` is what ``cluster.json`` holds: each node's id, pid, the
 addresses and the command that (re)starts it, so ``kafka-harness cluster
@@ -36,6 +39,7 @@ from reference_impl.protocol.codec import decode_response, encode_request
 from reference_impl.protocol.frames import FrameDecoder
 
 CLUSTER_FILE = "cluster.json"
+CONTROLLER_LISTENER = "CONTROLLER"
 MAX_SEPARATE_CONTROLLERS = 5
 """Raft quorums of 1, 3 or 5 voters are what clusters run; more only slows every commit."""
 HOST = "127.0.0.1"
@@ -56,17 +60,22 @@ def free_port(host: str = HOST) -> int:
 class NodePlan:
     node_id: int
     listen: str
-    """HOST:PORT the process listens on."""
+    """HOST:PORT of the node's client listener (a controller-only node: its controller listener)."""
     advertised: str
     """HOST:PORT clients are told (a proxy's, when one fronts the node)."""
     peers: dict[str, str]
-    """Peer id -> HOST:PORT this node uses to reach it (replica fetches and the quorum)."""
+    """Peer id -> HOST:PORT this node uses to reach its client listener (replica fetches)."""
     voter: bool
     command: list[str]
     log: str
     pid: int | None = None
     broker: bool = True
     """False for a controller-only node (it never serves clients or partitions)."""
+    controller: str = ""
+    """HOST:PORT of the node's controller listener (voters only)."""
+    controller_peers: dict[str, str] = field(default_factory=dict)
+    """Voter id -> HOST:PORT this node uses to reach its controller listener (the quorum,
+    registrations and heartbeats, forwarded admin requests)."""
 
     @property
     def listen_address(self) -> Address:
@@ -123,13 +132,18 @@ def plan_cluster(
     configs: Sequence[str] = (),
     cluster_id: str | None = None,
     python: Sequence[str] = (sys.executable, "-m", "kafka_harness"),
+    controller_ports: Mapping[int, int] | None = None,
+    controller_addresses: Mapping[tuple[int, int], Address] | None = None,
 ) -> ClusterPlan:
     """Nodes 1..``brokers``; the first ``controllers`` (default: up to 3) are quorum voters, or,
     with ``separate_controllers``, nodes ``brokers``+1.. are ``controllers`` controller-only voters.
 
-    ``peer_addresses[(a, b)]`` is where node ``a`` reaches node ``b`` (default:
-    ``b``'s listen address); one list of ports (one per node) each for where nodes
-    listen and what they advertise (default: free ports, advertised as listened).
+    One list of ports (one per node) each for where nodes listen and what they advertise
+    (default: free ports, advertised as listened); a controller-only node's listen port is its
+    controller listener's. ``controller_ports[v]`` is where voter ``v``'s controller listener
+    binds (default: a free port). ``peer_addresses[(a, b)]`` is where node ``a`` reaches node
+    ``b``'s client listener (default: ``b``'s listen address), ``controller_addresses[(a, v)]``
+    where it reaches voter ``v``'s controller listener (default: ``v``'s controller port).
     """
     if brokers < 1:
         raise ClusterError("a cluster needs at least one broker")
@@ -146,31 +160,42 @@ def plan_cluster(
     if len(listen) != len(ids) or len(advertised) != len(ids):
         raise ClusterError(f"{len(ids)} nodes need {len(ids)} listen and advertised ports each")
     links = dict(peer_addresses or {})
+    controller_links = dict(controller_addresses or {})
     strays = sorted(f"{a}:{b}" for a, b in links if a == b or a not in ids or b not in ids)
+    strays += sorted(f"{a}:{v}" for a, v in controller_links if a == v or a not in ids or v not in voter_ids)
     if strays:
         raise ClusterError(f"peer addresses for links not between two of nodes 1..{len(ids)}: {strays}")
+    brokers_only = {n for n in ids if not (separate_controllers and n in voter_ids)}
+    ctrl = _controller_ports(ids, voter_ids, brokers_only, listen, listen_ports, controller_ports or {})
     cluster = ClusterPlan(str(root), cluster_id or f"kh-{uuid.uuid4().hex[:16]}")
     for i, node_id in enumerate(ids):
+        is_broker = node_id in brokers_only
         peers = {
             str(peer): _address(links.get((node_id, peer), (HOST, listen[j])))
             for j, peer in enumerate(ids)
-            if peer != node_id
+            if peer != node_id and peer in brokers_only
+        }
+        controller_peers = {
+            str(v): _address(controller_links.get((node_id, v), (HOST, ctrl[v])))
+            for v in voter_ids
+            if v != node_id
         }
         voter_list = ",".join(
-            f"{v}@{_address((HOST, listen[v - 1])) if v == node_id else peers[str(v)]}" for v in voter_ids
+            f"{v}@{_address((HOST, ctrl[v])) if v == node_id else controller_peers[str(v)]}"
+            for v in voter_ids
         )
-        command = [
-            *python,
-            "broker",
-            "--node-id", str(node_id),
-            "--listen", f"{HOST}:{listen[i]}",
-            "--advertised-listener", f"{HOST}:{advertised[i]}",
+        command = [*python, "broker", "--node-id", str(node_id)]
+        if is_broker:
+            command += ["--listen", f"{HOST}:{listen[i]}", "--advertised-listener", f"{HOST}:{advertised[i]}"]
+        command += [
             "--data-dir", str(root / f"node-{node_id}"),
             "--cluster-id", cluster.cluster_id,
             "--controller-quorum-voters", voter_list,
+            "--config", f"controller.listener.names={CONTROLLER_LISTENER}",
             "--config", "inter.broker.addresses=" + ",".join(f"{p}={a}" for p, a in sorted(peers.items())),
         ]  # fmt: skip
-        is_broker = not (separate_controllers and node_id in voter_ids)
+        if node_id in voter_ids:
+            command += ["--config", f"listeners={CONTROLLER_LISTENER}://{HOST}:{ctrl[node_id]}"]
         if not is_broker:
             command += ["--config", "process.roles=controller"]
         for kv in configs:
@@ -178,16 +203,39 @@ def plan_cluster(
         cluster.nodes.append(
             NodePlan(
                 node_id=node_id,
-                listen=f"{HOST}:{listen[i]}",
-                advertised=f"{HOST}:{advertised[i]}",
+                listen=f"{HOST}:{listen[i] if is_broker else ctrl[node_id]}",
+                advertised=f"{HOST}:{advertised[i] if is_broker else ctrl[node_id]}",
                 peers=peers,
                 voter=node_id in voter_ids,
                 command=command,
                 log=str(root / f"node-{node_id}.log"),
                 broker=is_broker,
+                controller=f"{HOST}:{ctrl[node_id]}" if node_id in voter_ids else "",
+                controller_peers=controller_peers,
             )
         )
     return cluster
+
+
+def _controller_ports(
+    ids: Sequence[int],
+    voter_ids: Sequence[int],
+    brokers: set[int],
+    listen: Sequence[int],
+    given_listen: Sequence[int] | None,
+    given: Mapping[int, int],
+) -> dict[int, int]:
+    """Each voter's controller port: as given, else (a controller-only node) its listen port, else free."""
+    strays = sorted(set(given) - set(voter_ids))
+    if strays:
+        raise ClusterError(f"controller ports for nodes that are no voters: {strays}")
+    ports: dict[int, int] = {}
+    for v in voter_ids:
+        own = listen[ids.index(v)]
+        if v not in brokers and given_listen and v in given and given[v] != own:
+            raise ClusterError(f"controller-only node {v} listens on one port: {own} or {given[v]}?")
+        ports[v] = given.get(v) or (own if v not in brokers else free_port())
+    return ports
 
 
 def _address(address: Address) -> str:

@@ -19,6 +19,9 @@ class ConnectionOpened:
     connection_id: int
     client_host: str
     client_port: int
+    listener: str = "PLAINTEXT"
+    """The name of the listener the connection came in on (Kafka's listener names): one named in
+    ``controller.listener.names`` serves the quorum and registration APIs and nothing else."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

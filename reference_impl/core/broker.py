@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from kio.schema.api_versions.v0.response import ApiVersionsResponse as ApiVersionsResponseV0
 from kio.static.protocol import RequestPayload, ResponsePayload
 
+from reference_impl import defects
 from reference_impl.log.api import FileRegion
 from reference_impl.protocol.apis import API_VERSIONS_KEY, UnknownApiError, api_name
 from reference_impl.protocol.build import build, millis
@@ -55,13 +56,14 @@ from .boundary import (
 from .cleaning import CleanerSchedule
 from .cluster.controller_client import ClusterControllerClient
 from .cluster.quorum import ADMIN_TIMEOUT_MS, ClusterQuorum, QuorumPorts
-from .cluster.roles import CONTROLLER_LISTENER_APIS
+from .cluster.roles import CONTROLLER_LISTENER_APIS, CONTROLLER_ONLY_APIS
 from .configs import BrokerConfig, effective_topic_configs, parse_peer_addresses
 from .fetch_sessions import FetchSessionCache
 from .group.coordinator import GroupCoordinator
 from .handlers import HANDLERS, Deferred, NoResponse, Respond
 from .handlers.forwarding import forward
 from .handlers.registry import Handler, Reply, Splices
+from .listeners import parse_names
 from .metadata.image import MetadataImage
 from .metadata.local_controller import METADATA_TOPIC, LocalController
 from .partition import Partition
@@ -97,6 +99,8 @@ class RequestContext:
     header: RequestHeader
     client_host: str
     received_ms: int
+    listener: str = "PLAINTEXT"
+    """The listener the request came in on (see :meth:`Broker.serves`)."""
     answered: bool = False
     response: tuple[bytes | FileRegion, ...] | None = None
     """The encoded response, held until every earlier request of the connection has its own sent."""
@@ -124,6 +128,7 @@ class _Connection:
     connection_id: int
     client_host: str
     client_port: int
+    listener: str
     outstanding: deque[RequestContext] = field(default_factory=deque)
     """Requests taken from ``waiting`` whose responses are not sent yet, in arrival order."""
     waiting: deque[bytes] = field(default_factory=deque)
@@ -185,6 +190,7 @@ class Broker:
         self._pending_requests: dict[int, ResponseCallback] = {}
         self._request_ids = itertools.count(1)
         self._peer_overrides = parse_peer_addresses(config.get("inter.broker.addresses") or "")
+        self.controller_listeners = frozenset(parse_names(config.get("controller.listener.names") or ""))
         self._outbox: list[Effect] = []
         self._maintenance_interval_ms = min(
             config.get_int("log.retention.check.interval.ms"),
@@ -221,8 +227,8 @@ class Broker:
     def step(self, event: Event, now_ms: int) -> Step:
         self.now_ms = max(self.now_ms, now_ms)
         match event:
-            case ConnectionOpened(connection_id=cid, client_host=host, client_port=port):
-                self._connections[cid] = _Connection(cid, host, port)
+            case ConnectionOpened(connection_id=cid, client_host=host, client_port=port, listener=name):
+                self._connections[cid] = _Connection(cid, host, port, name)
             case FrameReceived(connection_id=cid, frame=frame):
                 conn = self._connections.get(cid)
                 if conn is not None and not conn.closed:
@@ -481,8 +487,8 @@ class Broker:
         if handler is None:
             self._close(conn, f"unknown api key {api_key} (correlation id {correlation_id})")
             return
-        if not self.serves(api_key):
-            self._close(conn, f"{handler.name} is not served by a controller-only node")
+        if not self.serves(api_key, conn.listener):
+            self._close(conn, f"{handler.name} v{api_version} is not enabled on listener {conn.listener}")
             return
         if not handler.supports(api_version):
             if api_key == API_VERSIONS_KEY:
@@ -512,7 +518,7 @@ class Broker:
                 f"(first bytes: {frame[:64].hex()})",
             )
             return
-        ctx = RequestContext(self, conn.connection_id, header, conn.client_host, now_ms)
+        ctx = RequestContext(self, conn.connection_id, header, conn.client_host, now_ms, conn.listener)
         conn.outstanding.append(ctx)
         mark = self.quorum.write_mark() if self.quorum is not None and api_key in ADMIN_WRITES else None
         try:
@@ -577,9 +583,19 @@ class Broker:
             return controller
         return live[0] if live else -1
 
-    def serves(self, api_key: int) -> bool:
-        """Whether this node serves the API: a controller-only node serves its listener's APIs only."""
-        return self.quorum is None or self.quorum.is_broker or api_key in CONTROLLER_LISTENER_APIS
+    def serves(self, api_key: int, listener: str) -> bool:
+        """Whether ``listener`` serves the API, as Kafka's ``ApiVersionManager.isApiEnabled``: a
+        controller listener (``controller.listener.names``) the controller's APIs, any other listener
+        the broker's, never the quorum's and registration's (a controller-only node has no other)."""
+        if defects.enabled(defects.QUORUM_ON_CLIENT_LISTENER):  # the old bug: one listener serves all
+            return self.quorum is None or self.quorum.is_broker or api_key in CONTROLLER_LISTENER_APIS
+        if self.is_controller_listener(listener):
+            return api_key in CONTROLLER_LISTENER_APIS
+        is_broker = self.quorum is None or self.quorum.is_broker
+        return is_broker and api_key not in CONTROLLER_ONLY_APIS
+
+    def is_controller_listener(self, listener: str) -> bool:
+        return listener in self.controller_listeners
 
     def _forward_admin(self, ctx: RequestContext, handler: Handler, body: RequestPayload) -> Reply | None:
         """Hand a client's admin write to the active controller when it is another node (KIP-590);

@@ -471,6 +471,33 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {
             read_only=True,
         ),
         ConfigDef(
+            "listeners",
+            _T.STRING,
+            "",
+            "NAME://HOST:PORT,... to listen on (--listen: PLAINTEXT).",
+            read_only=True,
+        ),
+        ConfigDef(
+            "advertised.listeners",
+            _T.STRING,
+            "",
+            "Listeners as clients are told (default: listeners).",
+            read_only=True,
+        ),
+        ConfigDef(
+            "listener.security.protocol.map",
+            _T.STRING,
+            "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL",
+            "NAME:PROTOCOL,... for every listener name.",
+            read_only=True,
+        ),
+        ConfigDef(
+            "controller.listener.names", _T.STRING, "", "The KRaft controller's listeners.", read_only=True
+        ),
+        ConfigDef(
+            "inter.broker.listener.name", _T.STRING, "", "The listener peers use (PLAINTEXT).", read_only=True
+        ),
+        ConfigDef(
             "controller.quorum.election.timeout.ms",
             _T.INT,
             "1000",

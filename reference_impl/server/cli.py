@@ -3,9 +3,19 @@
     kafka-harness broker --node-id 1 --listen 127.0.0.1:9092 \\
         --advertised-listener 127.0.0.1:9092 --data-dir /tmp/kh-1 [--config key=value ...]
 
+``--listen`` and ``--advertised-listener`` are the shorthand for the PLAINTEXT listener; Kafka's
+``listeners``, ``advertised.listeners``, ``listener.security.protocol.map`` and
+``controller.listener.names`` configs name any others. A cluster node
+(``--controller-quorum-voters``) needs a controller listener when it is a voter:
+
+    kafka-harness broker --node-id 1 --listen 127.0.0.1:9092 --data-dir /tmp/kh-1 \\
+        --controller-quorum-voters 1@127.0.0.1:9093 \\
+        --config listeners=CONTROLLER://127.0.0.1:9093 --config controller.listener.names=CONTROLLER
+
 It logs to stderr in plain words, serves until SIGTERM or SIGINT, then
-flushes its logs, writes its checkpoints and exits 0. Bad arguments or an
-unusable data directory exit 2 with a message, before anything listens.
+flushes its logs, writes its checkpoints and exits 0. Bad arguments, a listener setup Kafka
+refuses, an unreadable ``quorum-state`` or an unusable data directory exit 2 with a message,
+before anything listens.
 """
 
 from __future__ import annotations
@@ -16,16 +26,18 @@ import logging
 import os
 import random
 import signal
+import socket
 import sys
 
 from reference_impl import defects
 from reference_impl.core.broker import Broker
 from reference_impl.core.cluster.quorum import QuorumPorts
-from reference_impl.core.cluster.roles import node_roles
+from reference_impl.core.cluster.roles import BROKER_ROLE, CONTROLLER_ROLE, node_roles
 from reference_impl.core.configs import BrokerConfig, ConfigError, parse_quorum_voters
+from reference_impl.core.listeners import CLIENT_LISTENER, Endpoint, ListenerSetup, listener_setup
 from reference_impl.core.ports import LogStore, MemoryLogStore
 from reference_impl.core.raft.file_store import FileQuorumStateStore, FileSnapshotStore
-from reference_impl.core.raft.quorum_state import MemoryQuorumStateStore
+from reference_impl.core.raft.quorum_state import MemoryQuorumStateStore, QuorumStateError
 from reference_impl.core.raft.raft_log import MemorySnapshotStore
 
 from .shell import BrokerShell, wall_clock_ms
@@ -38,18 +50,31 @@ def _host_port(value: str) -> tuple[str, int]:
     host, sep, port = value.rpartition(":")
     if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
         raise argparse.ArgumentTypeError(f"{value!r} is not HOST:PORT")
-    return host or "0.0.0.0", int(port)
+    return host, int(port)
+
+
+def _endpoint(name: str, address: tuple[str, int] | None, more: str) -> str:
+    """``more`` (a listeners value) with ``name://address`` first, when the shorthand gave one."""
+    if address is None:
+        return more
+    host = f"[{address[0]}]" if ":" in address[0] else address[0]
+    return ",".join(item for item in (f"{name}://{host}:{address[1]}", more) if item)
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="kafka-harness broker", description=__doc__.split("\n\n")[0])
     parser.add_argument("--node-id", type=int, required=True, help="this broker's node id (≥ 0)")
-    parser.add_argument("--listen", type=_host_port, required=True, metavar="HOST:PORT")
+    parser.add_argument(
+        "--listen",
+        type=_host_port,
+        metavar="HOST:PORT",
+        help="the PLAINTEXT listener (shorthand for listeners=PLAINTEXT://HOST:PORT)",
+    )
     parser.add_argument(
         "--advertised-listener",
         type=_host_port,
         metavar="HOST:PORT",
-        help="the address clients are told to use (default: --listen)",
+        help="the address clients are told to use for the PLAINTEXT listener (default: --listen)",
     )
     parser.add_argument(
         "--data-dir", help="where partitions and checkpoints live (required for file storage)"
@@ -92,7 +117,8 @@ def main(argv: list[str]) -> int:
     try:
         config = BrokerConfig.parse(args.node_id, pairs)
         voters = parse_quorum_voters(config.get("controller.quorum.voters") or "")
-        node_roles(config.get("process.roles") or "", args.node_id, voters)
+        roles = node_roles(config.get("process.roles") or "", args.node_id, voters)
+        listeners = _listeners(args, config, roles, bool(voters))
     except ConfigError as exc:
         print(f"kafka-harness broker: {exc}", file=sys.stderr)
         return 2
@@ -103,7 +129,7 @@ def main(argv: list[str]) -> int:
     if seeded:
         defects.enable(seeded)
         log.warning("seeded defects switched on (never in production): %s", ", ".join(sorted(seeded)))
-    advertised = args.advertised_listener or args.listen
+    advertised = listeners.inter_broker or listeners.listeners[0]  # a controller-only node advertises none
     store: LogStore
     try:
         if args.storage == "memory":
@@ -126,33 +152,60 @@ def main(argv: list[str]) -> int:
                 FileQuorumStateStore(args.data_dir, cluster_id),
                 FileSnapshotStore(os.path.join(args.data_dir, "__cluster_metadata-0")),
             )
-    broker = Broker(
-        config=config,
-        store=store,
-        advertised_host=advertised[0],
-        advertised_port=advertised[1],
-        cluster_id=cluster_id,
-        now_ms=wall_clock_ms(),
-        rng=random.Random(),
-        rack=args.rack,
-        quorum=quorum,
+    try:
+        broker = Broker(
+            config=config,
+            store=store,
+            advertised_host=advertised.host or socket.getfqdn(),
+            advertised_port=advertised.port,
+            cluster_id=cluster_id,
+            now_ms=wall_clock_ms(),
+            rng=random.Random(),
+            rack=args.rack,
+            quorum=quorum,
+        )
+    except QuorumStateError as exc:  # never reset silently: the operator decides
+        print(f"kafka-harness broker: {exc}; refusing to start", file=sys.stderr)
+        return 2
+    return asyncio.run(_serve(broker, listeners.listeners, config.get_int("socket.request.max.bytes")))
+
+
+def _listeners(
+    args: argparse.Namespace, config: BrokerConfig, roles: frozenset[str], kraft: bool
+) -> ListenerSetup:
+    """The node's listeners: ``--listen``/``--advertised-listener`` (PLAINTEXT) and Kafka's configs."""
+    static = config.static
+    bound = _endpoint(CLIENT_LISTENER, args.listen, static.get("listeners", ""))
+    advertised = _endpoint(CLIENT_LISTENER, args.advertised_listener, static.get("advertised.listeners", ""))
+    if args.advertised_listener is not None and "advertised.listeners" not in static:
+        others = [i for i in bound.split(",") if i.partition("://")[0].strip().upper() != CLIENT_LISTENER]
+        advertised = ",".join([advertised, *others])  # the other listeners advertised as bound
+    return listener_setup(
+        bound,
+        advertised or None,
+        explicit_protocol_map=static.get("listener.security.protocol.map"),
+        controller_names=static.get("controller.listener.names", ""),
+        inter_broker_name=static.get("inter.broker.listener.name", ""),
+        is_broker=BROKER_ROLE in roles,
+        is_controller=CONTROLLER_ROLE in roles,
+        kraft=kraft,
     )
-    return asyncio.run(_serve(broker, args.listen, config.get_int("socket.request.max.bytes")))
 
 
-async def _serve(broker: Broker, listen: tuple[str, int], max_frame_bytes: int) -> int:
+async def _serve(broker: Broker, endpoints: tuple[Endpoint, ...], max_frame_bytes: int) -> int:
     shell = BrokerShell(broker, max_frame_bytes=max_frame_bytes)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    try:
-        host, port = await shell.listen(*listen)
-    except OSError as exc:
-        log.error("cannot listen on %s:%d: %s", listen[0], listen[1], exc)
-        broker.shutdown(wall_clock_ms())
-        return 2
-    log.info("broker %d listening on %s:%d", broker.node_id, host, port)
+    for endpoint in endpoints:
+        try:
+            host, port = await shell.listen(endpoint.host, endpoint.port, endpoint.name)
+        except OSError as exc:
+            log.error("cannot listen on %s: %s", endpoint, exc)
+            await shell.close()
+            return 2
+        log.info("broker %d listening on %s:%d (listener %s)", broker.node_id, host, port, endpoint.name)
     await stop.wait()
     if broker.quorum is not None:
         await _controlled_shutdown(shell, broker)

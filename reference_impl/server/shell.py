@@ -48,9 +48,10 @@ def wall_clock_ms() -> int:
 
 
 class _Connection(asyncio.Protocol):
-    def __init__(self, shell: BrokerShell, connection_id: int) -> None:
+    def __init__(self, shell: BrokerShell, connection_id: int, listener: str) -> None:
         self.shell = shell
         self.connection_id = connection_id
+        self.listener = listener
         self.decoder = FrameDecoder(shell.max_frame_bytes)
         self.transport: asyncio.Transport | None = None
         self.peer = "?"
@@ -66,7 +67,10 @@ class _Connection(asyncio.Protocol):
         self.shell.connections[self.connection_id] = self
         self.shell.feed(
             ConnectionOpened(
-                connection_id=self.connection_id, client_host=str(peer[0]), client_port=int(peer[1])
+                connection_id=self.connection_id,
+                client_host=str(peer[0]),
+                client_port=int(peer[1]),
+                listener=self.listener,
             )
         )
 
@@ -235,17 +239,19 @@ class BrokerShell:
         self._ids = itertools.count(1)
         self._timer: asyncio.TimerHandle | None = None
         self._timer_at_ms: int | None = None
-        self._server: asyncio.Server | None = None
+        self._servers: list[asyncio.Server] = []
         self.peers: dict[tuple[int, str, int, str], _PeerConnection] = {}
         self._files: OrderedDict[str, BinaryIO] = OrderedDict()
         self._tasks: set[asyncio.Task[None]] = set()
 
-    async def listen(self, host: str, port: int) -> tuple[str, int]:
+    async def listen(self, host: str, port: int, listener: str = "PLAINTEXT") -> tuple[str, int]:
+        """Open the socket of one named listener (every connection it accepts carries the name)."""
         loop = asyncio.get_running_loop()
-        self._server = await loop.create_server(
-            lambda: _Connection(self, next(self._ids)), host, port, reuse_address=True, backlog=1024
+        server = await loop.create_server(
+            lambda: _Connection(self, next(self._ids), listener), host, port, reuse_address=True, backlog=1024
         )
-        sock = self._server.sockets[0].getsockname()
+        self._servers.append(server)
+        sock = server.sockets[0].getsockname()
         self.apply(self.broker.tick(self.clock()))
         return str(sock[0]), int(sock[1])
 
@@ -329,8 +335,8 @@ class BrokerShell:
         self.apply(self.broker.tick(self.clock()))
 
     async def close(self) -> None:
-        if self._server is not None:
-            self._server.close()
+        for server in self._servers:
+            server.close()
         for conn in list(self.connections.values()):
             conn.close()
         for peer in list(self.peers.values()):

@@ -55,8 +55,13 @@ EVENT_BUDGET = 250_000
 hundred per virtual second): a node that wakes itself again at once, for ever, fails the run in
 seconds rather than after millions of events."""
 PORT = 9092
+CONTROLLER_PORT = 9093
+"""Each simulated node listens on both, as ``listeners=PLAINTEXT://node-N:9092,CONTROLLER://node-N:9093``:
+replica fetches reach the broker listener, the quorum and the controller's requests the other."""
+LISTENERS = {PORT: "PLAINTEXT", CONTROLLER_PORT: "CONTROLLER"}
 
 SIM_BROKER_CONFIGS: tuple[str, ...] = (
+    "controller.listener.names=CONTROLLER",
     "broker.session.timeout.ms=3000",
     "broker.heartbeat.interval.ms=500",
     "replica.lag.time.max.ms=3000",
@@ -207,7 +212,7 @@ class BrokerSimNode:
 
 
 def broker_config(node_id: int, voters: Sequence[int], configs: Sequence[str]) -> BrokerConfig:
-    voter_list = ",".join(f"{v}@node-{v}:{PORT}" for v in voters)
+    voter_list = ",".join(f"{v}@node-{v}:{CONTROLLER_PORT}" for v in voters)
     return BrokerConfig.parse(
         node_id, [*SIM_BROKER_CONFIGS, f"controller.quorum.voters={voter_list}", *configs]
     )
@@ -252,7 +257,9 @@ def build_broker_simulation(
     def build(node_id: int, rng: random.Random, now_ms: int) -> BrokerSimNode:
         disk = disks[node_id]
         disk.starts += 1
-        ports = QuorumPorts({v: (f"node-{v}", PORT) for v in voter_ids}, disk.quorum_store, disk.snapshots)
+        ports = QuorumPorts(
+            {v: (f"node-{v}", CONTROLLER_PORT) for v in voter_ids}, disk.quorum_store, disk.snapshots
+        )
         broker = Broker(
             config=broker_config(node_id, voter_ids, extra),
             store=disk.store,
@@ -263,7 +270,7 @@ def build_broker_simulation(
             rng=rng,
             quorum=ports,
         )
-        return BrokerSimNode(broker, Endpoint(node_id, disk.starts, request_timeout_ms))
+        return BrokerSimNode(broker, Endpoint(node_id, disk.starts, request_timeout_ms, LISTENERS))
 
     for node_id in disks:
         sim.add_node(node_id, build, disks[node_id])

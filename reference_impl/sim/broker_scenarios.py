@@ -106,6 +106,11 @@ def leader_of(sim: Simulation) -> int | None:
     return partition_leader(sim, TOPIC, 0)
 
 
+def _registered(sim: Simulation, node_id: int) -> bool:
+    quorum = live_brokers(sim)[node_id].quorum
+    return quorum is not None and quorum.broker_epoch >= 0
+
+
 def log_end(sim: Simulation, node_id: int) -> int:
     part = live_brokers(sim)[node_id].partition(TOPIC, 0)
     return -1 if part is None else part.log.log_end_offset
@@ -185,7 +190,9 @@ def kip101_restart_then_leader_crash(seed: int = 1, trace: bool = True) -> Scena
     checkpointed HW), then the leader dies. In KRaft the controller takes a re-registering
     broker out of every ISR, as it may have lost data, so the partition waits, leaderless, for
     the old leader rather than electing the restarted follower; nothing acknowledged is lost
-    either way.
+    either way. The restarted process registers once its predecessor's session has lapsed (until
+    then the controller answers DUPLICATE_BROKER_REGISTRATION, as Kafka's does), so the leader
+    dies after that.
     """
     cluster, report, producer = _follower_past_its_hw(seed, trace)
     sim = cluster.sim
@@ -194,6 +201,7 @@ def kip101_restart_then_leader_crash(seed: int = 1, trace: bool = True) -> Scena
     sim.restart(5)
     _wait(sim, "5 to reopen the partition", lambda: log_end(sim, 5) >= 0)
     observed["after restart (LEO, HW)"] = (log_end(sim, 5), high_watermark(sim, 5))
+    _wait(sim, "5 to register again", lambda: _registered(sim, 5))
     sim.crash(4)
     _wait(sim, "the controller to see 4 gone", lambda: (_image_partition(sim) or (0, ()))[0] == -1)
     observed["while 4 is down (leader, ISR)"] = _image_partition(sim)

@@ -34,6 +34,7 @@ from __future__ import annotations
 import itertools
 import struct
 from collections import deque
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,6 +69,8 @@ class Connection:
     client: int
     incarnation: int
     number: int
+    port: int = 0
+    """The server port dialled: it names the listener the connection reaches (see :class:`Listener`)."""
 
     def __str__(self) -> str:
         return f"c{self.client}.{self.incarnation}.{self.number}"
@@ -204,17 +207,17 @@ class Dialer:
         self.incarnation = incarnation
         self.request_timeout_ms = request_timeout_ms
         self._numbers = itertools.count(1)
-        self._by_channel: dict[tuple[int, str], _Outgoing] = {}
+        self._by_channel: dict[tuple[int, str, int], _Outgoing] = {}
         self._by_connection: dict[Connection, _Outgoing] = {}
 
     def send(self, effect: SendRequest, now_ms: int) -> list[Envelope]:
         """The segments to send for ``effect``: a SYN first on a new connection; the request
         itself once the connection is established (held until then)."""
-        key = (effect.node_id, effect.channel)
+        key = (effect.node_id, effect.channel, effect.port)
         out = self._by_channel.get(key)
         opening: list[Envelope] = []
         if out is None:
-            connection = Connection(self.node_id, self.incarnation, next(self._numbers))
+            connection = Connection(self.node_id, self.incarnation, next(self._numbers), effect.port)
             out = _Outgoing(connection, effect.node_id)
             self._by_channel[key] = out
             self._by_connection[connection] = out
@@ -316,10 +319,15 @@ class _Incoming:
 
 
 class Listener:
-    """The connections opened to a node: frames in as broker events, responses out as segments."""
+    """The connections opened to a node: frames in as broker events, responses out as segments.
 
-    def __init__(self, node_id: int) -> None:
+    ``listeners`` names the listener behind each port (as a broker's ``listeners`` config does), so
+    the broker core knows whether a connection reached its controller listener; a port not listed
+    is the PLAINTEXT listener."""
+
+    def __init__(self, node_id: int, listeners: Mapping[int, str] | None = None) -> None:
         self.node_id = node_id
+        self.listeners = dict(listeners or {})
         self._local_ids = itertools.count(1)
         self._by_connection: dict[Connection, _Incoming] = {}
         self._by_local: dict[int, _Incoming] = {}
@@ -345,6 +353,7 @@ class Listener:
                 connection_id=incoming.local_id,
                 client_host=f"node-{body.connection.client}",
                 client_port=body.connection.number,
+                listener=self.listeners.get(body.connection.port, "PLAINTEXT"),
             )
             synack = Segment(body.connection, False, 0, SYN)
             return [opened], [
@@ -405,10 +414,14 @@ class Endpoint:
     """One node's side of the network: the connections it opened and those opened to it."""
 
     def __init__(
-        self, node_id: int, incarnation: int, request_timeout_ms: int = DEFAULT_REQUEST_TIMEOUT_MS
+        self,
+        node_id: int,
+        incarnation: int,
+        request_timeout_ms: int = DEFAULT_REQUEST_TIMEOUT_MS,
+        listeners: Mapping[int, str] | None = None,
     ) -> None:
         self.dialer = Dialer(node_id, incarnation, request_timeout_ms)
-        self.listener = Listener(node_id)
+        self.listener = Listener(node_id, listeners)
 
     def receive(self, envelope: Envelope, now_ms: int) -> tuple[list[Event], list[Envelope]]:
         """The events a delivered message means to the node, and any reset it answers with."""

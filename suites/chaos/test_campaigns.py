@@ -110,11 +110,13 @@ def _cluster_campaign(tmp_path: Path, seed: int, time_s: float, safe: bool = Tru
 
 def test_reference_cluster_with_proxied_broker_links_loses_nothing(tmp_path: Path) -> None:
     """Three brokers, RF=3, min.insync.replicas=2, idempotent acks=all; the leader and the active
-    controller are isolated on every link (client and broker-to-broker), brokers killed and paused."""
+    controller are isolated on every link (client, broker-to-broker and node-to-controller
+    listener), brokers killed and paused."""
     outcome = _cluster_campaign(tmp_path, seed=2, time_s=25)
     result = outcome.result
     proxies = read_jsonl(outcome.history_path).meta["proxies"]
     assert {"broker-1-to-2", "broker-2-to-1", "broker-3-to-1"} <= set(proxies), proxies
+    assert {"controller-1-to-2", "controller-2-to-1", "controller-3-to-1"} <= set(proxies), proxies
     assert any(e["f"] == "start" for e in outcome.nemesis_events), outcome.nemesis_events
     assert result.stats["acked"] > 1000
     assert result.valid is True, result.verdict_line()

@@ -27,6 +27,7 @@ import dataclasses
 import itertools
 import logging
 import random
+import uuid
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -34,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from kio.schema.errors import ErrorCode
 
+from reference_impl import defects
 from reference_impl.core.metadata.image import BrokerInfo
 from reference_impl.core.raft.api import CommittedBatch, LeaderAndEpoch, RaftConfig
 from reference_impl.core.raft.client import RaftClient
@@ -56,7 +58,7 @@ from reference_impl.log.api import PartitionLog
 
 from ..boundary import CONTROLLER_CHANNEL
 from ..purgatory import DelayedOperation
-from . import wire
+from . import inbound, wire
 from .raft_errors import timeout_answer
 from .roles import BROKER_ROLE, CONTROLLER_ROLE, node_roles
 
@@ -231,6 +233,9 @@ class ClusterQuorum:
         self._ids = itertools.count(1 << 32)
         self._answers: dict[int, Callable[[Any], None]] = {}
         self.broker_epoch = -1
+        self.incarnation_id = str(uuid.UUID(int=(self.node_id & (2**64 - 1)) << 64 | now_ms & (2**64 - 1)))
+        """This process's registrations (Kafka's incarnation id): unique per start, from no randomness."""
+        self._registration_refused: ErrorCode | None = None
         self.fenced = True
         self.want_shut_down = False
         self.should_shut_down = False
@@ -363,6 +368,10 @@ class ClusterQuorum:
         """Answer a peer's quorum or controller request once the replica or the controller has."""
         from ..handlers.registry import Deferred  # the handlers package imports the broker
 
+        if not defects.enabled(defects.QUORUM_ON_CLIENT_LISTENER):
+            refused = inbound.request_error(api_key, request, self.cluster_id)
+            if refused is not None:  # another cluster's, or not the metadata partition's
+                return quorum_error(ctx, api_key, refused)
         parsed = wire.request_from_wire(api_key, request, next(self._ids))
         now_ms = ctx.received_ms
         if parsed is None:  # a request naming no metadata partition
@@ -495,6 +504,7 @@ class ClusterQuorum:
                 host=host,
                 port=port,
                 rack=self.broker.rack,
+                incarnation_id=self.incarnation_id,
             )
         else:
             body = cm.BrokerHeartbeatRequest(
@@ -517,7 +527,12 @@ class ClusterQuorum:
             if body.error_code == ErrorCode.none:
                 self.broker_epoch = body.broker_epoch
                 log.info("broker %d registered: broker epoch %d", self.node_id, self.broker_epoch)
-            self._next_heartbeat_ms = now_ms
+                self._next_heartbeat_ms = now_ms
+                return
+            if body.error_code != self._registration_refused:  # one line per reason, not per retry
+                log.info("broker %d: registration refused: %s; retrying", self.node_id, body.error_code.name)
+            self._registration_refused = body.error_code
+            self._next_heartbeat_ms = now_ms + max(1, self._heartbeat_interval_ms // 10)
             return
         if body.error_code in (ErrorCode.stale_broker_epoch, ErrorCode.broker_id_not_registered):
             self.broker_epoch = -1
@@ -588,6 +603,8 @@ def quorum_error(ctx: RequestContext, api_key: int, code: ErrorCode) -> Reply:
 
     empty = {  # every field these answers have without a default, at its "nothing here" value
         "topics": [],
+        "responses": [],
+        "session_id": 0,
         "is_caught_up": False,
         "is_fenced": True,
         "should_shut_down": False,

@@ -131,7 +131,7 @@ def request_to_wire(body: Any, cluster_id: str) -> RequestPayload:
                 {
                     "broker_id": body.broker_id,
                     "cluster_id": cluster_id,
-                    "incarnation_id": uuid.uuid4(),
+                    "incarnation_id": uuid.UUID(body.incarnation_id) if body.incarnation_id else uuid.uuid4(),
                     "listeners": [
                         {"name": "PLAINTEXT", "host": body.host, "port": body.port, "security_protocol": 0}
                     ],
@@ -456,6 +456,7 @@ def request_from_wire(api_key: int, wire: Any, correlation_id: int) -> tuple[int
                 host="" if listener is None else listener.host,
                 port=0 if listener is None else int(listener.port),
                 rack=wire.rack,
+                incarnation_id=str(wire.incarnation_id or ""),
             )
         case 63:
             return int(wire.broker_id), cm.BrokerHeartbeatRequest(

@@ -11,7 +11,9 @@ purgatory until ``min_bytes`` are available or ``max_wait_ms`` passes.
 ``max_bytes`` bounds the answer and ``partition_max_bytes`` each partition,
 but the first batch of the first non-empty partition is returned whole even
 when larger (KIP-74). Incremental fetch sessions (KIP-227, v7+) are in
-:mod:`..fetch_sessions`.
+:mod:`..fetch_sessions`. On a controller listener the only partition is ``__cluster_metadata``-0,
+fetched by quorum replicas (anything else is INVALID_REQUEST, as ``KafkaRaftClient`` answers); on
+a broker listener the metadata log is no topic (UNKNOWN_TOPIC_ID / UNKNOWN_TOPIC_OR_PARTITION).
 Errors per partition: UNKNOWN_TOPIC_OR_PARTITION (v13+ UNKNOWN_TOPIC_ID),
 NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH (v9+,
 KIP-320), OFFSET_OUT_OF_RANGE; on errors the offsets are -1.
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from reference_impl import defects
 from reference_impl.log.api import FileRegion
 from reference_impl.protocol.apis import response_class
 from reference_impl.protocol.build import build, get, millis
@@ -109,6 +112,12 @@ class DelayedFetch(DelayedOperation):
         self.state.ctx.respond(body, splices)
 
 
+def _refused(version: int, error: ErrorCode) -> Reply:
+    """A top-level error and no partitions."""
+    body = {"throttle_time": 0, "error_code": error, "session_id": 0, "responses": []}
+    return Respond(build(response_class(1, version), body))
+
+
 def is_metadata_fetch(request: Any) -> bool:
     """A KRaft replica's fetch: one partition of ``__cluster_metadata`` (by topic id from v13)."""
     topics = list(request.topics)
@@ -120,9 +129,12 @@ def is_metadata_fetch(request: Any) -> bool:
 
 @handles(1, 4, 18)
 def handle_fetch(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
-    if broker.quorum is not None and is_metadata_fetch(request):
-        return broker.quorum.serve(ctx, 1, request)  # a quorum replica fetching __cluster_metadata
     version = ctx.api_version
+    if broker.is_controller_listener(ctx.listener) or defects.enabled(defects.QUORUM_ON_CLIENT_LISTENER):
+        if broker.quorum is not None and is_metadata_fetch(request):
+            return broker.quorum.serve(ctx, 1, request)  # a quorum replica fetching __cluster_metadata
+        if not defects.enabled(defects.QUORUM_ON_CLIENT_LISTENER):
+            return _refused(version, ErrorCode.invalid_request)  # KafkaRaftClient: not its partition
     replica_state = get(request, "replica_state")
     replica_id = int(
         replica_state.replica_id if replica_state is not None else get(request, "replica_id", -1)
@@ -161,12 +173,7 @@ def handle_fetch(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
         allow_new=version >= 7 and replica_id < 0,
     )
     if plan.error is not ErrorCode.none:
-        return Respond(
-            build(
-                response_class(1, version),
-                {"throttle_time": 0, "error_code": plan.error, "session_id": 0, "responses": []},
-            )
-        )
+        return _refused(version, plan.error)
     max_bytes = min(int(get(request, "max_bytes", 2**31 - 1)), broker.config.get_int("fetch.max.bytes"))
     state = FetchRequestState(
         ctx, plan, unknown_ids, replica_id, int(request.min_bytes), max_bytes, isolation

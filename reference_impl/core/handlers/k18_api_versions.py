@@ -1,5 +1,5 @@
-"""ApiVersions: v0-4. Every API and version range this broker has a handler for (on a
-controller-only node, those of them Kafka's controller listener serves).
+"""ApiVersions: v0-4. Every API and version range this broker has a handler for that the listener
+asked serves (a controller listener the controller's APIs; a broker listener never the quorum's).
 
 Version notes: v3+ adds client software name/version, which must match
 ``[a-zA-Z0-9](?:[a-zA-Z0-9\\-.]*[a-zA-Z0-9])?`` (KIP-511; INVALID_REQUEST otherwise), and
@@ -39,7 +39,7 @@ def handle_api_versions(broker: Broker, ctx: RequestContext, request: Any) -> Re
     keys = [
         {"api_key": h.api_key, "min_version": h.min_version, "max_version": h.max_version}
         for h in sorted(HANDLERS.values(), key=lambda h: h.api_key)
-        if broker.serves(h.api_key)
+        if broker.serves(h.api_key, ctx.listener)
     ]
     return Respond(
         build(response_class(18, ctx.api_version), {"error_code": 0, "api_keys": keys, "throttle_time": 0})

@@ -34,8 +34,10 @@ from typing import Any
 
 from kio.schema.errors import ErrorCode
 
+from reference_impl import defects
 from reference_impl.protocol.record_set import offsets_and_values
 
+from . import request_checks as checks
 from .api import (
     LEADER_CHANGE_KEY,
     CommittedBatch,
@@ -62,7 +64,7 @@ from .messages import (
     VoteRequest,
     VoteResponse,
 )
-from .quorum_state import QuorumState, QuorumStateStore, Timeouts
+from .quorum_state import MAX_EPOCH, QuorumState, QuorumStateStore, Timeouts
 from .raft_log import Diverging, RaftLog, Snapshot, SnapshotNeeded
 from .states import (
     CandidateState,
@@ -72,6 +74,7 @@ from .states import (
     ResignedState,
     UnattachedState,
     VotedState,
+    describe_quorum,
 )
 
 
@@ -289,27 +292,7 @@ class RaftClient:
             )
 
     def describe_quorum(self, correlation_id: int = 0) -> DescribeQuorumResponse:
-        state = self.quorum.state
-        if not isinstance(state, LeaderState):
-            return DescribeQuorumResponse(
-                correlation_id=correlation_id,
-                error_code=ErrorCode.not_leader_or_follower,
-                leader_id=self.leader_id,
-                leader_epoch=self.epoch,
-                high_watermark=-1,
-                current_voters=(),
-                observers=(),
-            )
-        voters, observers = state.describe()
-        return DescribeQuorumResponse(
-            correlation_id=correlation_id,
-            error_code=ErrorCode.none,
-            leader_id=self.node_id,
-            leader_epoch=state.epoch,
-            high_watermark=-1 if state.high_watermark is None else state.high_watermark,
-            current_voters=voters,
-            observers=observers,
-        )
+        return describe_quorum(self.quorum.state, correlation_id)
 
     # -- transitions and their side effects ------------------------------------------------------
 
@@ -362,6 +345,10 @@ class RaftClient:
         return False
 
     def _become_candidate(self, now_ms: int) -> None:
+        if self.quorum.epoch + 1 >= MAX_EPOCH and not defects.enabled(defects.QUORUM_ON_CLIENT_LISTENER):
+            later = now_ms + self.quorum.randomized_election_timeout_ms()
+            checks.postpone_election(self.quorum.state, later)  # no epoch left to stand in
+            return
         self.quorum.transition_to_candidate(now_ms)
         state = self.quorum.state
         assert isinstance(state, CandidateState)
@@ -485,6 +472,12 @@ class RaftClient:
                 ),
             )
 
+        if not defects.enabled(defects.QUORUM_ON_CLIENT_LISTENER):
+            window_ms = self.config.fetch_timeout_ms // 2
+            refusal = checks.vote_refusal(request, self.quorum, now_ms, window_ms)
+            if refusal is not None:  # NONE: refused without adopting the epoch (a live leader is heard)
+                answer(refusal, False)
+                return
         if request.candidate_epoch < self.quorum.epoch:
             answer(ErrorCode.fenced_leader_epoch, False)
             return
@@ -517,8 +510,10 @@ class RaftClient:
         self, source: int, request: BeginQuorumEpochRequest, now_ms: int
     ) -> None:
         state = self.quorum.state
-        error = ErrorCode.none
-        if request.leader_epoch < state.epoch:
+        error = self._notice_error(request.leader_id, request.leader_epoch)
+        if error != ErrorCode.none:
+            pass
+        elif request.leader_epoch < state.epoch:
             error = ErrorCode.fenced_leader_epoch
         elif isinstance(state, FollowerState) and state.epoch == request.leader_epoch:
             if state.leader != request.leader_id:
@@ -556,8 +551,10 @@ class RaftClient:
         self, source: int, request: EndQuorumEpochRequest, now_ms: int
     ) -> None:
         """The leader resigned: stand soon, sooner the higher this replica is in its successor list."""
-        error = ErrorCode.none
-        if request.leader_epoch < self.quorum.epoch:
+        error = self._notice_error(request.leader_id, request.leader_epoch)
+        if error != ErrorCode.none:
+            pass
+        elif request.leader_epoch < self.quorum.epoch:
             error = ErrorCode.fenced_leader_epoch
         else:
             if request.leader_epoch > self.quorum.epoch:
@@ -568,6 +565,7 @@ class RaftClient:
             deadline = now_ms + rank * self.config.election_timeout_ms // 2
             if isinstance(state, FollowerState) and state.leader == request.leader_id:
                 state.fetch_deadline_ms = min(state.fetch_deadline_ms, deadline)
+                state.last_fetched_ms = None  # it resigned: its successor's Vote is welcome
             elif isinstance(state, (UnattachedState, VotedState)):
                 state.election_deadline_ms = min(state.election_deadline_ms, deadline)
         self._send(
@@ -579,6 +577,12 @@ class RaftClient:
                 leader_epoch=self.quorum.epoch,
             ),
         )
+
+    def _notice_error(self, leader_id: int, leader_epoch: int) -> ErrorCode:
+        """A BeginQuorumEpoch or EndQuorumEpoch naming a leader or an epoch no voter could send."""
+        if defects.enabled(defects.QUORUM_ON_CLIENT_LISTENER):
+            return ErrorCode.none
+        return checks.leader_notice_error(leader_id, leader_epoch, self.quorum) or ErrorCode.none
 
     # -- Fetch: the leader's side --------------------------------------------------------------
 
@@ -596,19 +600,13 @@ class RaftClient:
             records=b"",
         )
 
-    def _epoch_error(self, request_epoch: int) -> ErrorCode | None:
-        """Kafka's fetch epoch checks: older epoch fenced, newer unknown, this one needs a leader."""
-        if request_epoch < self.quorum.epoch:
-            return ErrorCode.fenced_leader_epoch
-        if request_epoch > self.quorum.epoch:
-            return ErrorCode.unknown_leader_epoch
-        if not isinstance(self.quorum.state, LeaderState):
-            return ErrorCode.not_leader_or_follower
-        return None
-
     def handle_fetch_request(self, source: int, request: FetchRequest, now_ms: int) -> None:
         state = self.quorum.state
-        error = self._epoch_error(request.current_leader_epoch)
+        invalid = None if defects.enabled(defects.QUORUM_ON_CLIENT_LISTENER) else checks.fetch_error(request)
+        if invalid is not None:
+            self._send(source, self._fetch_error(request, invalid))
+            return
+        error = checks.leader_only_error(self.quorum, request.current_leader_epoch)
         if not isinstance(state, LeaderState):
             self._send(source, self._fetch_error(request, error or ErrorCode.not_leader_or_follower))
             return
@@ -660,7 +658,7 @@ class RaftClient:
     def handle_fetch_snapshot_request(self, source: int, request: FetchSnapshotRequest, now_ms: int) -> None:
         state = self.quorum.state
         snapshot = self.log.latest_snapshot()
-        error = self._epoch_error(request.current_leader_epoch)
+        error = checks.leader_only_error(self.quorum, request.current_leader_epoch)
         data = b""
         size = 0
         if error is None:
@@ -748,6 +746,7 @@ class RaftClient:
             self._backoff_until_ms = now_ms + self.config.retry_backoff_ms
             return
         state.fetch_deadline_ms = now_ms + self._fetch_timeout_ms()
+        state.last_fetched_ms = now_ms
         if response.diverging_epoch is not None:
             self.log.truncate_to_diverging(response.diverging_epoch, self._published_offset)
             return
@@ -778,6 +777,7 @@ class RaftClient:
         if response.position != len(partial.data):
             return
         state.fetch_deadline_ms = now_ms + self._fetch_timeout_ms()
+        state.last_fetched_ms = now_ms
         partial.data += response.unaligned_records
         if len(partial.data) >= response.size:
             snapshot = Snapshot(partial.snapshot_id, bytes(partial.data))

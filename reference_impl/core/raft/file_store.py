@@ -20,7 +20,7 @@ import re
 from reference_impl.log.files import atomic_write, fsync_dir, pwrite_all
 
 from .messages import OffsetAndEpoch
-from .quorum_state import decode_quorum_state, encode_quorum_state
+from .quorum_state import QuorumStateFormatError, check_storable, decode_quorum_state, encode_quorum_state
 from .raft_log import Snapshot
 from .states import ElectionState
 
@@ -42,9 +42,13 @@ class FileQuorumStateStore:
                 raw = handle.read()
         except FileNotFoundError:
             return None
-        return decode_quorum_state(raw)
+        try:
+            return decode_quorum_state(raw)
+        except QuorumStateFormatError as exc:
+            raise QuorumStateFormatError(f"{self.path}: {exc}") from None
 
     def write(self, state: ElectionState) -> None:
+        check_storable(state)
         os.makedirs(self.directory, exist_ok=True)
         atomic_write(self.path, encode_quorum_state(state, self.cluster_id).decode())
 

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Protocol
 
+from reference_impl import defects
+
 from .states import (
     CANDIDATE,
     FOLLOWER,
@@ -89,8 +91,29 @@ TRANSITIONS: dict[tuple[str, str], EpochRule] = {
 }
 
 
+MAX_EPOCH = 2**31 - 1
+"""Epochs are int32 on the wire and in Kafka's ``quorum-state`` (``QuorumStateData.leaderEpoch``)."""
+
+
 class IllegalTransitionError(Exception):
     """A transition the table refuses; the state is left as it was."""
+
+
+class QuorumStateError(ValueError):
+    """Election state that must never be stored or resumed from (an epoch or id out of range, a
+    voter set that is not the configured one); the node refuses to start rather than reset it."""
+
+
+def check_storable(state: ElectionState) -> None:
+    """Refuse state no replica could ever have reached: an epoch outside int32 or a negative id.
+    Both stores call it before writing, so nothing out of range is ever persisted."""
+    if defects.enabled(defects.QUORUM_ON_CLIENT_LISTENER):
+        return  # the old bug: whatever a message led to was written
+    if not 0 <= state.epoch <= MAX_EPOCH:
+        raise QuorumStateError(f"refusing to store epoch {state.epoch}: outside 0..{MAX_EPOCH}")
+    for what, node in (("voted id", state.voted_id), ("leader id", state.leader_id)):
+        if node is not None and not 0 <= node <= MAX_EPOCH:
+            raise QuorumStateError(f"refusing to store {what} {node}")
 
 
 class QuorumStateStore(Protocol):
@@ -114,6 +137,7 @@ class MemoryQuorumStateStore:
         return self.state
 
     def write(self, state: ElectionState) -> None:
+        check_storable(state)
         self.state = state
         self.writes += 1
 
@@ -132,8 +156,8 @@ def encode_quorum_state(state: ElectionState, cluster_id: str = "") -> bytes:
     return json.dumps(body).encode()
 
 
-class QuorumStateFormatError(ValueError):
-    """A ``quorum-state`` file that is not the JSON Kafka writes."""
+class QuorumStateFormatError(QuorumStateError):
+    """A ``quorum-state`` file that is not the JSON Kafka writes, or holds values out of range."""
 
 
 def decode_quorum_state(raw: bytes) -> ElectionState:
@@ -142,14 +166,16 @@ def decode_quorum_state(raw: bytes) -> ElectionState:
         leader = int(body["leaderId"])
         voted = int(body["votedId"])
         voters = tuple(int(v["voterId"]) for v in body.get("currentVoters") or ())
-        return ElectionState(
+        state = ElectionState(
             epoch=int(body["leaderEpoch"]),
-            voted_id=None if voted < 0 else voted,
-            leader_id=None if leader < 0 else leader,
+            voted_id=None if voted == -1 else voted,
+            leader_id=None if leader == -1 else leader,
             voters=voters,
         )
+        check_storable(state)
+        return state
     except (KeyError, TypeError, ValueError) as exc:
-        raise QuorumStateFormatError(f"not a quorum-state file: {exc}") from None
+        raise QuorumStateFormatError(f"not a usable quorum-state file: {exc}") from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,11 +227,16 @@ class QuorumState:
         return base + self.rng.randrange(max(1, base))
 
     def _initial_state(self, now_ms: int) -> EpochState:
-        """Kafka's ``QuorumState.initialize``: resume from what the store says."""
+        """Kafka's ``QuorumState.initialize``: resume from what the store says. State that cannot be
+        resumed stops the node with a message, never a silent reset (Kafka's
+        ``raft/src/main/java/org/apache/kafka/raft/FileQuorumStateStore.java`` throws on a file it
+        cannot read; Kafka 3.x's ``QuorumState.initialize`` on a voter set other than the configured
+        one, as here, where the voters are static)."""
         stored = self.store.read()
         deadline = now_ms + self.randomized_election_timeout_ms()
         if stored is None:
             return UnattachedState(0, deadline)
+        self._check_stored(stored)
         if stored.leader_id == self.local_id:
             return ResignedState(stored.epoch, self.local_id, deadline)
         if stored.leader_id is not None:
@@ -215,6 +246,18 @@ class QuorumState:
         if stored.voted_id is not None:
             return VotedState(stored.epoch, stored.voted_id, deadline)
         return UnattachedState(stored.epoch, deadline)
+
+    def _check_stored(self, stored: ElectionState) -> None:
+        if defects.enabled(defects.QUORUM_ON_CLIENT_LISTENER):
+            return
+        if stored.voters and tuple(sorted(stored.voters)) != self.voters:
+            raise QuorumStateError(
+                f"the configured voters {list(self.voters)} differ from the voters "
+                f"{sorted(stored.voters)} in quorum-state; check controller.quorum.voters"
+            )
+        for what, node in (("leader", stored.leader_id), ("voted-for replica", stored.voted_id)):
+            if node is not None and node not in self.voters:
+                raise QuorumStateError(f"quorum-state names {what} {node}, which is not a voter")
 
     # -- the one place transitions happen ------------------------------------------------------
 

@@ -21,7 +21,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .messages import NO_LEADER, ReplicaState
+from kio.schema.errors import ErrorCode
+
+from .messages import NO_LEADER, DescribeQuorumResponse, ReplicaState
+
+MAX_OBSERVERS = 1024
+"""Observers a leader keeps track of (Kafka forgets one after five silent minutes); any replica id
+may fetch, so the table must not grow with whatever ids a client sends."""
 
 UNATTACHED = "Unattached"
 VOTED = "Voted"
@@ -192,8 +198,14 @@ class LeaderState(_LeaderKnown):
         return self._maybe_advance_high_watermark()
 
     def update_replica(self, replica_id: int, fetch_offset: int, leader_end_offset: int, now_ms: int) -> bool:
-        """A fetch from ``replica_id`` at ``fetch_offset``; True if the high watermark moved."""
+        """A fetch from ``replica_id`` at ``fetch_offset``; True if the high watermark moved. A
+        negative id is no replica (a consumer: Kafka's ``LeaderState.updateReplicaState`` ignores
+        it); at most :data:`MAX_OBSERVERS` observers are tracked, the longest silent dropped."""
+        if replica_id < 0:
+            return False
         table = self.progress if replica_id in self.voters else self.observers
+        if replica_id not in table and table is self.observers and len(table) >= MAX_OBSERVERS:
+            del table[min(table, key=lambda r: table[r].last_fetch_ms)]
         replica = table.setdefault(replica_id, ReplicaProgress(replica_id))
         replica.end_offset = fetch_offset
         replica.last_fetch_ms = now_ms
@@ -233,6 +245,9 @@ class FollowerState(_LeaderKnown):
     fetch_deadline_ms: int
     """No successful fetch by then: the leader is presumed gone (a voter stands for election)."""
     high_watermark: int | None = None
+    last_fetched_ms: int | None = None
+    """When a fetch from the leader last succeeded (None: not in this state, or the leader resigned):
+    a follower that heard from its leader lately refuses to be drawn into an election."""
     name: str = FOLLOWER
 
     @property
@@ -264,3 +279,28 @@ class ResignedState(_LeaderKnown):
 
 
 EpochState = UnattachedState | VotedState | CandidateState | LeaderState | FollowerState | ResignedState
+
+
+def describe_quorum(state: EpochState, correlation_id: int = 0) -> DescribeQuorumResponse:
+    """DescribeQuorum as this replica answers it: the voters' and observers' progress when it
+    leads, NOT_LEADER_OR_FOLLOWER (with the leader it knows) otherwise."""
+    if not isinstance(state, LeaderState):
+        return DescribeQuorumResponse(
+            correlation_id=correlation_id,
+            error_code=ErrorCode.not_leader_or_follower,
+            leader_id=state.leader_id,
+            leader_epoch=state.epoch,
+            high_watermark=-1,
+            current_voters=(),
+            observers=(),
+        )
+    voters, observers = state.describe()
+    return DescribeQuorumResponse(
+        correlation_id=correlation_id,
+        error_code=ErrorCode.none,
+        leader_id=state.local_id,
+        leader_epoch=state.epoch,
+        high_watermark=-1 if state.high_watermark is None else state.high_watermark,
+        current_voters=voters,
+        observers=observers,
+    )

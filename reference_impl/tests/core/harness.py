@@ -44,14 +44,12 @@ class BrokerHarness:
         self.closed: dict[int, str] = {}
         self.next_wakeup_ms: int | None = None
 
-    def connect(self) -> int:
+    def connect(self, listener: str = "PLAINTEXT") -> int:
         cid = next(self._ids)
-        self._apply(
-            self.broker.step(
-                ConnectionOpened(connection_id=cid, client_host="127.0.0.1", client_port=40000 + cid),
-                self.now_ms,
-            )
+        opened = ConnectionOpened(
+            connection_id=cid, client_host="127.0.0.1", client_port=40000 + cid, listener=listener
         )
+        self._apply(self.broker.step(opened, self.now_ms))
         return cid
 
     def disconnect(self, cid: int) -> None:

@@ -6,6 +6,7 @@ import struct
 
 import pytest
 
+from reference_impl.core.cluster.roles import CONTROLLER_ONLY_APIS
 from reference_impl.core.handlers import HANDLERS
 from reference_impl.protocol.apis import schema_versions
 from reference_impl.protocol.errors import ErrorCode
@@ -14,13 +15,16 @@ from .harness import BrokerHarness, request
 
 
 def test_api_versions_lists_exactly_the_registered_handlers() -> None:
-    """KIP-511 / protocol guide: ApiVersions advertises what the broker serves, nothing more."""
+    """KIP-511 / protocol guide: ApiVersions advertises what the broker serves on this listener,
+    nothing more: a client listener every handler but the controller listener's own APIs
+    (``ApiMessageType.ListenerType``)."""
     h = BrokerHarness()
+    served = {key: hd for key, hd in HANDLERS.items() if key not in CONTROLLER_ONLY_APIS}
     for version in schema_versions(18):
         response = h.call(request(18, version, client_software_name="t", client_software_version="1"))
         assert response.error_code == ErrorCode.none
         advertised = {k.api_key: (k.min_version, k.max_version) for k in response.api_keys}
-        assert advertised == {key: (hd.min_version, hd.max_version) for key, hd in HANDLERS.items()}
+        assert advertised == {key: (hd.min_version, hd.max_version) for key, hd in served.items()}
 
 
 def test_every_advertised_version_answers() -> None:

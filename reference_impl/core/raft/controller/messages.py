@@ -21,6 +21,8 @@ class BrokerRegistrationRequest:
     host: str
     port: int
     rack: str | None = None
+    incarnation_id: str = ""
+    """Names one process of the broker (Kafka's incarnation id): the same across its retries."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

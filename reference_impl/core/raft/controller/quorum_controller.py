@@ -34,6 +34,7 @@ from typing import Any
 
 from kio.schema.errors import ErrorCode
 
+from reference_impl import defects
 from reference_impl.core.metadata.local_controller import PRODUCER_ID_BLOCK, LocalController
 from reference_impl.core.metadata.records import MetadataRecord, ProducerIdsRecord, RegisterBrokerRecord
 from reference_impl.core.raft.api import CommittedBatch, LeaderAndEpoch
@@ -129,6 +130,9 @@ class _Active:
     last_written_offset: int = -1
     next_balance_ms: int = 0
     """When the next automatic leader rebalance check is due."""
+    incarnations: dict[int, str] = field(default_factory=dict)
+    """Broker id -> the incarnation (process) registered under it, as Kafka's heartbeat manager
+    knows it while active."""
 
 
 class QuorumController:
@@ -301,7 +305,28 @@ class QuorumController:
     # -- brokers -------------------------------------------------------------------------------
 
     def _register(self, active: _Active, request: BrokerRegistrationRequest, now_ms: int) -> Any:
+        """Kafka's ``ClusterControlManager.registerBroker``: another incarnation may not take the id
+        of a broker whose session is valid (unfenced, heard from within the session timeout):
+        DUPLICATE_BROKER_REGISTRATION, so a stranger cannot re-point a live broker's partitions."""
         image = active.image
+        info = image.brokers.get(request.broker_id)
+        heard = active.last_heartbeat_ms.get(request.broker_id)
+        live = info is not None and not info.fenced and heard is not None
+        known = active.incarnations.get(request.broker_id)
+        if (
+            live
+            and heard is not None
+            and now_ms - heard < self.config.session_timeout_ms
+            and known is not None
+            and known != request.incarnation_id
+            and not defects.enabled(defects.QUORUM_ON_CLIENT_LISTENER)
+        ):
+            return BrokerRegistrationResponse(
+                correlation_id=request.correlation_id,
+                error_code=ErrorCode.duplicate_broker_registration,
+                broker_epoch=-1,
+            )
+        active.incarnations[request.broker_id] = request.incarnation_id
         records: list[ControllerRecord] = []
         if request.broker_id in image.brokers and not image.brokers[request.broker_id].fenced:
             # A new incarnation: its old leaderships and ISR places go first (it may have lost data).
