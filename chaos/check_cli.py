@@ -12,8 +12,10 @@ from chaos.checkers import CheckResult, check
 from chaos.history import read_jsonl
 
 
-def print_result(result: CheckResult, out: TextIO = sys.stdout) -> None:
-    """Anomaly counts with a few examples each, then the availability figures."""
+def print_result(result: CheckResult, out: TextIO | None = None) -> None:
+    """Anomaly counts with a few examples each, then the availability figures (to stdout by default,
+    looked up when called, so a test capturing stdout sees them)."""
+    out = out or sys.stdout
     for name, items in result.anomalies.items():
         if not items:
             continue
@@ -25,6 +27,19 @@ def print_result(result: CheckResult, out: TextIO = sys.stdout) -> None:
     print(
         f"  stats: {result.stats}; ok rate {summary['ok_rate_per_s']}/s, errors {summary['errors']}", file=out
     )
+    if "restart_acked" in result.stats:
+        stats = result.stats
+        readable = stats.get("restart_readable_s")
+        print(
+            f"  restart: {stats['restart_acked']} writes acknowledged before every broker was killed; "
+            f"down {stats.get('restart_down_s')} s; "
+            + (
+                f"all readable again {readable} s after the restart, with no new write"
+                if readable is not None
+                else f"{stats['unreadable_after_restart']} not readable within the bound"
+            ),
+            file=out,
+        )
     for item in summary["recovery"]:
         print(
             f"  fault {item['fault']} {item['start']}-{item['end']} s: recovered in {item['recovery_s']} s",

@@ -25,7 +25,12 @@ def _bool(text: str) -> bool:
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="kafka-harness chaos", description=__doc__)
-    p.add_argument("--target", default="tansu", help="reference or tansu (launched here, behind proxies)")
+    p.add_argument(
+        "--target",
+        default="tansu",
+        help="reference or tansu (launched here, behind proxies), or noida (launched here, unproxied: "
+        "process faults only)",
+    )
     p.add_argument("--workload", default="queue", choices=["queue", "transactional"])
     p.add_argument(
         "--nemesis",
@@ -60,6 +65,21 @@ def parser() -> argparse.ArgumentParser:
         metavar="SPEC",
         help="run kafka-harness load alongside, e.g. records=200000,rate=2000,verify (spark_load/spec.py)",
     )
+    p.add_argument(
+        "--restart-check",
+        type=_bool,
+        default=None,
+        help="at the end, kill every broker while writing, restart them and read with no new write: "
+        "everything acknowledged must be readable within --restart-bound (default: on with kill)",
+    )
+    p.add_argument("--restart-bound", type=float, default=30.0, help="seconds, for --restart-check")
+    p.add_argument(
+        "--broker-config",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a config for the reference brokers (repeatable), e.g. reference.defects=late-high-watermark",
+    )
     p.add_argument("--list-faults", action="store_true")
     return p
 
@@ -82,8 +102,13 @@ def main(argv: list[str]) -> int:
               file=sys.stderr)
         print("VERDICT: could not run")
         return 2
-    if args.time <= 0 or args.rate <= 0:
-        print("kafka-harness chaos: --time and --rate must be positive", file=sys.stderr)
+    if args.time <= 0 or args.rate <= 0 or args.restart_bound <= 0:
+        print("kafka-harness chaos: --time, --rate and --restart-bound must be positive", file=sys.stderr)
+        print("VERDICT: could not run")
+        return 2
+    malformed = [kv for kv in args.broker_config if "=" not in kv or kv.startswith("=")]
+    if malformed:
+        print(f"kafka-harness chaos: --broker-config takes KEY=VALUE, not {malformed[0]!r}", file=sys.stderr)
         print("VERDICT: could not run")
         return 2
     campaign = Campaign(
@@ -105,6 +130,9 @@ def main(argv: list[str]) -> int:
         toxiproxy_url=args.toxiproxy_url,
         packet_faults=args.packet_faults,
         load_spec=args.load,
+        restart_check=args.restart_check,
+        restart_bound_s=args.restart_bound,
+        broker_configs=list(args.broker_config),
     )
     if args.out is not None:
         campaign.out_dir = args.out

@@ -26,10 +26,15 @@ from chaos.nemesis.schedule import Planned, schedule
 from chaos.nemesis.topology import Topology
 from chaos.toxiproxy.finder import find_toxiproxy
 from chaos.workloads.queue import FINAL, QueueOptions, QueueWorkload, high_watermarks
+from chaos.workloads.restart import run_restart_phase
 from chaos.workloads.transactional import TransactionalWorkload
 from fixtures.targets import launch, parse_target
 
 WORKLOADS = ("queue", "transactional")
+LAUNCHED = ("reference", "tansu", "noida")
+UNPROXIED = ("noida",)
+"""Targets that advertise the port they listen on: no proxy can sit in front, so no link faults."""
+PROCESS_FAULTS = ("kill", "pause", "bounce")
 
 
 class CampaignError(RuntimeError):
@@ -61,6 +66,15 @@ class Campaign:
     """Allow the iptables faults (packet-drop, packet-loss); needs root."""
     load_spec: str | None = None
     """A ``kafka-harness load`` spec run alongside the workload, under the same faults."""
+    restart_check: bool | None = None
+    """The durability-after-restart phase at the end (:mod:`chaos.workloads.restart`); None: run it
+    when the faults include ``kill``."""
+    restart_bound_s: float = 30.0
+    """How long after the restart everything acknowledged may take to become readable."""
+
+    @property
+    def runs_restart_check(self) -> bool:
+        return self.restart_check if self.restart_check is not None else "kill" in self.faults
 
     def meta(self) -> dict[str, Any]:
         return {
@@ -79,6 +93,7 @@ class Campaign:
             "partitions": self.partitions,
             "consumer_mode": self.consumer_mode,
             "unclean_election": self.unclean_election,
+            "restart_check": self.runs_restart_check,
         }
 
 
@@ -124,13 +139,21 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
         spec = parse_target(c.target)
     except ValueError as exc:
         raise CampaignError(str(exc)) from exc
-    if spec.kind not in ("reference", "tansu"):
+    if spec.kind not in LAUNCHED:
         raise CampaignError(
-            f"target {c.target}: chaos needs a target launched here (reference or tansu) so "
-            "its brokers can advertise the proxies' addresses"
+            f"target {c.target}: chaos needs a target launched here ({', '.join(LAUNCHED)}) so "
+            "it can kill and restart its brokers (and put proxies in front of them)"
         )
-    if spec.kind == "tansu" and (c.brokers != 1 or c.rf != 1):
-        raise CampaignError("Tansu with memory storage runs one broker: use --rf 1")
+    if spec.kind != "reference" and (c.brokers != 1 or c.rf != 1):
+        raise CampaignError(f"{spec.kind} runs one broker here: use --rf 1")
+    if c.broker_configs and spec.kind != "reference":
+        raise CampaignError(f"broker configs are for reference brokers, not {spec.kind}")
+    link_faults = [f for f in c.faults if f not in PROCESS_FAULTS]
+    if spec.kind in UNPROXIED and link_faults:
+        raise CampaignError(
+            f"{spec.kind} advertises the port it listens on, so no proxy can sit in front of it: "
+            f"{', '.join(link_faults)} cannot run (process faults only: {', '.join(PROCESS_FAULTS)})"
+        )
     wants_packets = [f for f in c.faults if f in PACKET_FAULTS]
     if wants_packets and not c.packet_faults:
         raise CampaignError(f"{', '.join(wants_packets)} need --packet-faults (iptables, root)")
@@ -151,15 +174,19 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
     )
     started_ms = int(time.time() * 1000)
     with contextlib.ExitStack() as stack:
-        try:
-            endpoint = stack.enter_context(find_toxiproxy(c.toxiproxy_url))
-        except Exception as exc:
-            raise CampaignError(f"no Toxiproxy: {exc}") from exc
-        progress(f"toxiproxy: {endpoint.kind} server at {endpoint.url}")
-        # a replicated reference cluster reaches its peers through given addresses: proxy those links too
-        broker_links = spec.kind == "reference" and c.brokers > 1
-        topology = Topology.plan(endpoint.url, node_ids, broker_links=broker_links)
-        topology.create()
+        if spec.kind in UNPROXIED:
+            topology = Topology.direct(node_ids)
+            progress(f"target {c.target}: no proxy (it advertises its own port); process faults only")
+        else:
+            try:
+                endpoint = stack.enter_context(find_toxiproxy(c.toxiproxy_url))
+            except Exception as exc:
+                raise CampaignError(f"no Toxiproxy: {exc}") from exc
+            progress(f"toxiproxy: {endpoint.kind} server at {endpoint.url}")
+            # a replicated reference cluster reaches its peers through given addresses: proxy those links too
+            broker_links = spec.kind == "reference" and c.brokers > 1
+            topology = Topology.plan(endpoint.url, node_ids, broker_links=broker_links)
+            topology.create()
         recorder.history.meta["proxies"] = [p["name"] for p in topology.proxies()]
         configs = list(c.broker_configs)
         if spec.kind == "reference":
@@ -230,6 +257,19 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
             progress("waiting for the load run to finish")
             load_outcome = load.finish(timeout_s=c.time_s + c.drain_s + 600)
             progress(f"load alongside: {load_outcome.verdict_line}")
+        if c.runs_restart_check:  # last: nothing else writes any more
+            run_restart_phase(
+                recorder,
+                target,
+                workload,
+                topology.bootstrap,
+                topic,
+                c.partitions,
+                bound_s=c.restart_bound_s,
+                fault_id=len(plan),
+                read_committed=c.workload == "transactional",
+                progress=progress,
+            )
     history_path = c.out_dir / "history.jsonl"
     write_jsonl(recorder.history, history_path)
     result = check(recorder.history)

@@ -4,7 +4,8 @@ Validity is ``True``, ``False`` or ``"unknown"`` (Jepsen's convention: false bea
 true). Which anomalies make a history invalid depends on what the run promised (``meta``):
 without idempotence a retried send may be stored twice or out of order, so ``duplicate`` and
 ``nonmonotonic_send`` are reported but do not count; ``unseen`` counts only when consumers drained
-to the end after the faults (``final_drain``).
+to the end after the faults (``final_drain``). ``unreadable_after_restart`` (:mod:`.restart`)
+judges the durability-after-restart phase when the history has one, and always counts.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any, Literal
 
 from chaos.history import History
 
-from . import queue
+from . import queue, restart
 from .analysis import analyse
 from .availability import Availability, availability
 from .queue import Anomaly
@@ -31,6 +32,7 @@ ORDER = (
     "unseen",
     "aborted_read",
     "validate_delivery",
+    "unreadable_after_restart",
 )
 SHORT = {"lost_write": "lost", "inconsistent_offsets": "inconsistent"}
 
@@ -84,6 +86,7 @@ def check(history: History) -> CheckResult:
         "aborted_read": queue.aborted_reads(a),
         "validate_delivery": queue.validate_delivery(a, idempotence),
     }
+    anomalies[restart.NAME], restart_stats = restart.unreadable_after_restart(history, a)
     allowed = set(meta.get("allowed_anomalies", []))
     if not idempotence:
         allowed |= {"duplicate", "nonmonotonic_send"}
@@ -97,6 +100,7 @@ def check(history: History) -> CheckResult:
         "acked": acked,
         "reads": len(a.reads),
         "distinct_read": len(a.read_values),
+        **restart_stats,
     }
     valid: Validity
     if bad:

@@ -56,6 +56,13 @@ class Analysis:
     read_values: dict[Any, list[int]] = field(default_factory=lambda: defaultdict(list))
     final_values: set[Any] | None = None
     """What the final reader found in the whole log, when it read every partition to its end."""
+    final_start: int | None = None
+    """Index of the final reader's first op. Writes acknowledged after it are the restart phase's
+    (:mod:`.restart` judges them), not the campaign's."""
+
+    def after_final_read(self, w: Write) -> bool:
+        start, done = self.final_start, w.complete_index
+        return start is not None and done is not None and done > start
 
     def known_between(self, tp: TopicPartition, low: int, high: int) -> list[int]:
         """Known offsets strictly between ``low`` and ``high``."""
@@ -107,6 +114,8 @@ def analyse(history: History) -> Analysis:
     for op in history.ops:
         if op.type != "ok":
             continue
+        if final_reader is not None and op.process == final_reader and a.final_start is None:
+            a.final_start = op.index
         if a.final_values is not None and op.process == final_reader and op.f == "poll":
             a.final_values.update(r[3] for r in op.records or [])
         if op.f == "assign":

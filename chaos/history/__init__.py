@@ -17,6 +17,8 @@ from typing import IO, Any
 
 TYPES = ("invoke", "ok", "fail", "info")
 NEMESIS = "nemesis"
+RESTART_FAULT = "restart-all"
+"""The nemesis fault of the durability-after-restart phase: every broker killed, then started."""
 
 # (topic, partition, offset, value): one record a poll returned or a transaction wrote
 Record = tuple[str, int, int, Any]

@@ -50,6 +50,9 @@ class Topology:
     """Voter id -> the port its controller listener listens on (the controller proxies' upstream)."""
     controller_peer_ports: dict[tuple[int, int], int] = field(default_factory=dict)
     """(source, voter) -> the port source uses to reach the voter's controller listener."""
+    proxied: bool = True
+    """False for a target no proxy can front (it advertises the port it listens on): clients
+    reach the brokers directly, and there are no links to cut."""
 
     @classmethod
     def plan(
@@ -73,8 +76,18 @@ class Topology:
                         topology.controller_peer_ports[(a, v)] = free_port()
         return topology
 
+    @classmethod
+    def direct(cls, node_ids: list[int]) -> Topology:
+        """No proxies: each broker listens on, and advertises, one free port."""
+        topology = cls("", list(node_ids), proxied=False)
+        for node in node_ids:
+            topology.listen_ports[node] = topology.advertised_ports[node] = free_port()
+        return topology
+
     def proxies(self) -> list[dict[str, Any]]:
         """The /populate body for this topology."""
+        if not self.proxied:
+            return []
         out: list[dict[str, Any]] = [
             {
                 "name": client_proxy(n),
@@ -105,6 +118,8 @@ class Topology:
         return out
 
     def create(self) -> None:
+        if not self.proxied:
+            return
         answer = requests.post(f"{self.api_url}/populate", json=self.proxies(), timeout=10)
         if answer.status_code != 201:
             raise RuntimeError(f"Toxiproxy refused the proxies: {answer.status_code} {answer.text}")

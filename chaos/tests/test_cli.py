@@ -22,6 +22,11 @@ from chaos.history import History, Op, write_jsonl
         (["--load", "records=10,warp=9"], "unknown --warp"),
         (["--load", "records=many"], "load spec"),
         (["--load", "target=tansu"], "set by the caller"),
+        (["--restart-bound", "0"], "must be positive"),
+        (["--broker-config", "reference.defects"], "KEY=VALUE"),
+        (["--nemesis", "kill", "--broker-config", "a=b"], "for reference brokers"),
+        (["--target", "noida", "--nemesis", "kill,latency"], "process faults only"),
+        (["--target", "noida", "--rf", "3"], "runs one broker"),
     ],
 )
 def test_chaos_refuses_what_it_cannot_run(

@@ -78,6 +78,16 @@ def test_topology_selections_for_a_three_broker_cluster() -> None:
     assert client_only.isolate([1]) == [client_proxy(1)] and client_only.ring() == []
 
 
+def test_an_unproxied_topology_has_no_proxies_and_advertises_what_it_listens_on() -> None:
+    """noida-db advertises the port it listens on: its campaigns run without proxies (nothing to
+    create on a Toxiproxy server, no links to cut) and clients reach each broker directly."""
+    topology = Topology.direct([1])
+    assert topology.proxies() == [] and not topology.proxied
+    assert topology.listen_ports == topology.advertised_ports
+    assert topology.bootstrap == f"127.0.0.1:{topology.listen_ports[1]}"
+    topology.create()  # no server behind it: nothing is sent
+
+
 def test_faults_add_and_remove_toxics_and_are_recorded() -> None:
     with ServerThread() as server:
         topology = Topology.plan(server.url, [1, 2])

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,6 +60,21 @@ class QueueOptions:
     produced hundreds of such cross-epoch duplicates on the reference cluster; with 60 s, none."""
     read_committed: bool = False
     extra_producer: dict[str, Any] = field(default_factory=dict)
+
+
+def delivery_callback(recorder: Recorder, invoked: Op, count_error: Callable[[str], None]) -> Any:
+    """A confluent-kafka ``on_delivery`` that completes ``invoked``: ``ok`` with the offset, ``fail``
+    for an error that certainly means not written, ``info`` for any other."""
+
+    def on_delivery(err: KafkaError | None, msg: Any) -> None:
+        if err is None:
+            recorder.complete(invoked, "ok", partition=msg.partition(), offset=msg.offset())
+            return
+        count_error(err.name())
+        kind = "fail" if err.code() in DEFINITE_FAILURES else "info"
+        recorder.complete(invoked, kind, error=err.name())
+
+    return on_delivery
 
 
 def producer_config(bootstrap: str, options: QueueOptions) -> dict[str, Any]:
@@ -178,15 +194,7 @@ class QueueWorkload:
             return True
 
     def _delivery_callback(self, invoked: Op) -> Any:
-        def on_delivery(err: KafkaError | None, msg: Any) -> None:
-            if err is None:
-                self.recorder.complete(invoked, "ok", partition=msg.partition(), offset=msg.offset())
-                return
-            self._count_error(err.name())
-            kind = "fail" if err.code() in DEFINITE_FAILURES else "info"
-            self.recorder.complete(invoked, kind, error=err.name())
-
-        return on_delivery
+        return delivery_callback(self.recorder, invoked, self._count_error)
 
     # --- consumers ---------------------------------------------------------------------------
 
@@ -260,23 +268,35 @@ class QueueWorkload:
             view.get(p, 0) >= high for view in views for p, high in high_watermarks.items() if high > 0
         )
 
-    def final_read(self, highs: dict[tuple[str, int], int], timeout_s: float) -> bool:
-        """A fresh consumer reads the given partitions from the start to their high watermarks.
+    def final_read(
+        self,
+        highs: dict[tuple[str, int], int],
+        timeout_s: float,
+        *,
+        process: int = FINAL,
+        read_committed: bool | None = None,
+    ) -> bool:
+        """A fresh consumer reads the given partitions from the start to the given offsets (their
+        high watermarks).
 
         Recorded as process ``FINAL``, it shows what the log holds once the faults are over: an
         acknowledged record absent from it was lost even if someone read it earlier. Returns
-        whether it reached every watermark within ``timeout_s``.
+        whether it reached every offset within ``timeout_s``. The restart phase
+        (:mod:`chaos.workloads.restart`) reads the same way under its own ``process``.
         """
-        consumer = Consumer(consumer_config(self.bootstrap, f"{self.group}-final", self.options))
+        config = consumer_config(self.bootstrap, f"{self.group}-read-{process}", self.options)
+        if read_committed is not None:
+            config["isolation.level"] = "read_committed" if read_committed else "read_uncommitted"
+        consumer = Consumer(config)
         consumer.assign([TopicPartition(t, p, OFFSET_BEGINNING) for t, p in sorted(highs)])
-        self.recorder.complete(self.recorder.invoke(FINAL, "assign", value=sorted(highs)), "ok")
+        self.recorder.complete(self.recorder.invoke(process, "assign", value=sorted(highs)), "ok")
         upto: dict[tuple[str, int], int] = {}
         deadline = time.monotonic() + timeout_s
         try:
             while time.monotonic() < deadline:
                 if all(upto.get(tp, 0) >= high for tp, high in highs.items()):
                     return True
-                self._poll(consumer, FINAL, upto, 1000)
+                self._poll(consumer, process, upto, 1000)
             return False
         finally:
             consumer.close()

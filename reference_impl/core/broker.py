@@ -215,11 +215,17 @@ class Broker:
         )
 
     def on_metadata_ready(self, now_ms: int) -> None:
-        """The image is complete (replayed, or caught up with the quorum): open the partitions."""
+        """The image is complete (replayed, or caught up with the quorum): open the partitions.
+
+        Each partition gets its checkpointed HW as it is opened, before it takes a role (see
+        :meth:`sync_partitions`), so a leader with no follower to wait for makes its log end the
+        HW at once and a replicated leader moves it as its followers fetch: nothing acknowledged
+        waits for a new write to become readable after a restart."""
         self.sync_partitions(now_ms)
-        for key, hw in self.store.high_watermarks().items():
-            if key in self.partitions:
-                self.partitions[key].restore_high_watermark(hw)
+        if defects.enabled(defects.LATE_HIGH_WATERMARK):  # the old order: restored after the roles
+            for key, hw in self.store.high_watermarks().items():
+                if key in self.partitions:
+                    self.partitions[key].restore_high_watermark(hw)
         self.txn_coordinator.load()
 
     # -- the sans-IO entry points ----------------------------------------------------------------
@@ -341,6 +347,7 @@ class Broker:
         self.config.dynamic = dict(self.image.broker_configs)
         wanted: set[TopicPartition] = set()
         moved: list[TopicPartition] = []
+        checkpointed: dict[TopicPartition, int] | None = None  # read once, when a partition opens
         for topic in self.image.topics.values():
             configs = effective_topic_configs(topic.configs, self.config)
             for info in topic.partitions.values():
@@ -362,6 +369,10 @@ class Broker:
                         self.node_id,
                         self.store.read_chunk,
                     )
+                    if checkpointed is None:
+                        checkpointed = self.store.high_watermarks()
+                    if key in checkpointed:  # Kafka's Partition.createLog: the HW first, then the role
+                        part.restore_high_watermark(checkpointed[key])
                 elif part.configs != configs:
                     part.update_configs(configs)
                     self.store.update_configs(topic.name, info.partition, configs)

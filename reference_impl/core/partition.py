@@ -21,6 +21,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from reference_impl import defects
 from reference_impl.log.api import Chunk, OffsetOutOfRangeError, PartitionLog, ReadResult
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 from reference_impl.protocol.record_set import build_control_batch, control_record_type, iter_records
@@ -140,8 +141,19 @@ class Partition:
         return self.mutant == name
 
     def restore_high_watermark(self, offset: int) -> None:
-        """From the replication-offset checkpoint: never above the LEO, never below the log start."""
-        self.high_watermark = max(self.log.log_start_offset, min(offset, self.log.log_end_offset))
+        """The HW of the replication-offset checkpoint, given as the partition is opened and before
+        it takes a role, as Kafka's ``Partition.createLog`` hands it to ``UnifiedLog.updateHighWatermark``:
+        never above the LEO, never below the log start.
+
+        It only ever raises the HW. The checkpoint is written every few seconds, so after a crash
+        it is older than the log; a leader that has already computed its HW from its ISR (with no
+        follower to wait for, its log end) knows better, and a leader's HW never moves back
+        (``UnifiedLog.maybeIncrementHighWatermark``)."""
+        restored = max(self.log.log_start_offset, min(offset, self.log.log_end_offset))
+        if defects.enabled(defects.LATE_HIGH_WATERMARK):
+            self.high_watermark = restored  # the old bug: an older checkpoint overwrote the leader's HW
+            return
+        self.high_watermark = max(self.high_watermark, restored)
 
     # -- role changes ----------------------------------------------------------------------------
 

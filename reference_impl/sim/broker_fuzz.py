@@ -14,8 +14,10 @@ a heal, or a producer crash. Every broker invariant
 
 At the end the network heals and every node restarts; the producer must get
 new writes acknowledged (the cluster recovered), then stops; the replicas must
-converge, and :func:`check_converged` holds the cluster to what the producer
-was told. A failure names its seed; ``run_broker_schedule(seed, trace=True)``
+converge. Then every broker crashes and restarts, and with nothing written
+since every acknowledged record must become readable again (issue 17 item 9)
+and the replicas converge again; :func:`check_converged` holds the cluster to
+what the producer was told. A failure names its seed; ``run_broker_schedule(seed, trace=True)``
 replays it with a readable trace.
 """
 
@@ -30,6 +32,7 @@ from .broker_invariants import (
     live_brokers,
     partition_leader,
     replicas_agree,
+    unreadable_acknowledged,
 )
 from .broker_nodes import EVENT_BUDGET, BrokerCluster, build_broker_simulation
 from .clients import ClientDisk, IdempotentProducer, ProducerReport
@@ -231,6 +234,17 @@ def _settle(
 
     if not sim.run_until_true(converged, timeout_ms, EVENT_BUDGET):
         raise ScheduleFailure(f"seed {seed}: the replicas did not converge in {timeout_ms} ms")
+    for node_id in sorted(cluster.disks):  # every broker crashes and restarts; nothing writes since
+        sim.crash(node_id)
+        sim.restart(node_id)
+    def readable() -> bool:
+        return not unreadable_acknowledged(sim, TOPIC, report.acked)
+
+    if not sim.run_until_true(readable, timeout_ms, EVENT_BUDGET):
+        hidden = unreadable_acknowledged(sim, TOPIC, report.acked)
+        raise ScheduleFailure(f"seed {seed}: after every broker restarted, with no write: {hidden[:5]}")
+    if not sim.run_until_true(converged, timeout_ms, EVENT_BUDGET):
+        raise ScheduleFailure(f"seed {seed}: the replicas did not converge again after the restart")
     committed = next(i for i in sim.invariants if isinstance(i, CommittedBatchesAgree))
     problems = check_converged(sim, TOPIC, partitions, report.acked, committed)
     if problems:

@@ -185,6 +185,34 @@ class EpochCacheOrdered:
         return None
 
 
+class LoneLeaderCommitsItsLog:
+    """A leader with no follower to wait for (its maximal ISR is itself, and
+    ``min.insync.replicas`` is 1) has its log end as its high watermark, after every event: what
+    it acknowledged is readable, restarted or not, with no new write.
+
+    Source: Kafka's ``Partition.makeLeader`` (the checkpointed HW is loaded as the log is created,
+    then ``maybeIncrementLeaderHW``) and ``UnifiedLog.maybeIncrementHighWatermark`` (a leader's HW
+    never moves back); issue 17 item 9 (a checkpoint restored after the role hid acknowledged
+    records until the next write).
+    """
+
+    name = "LoneLeaderCommitsItsLog"
+
+    def check(self, sim: Simulation) -> str | None:
+        for node_id, part in _replicas(sim):
+            if (
+                part.is_leader
+                and part.effective_isr == (node_id,)
+                and part.min_insync_replicas <= 1
+                and part.high_watermark != part.log.log_end_offset
+            ):
+                return (
+                    f"node {node_id} leads {part.topic}-{part.index} alone (epoch {part.leader_epoch}) "
+                    f"with HW {part.high_watermark} below its LEO {part.log.log_end_offset}"
+                )
+        return None
+
+
 class IsrWithinReplicas:
     """In every committed metadata image, the ISR is a non-empty subset of the replicas and the
     leader is an ISR member (or none).
@@ -214,6 +242,7 @@ def broker_invariants() -> list[Any]:
         CommittedBatchesAgree(),
         OnePartitionLeaderPerEpoch(),
         EpochCacheOrdered(),
+        LoneLeaderCommitsItsLog(),
         IsrWithinReplicas(),
         *raft_invariants(),
     ]
@@ -232,6 +261,30 @@ def replicas_agree(sim: Simulation, topic: str, index: int) -> bool:
         if part is None or part.log.log_end_offset != end or part.high_watermark != end:
             return False
     return True
+
+
+def unreadable_acknowledged(sim: Simulation, topic: str, acked: Sequence[Acked]) -> list[str]:
+    """Acknowledged values a consumer cannot read now: no live leader for their partition, or at or
+    above its leader's high watermark. Empty once every acknowledged record is committed and served.
+
+    Source: Kafka's ``Partition.makeLeader`` and ``maybeIncrementLeaderHW`` (a leader's HW follows
+    its ISR, new write or not); issue 17 item 9 (records hidden after a restart until the next write).
+    """
+    highest: dict[int, int] = {}
+    for ack in acked:
+        highest[ack.partition] = max(highest.get(ack.partition, -1), ack.offset)
+    problems = []
+    for index, offset in sorted(highest.items()):
+        leader = partition_leader(sim, topic, index)
+        part = live_brokers(sim)[leader].partition(topic, index) if leader is not None else None
+        if part is None:
+            problems.append(f"{topic}-{index}: no live leader")
+        elif part.high_watermark <= offset:
+            problems.append(
+                f"{topic}-{index}: acknowledged up to {offset}, leader {leader} serves below HW "
+                f"{part.high_watermark} (LEO {part.log.log_end_offset})"
+            )
+    return problems
 
 
 def check_converged(

@@ -27,6 +27,7 @@ from .broker_invariants import (
     partition_leader,
     partition_states,
     replicas_agree,
+    unreadable_acknowledged,
 )
 from .broker_nodes import EVENT_BUDGET, BrokerCluster, build_broker_simulation
 from .clients import ClientDisk, IdempotentProducer, ProducerReport
@@ -290,4 +291,50 @@ def kip279_fast_failover(seed: int = 1, trace: bool = True) -> ScenarioResult:
     observed: dict[str, Any] = {"epochs when 6 took m1": {n: _epochs(cluster, n) for n in (4, 5, 6)}}
     result = _finish(cluster, CLIENT, report, observed)
     result.observed["final epochs"] = {n: _epochs(cluster, n) for n in (4, 5, 6)}
+    return result
+
+
+READABLE_BOUND_MS = 10_000
+"""How long after a restart every acknowledged record may take to be readable again."""
+
+
+def restart_then_read_without_writing(
+    seed: int = 1, replicas: tuple[int, ...] = (4,), trace: bool = True
+) -> ScenarioResult:
+    """Issue 17 item 9: records acknowledged after the leader's last high-watermark checkpoint,
+    the producer stopped, the leader crashes (a process crash: the page cache keeps every byte)
+    and restarts at once. With nothing written since, every acknowledged record must be readable
+    again (below the serving leader's HW) within :data:`READABLE_BOUND_MS`; a HW that moves only
+    on the next write would leave them hidden for ever.
+
+    Kafka: the checkpointed HW is loaded as the log is created, then ``makeLeader`` runs
+    ``maybeIncrementLeaderHW`` (a lone leader's log end at once; a replicated one's as its
+    followers' fetches confirm). In KRaft the restarted broker's new registration also fences it
+    and its partitions get a new leader epoch, whose ``makeLeader`` recomputes the HW again.
+    """
+    cluster = _cluster(seed, max(VOTERS, *replicas), trace)
+    sim = cluster.sim
+    report = ProducerReport()
+    producer = _producer(cluster, report, list(replicas), min_isr=1, limit=20)
+    _wait(sim, f"{replicas[0]} to lead", lambda: leader_of(sim) == replicas[0])
+    _wait(sim, "20 acknowledged", lambda: len(report.acked) >= 20)
+    sim.run_until(sim.now_ms + 6_000, EVENT_BUDGET)  # a HW checkpoint (every 5 s) holds those 20
+    _allow(sim, producer, 60)
+    _wait(sim, "40 more acknowledged", lambda: len(report.acked) >= 60)
+    producer.stop()
+    _wait(sim, "the producer's last answer", lambda: producer.idle)
+    leader = leader_of(sim)
+    assert leader is not None
+    before = (log_end(sim, leader), high_watermark(sim, leader))
+    observed: dict[str, Any] = {"leader (LEO, HW) before the crash": before}
+    sim.crash(leader)
+    sim.restart(leader)
+    restarted_ms = sim.now_ms
+    readable = sim.run_until_true(
+        lambda: not unreadable_acknowledged(sim, TOPIC, report.acked), READABLE_BOUND_MS, EVENT_BUDGET
+    )
+    hidden = unreadable_acknowledged(sim, TOPIC, report.acked)
+    observed["readable after (virtual ms)"] = sim.now_ms - restarted_ms if readable else None
+    result = _finish(cluster, CLIENT, report, observed)
+    result.problems[:0] = [f"{READABLE_BOUND_MS} ms after the restart, with no write: {p}" for p in hidden]
     return result

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from chaos.history import read_jsonl
+from chaos.history import RESTART_FAULT, read_jsonl
 from chaos.runner import Outcome
 
 from .conftest import campaign
@@ -81,14 +81,15 @@ def test_reference_broker_loses_nothing_under_kill_partition_and_pause(tmp_path:
     result = outcome.result
     counts = result.counts()
     started = [e for e in outcome.nemesis_events if e["f"] == "start"]
-    assert {e["fault"] for e in started} == {"kill", "partition-leader"}, (
-        "seed 8 plans an isolation and a kill"
+    assert {e["fault"] for e in started} == {"kill", "partition-leader", RESTART_FAULT}, (
+        "seed 8 plans an isolation and a kill; a kill campaign ends with the restart check"
     )
     assert all("error" not in e for e in started), started
     assert result.stats["acked"] > 1000
     assert counts["lost_write"] == counts["duplicate"] == counts["inconsistent_offsets"] == 0, (
         result.verdict_line()
     )
+    assert result.stats["restart_acked"] > 0, "a kill campaign ends with the restart check"
     assert result.valid is True, result.verdict_line()
 
 
@@ -158,6 +159,8 @@ def test_power_check_tansu_memory_storage_killed_loses_acknowledged_writes(tmp_p
     assert result.valid is False
     assert result.counts()["lost_write"] > 0, result.verdict_line()
     assert "lost_write" in result.bad
+    # and the restart check at the end: a Tansu killed and restarted serves nothing it acknowledged
+    assert result.counts()["unreadable_after_restart"] == result.stats["restart_acked"] > 0
 
 
 @pytest.mark.chaos_full

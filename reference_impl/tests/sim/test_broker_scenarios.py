@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import pytest
 
+from reference_impl import defects
 from reference_impl.sim.broker_scenarios import (
     ScenarioResult,
     kip101_divergence_after_hard_failures,
     kip101_hw_truncation_then_election,
     kip101_restart_then_leader_crash,
     kip279_fast_failover,
+    restart_then_read_without_writing,
 )
+from reference_impl.sim.simulation import InvariantViolation
 
 
 def _clean(result: ScenarioResult) -> None:
@@ -80,3 +83,27 @@ def test_a_scenario_replays_to_the_identical_trace() -> None:
     second = kip279_fast_failover(seed=5)
     assert first.sim.trace == second.sim.trace
     assert len(first.sim.trace) > 1_000
+
+
+@pytest.mark.parametrize("replicas", [(4,), (4, 5, 6)])
+def test_after_a_leader_restarts_everything_acknowledged_is_readable_without_a_new_write(
+    replicas: tuple[int, ...],
+) -> None:
+    """Issue 17 item 9 on whole brokers: 60 values acknowledged (40 after the last HW checkpoint),
+    the producer stopped, the leader crashes and restarts; with no write since, every one is below
+    the serving leader's HW within the scenario's bound (and LoneLeaderCommitsItsLog holds after
+    every event)."""
+    result = restart_then_read_without_writing(seed=1, replicas=replicas, trace=False)
+    _clean(result)
+    assert len(result.report.acked) == 60
+    assert result.observed["leader (LEO, HW) before the crash"] == (60, 60)
+    assert result.observed["readable after (virtual ms)"] is not None
+
+
+def test_the_simulator_catches_the_late_high_watermark_defect() -> None:
+    """With ``reference.defects=late-high-watermark`` the restarted lone leader's HW comes back
+    from the checkpoint (20) below its log end (60): the invariant fails at once, naming it."""
+    with defects.seeded(defects.LATE_HIGH_WATERMARK), pytest.raises(
+        InvariantViolation, match=r"LoneLeaderCommitsItsLog .*HW 20 below its LEO 60"
+    ):
+        restart_then_read_without_writing(seed=1, replicas=(4,), trace=False)
