@@ -222,16 +222,23 @@ def encode_response_spliced(
     real length and the given parts (file regions the shell sends with
     ``sendfile``) whose total length is given. Returns the frame as parts,
     the size prefix first; record data never passes through Python.
+
+    The answer groups partitions by topic, which need not be the order the
+    splices were made in (a request's partitions may interleave topics, as
+    librdkafka's do): each placeholder is found wherever it is, and the
+    pieces are assembled in payload order.
     """
     payload = response_header_bytes(api_key, api_version, correlation_id) + encode_body(body)
     flexible = is_flexible(api_key, api_version)
+    if defects.enabled(defects.FETCH_PLACEHOLDER_ORDER):
+        found = _placeholders_in_splice_order(payload, splices)
+    else:
+        found = sorted((_find_placeholder(payload, token), token) for token in splices)
     pieces: list[bytes | T] = []
     total = 0
     position = 0
-    for token, (parts, length) in splices.items():
-        at = payload.find(token, position)
-        if at < 0:
-            raise ValueError("placeholder not found in the encoded response")
+    for at, token in found:
+        parts, length = splices[token]
         if flexible:
             prefix_at, real_prefix = at - 1, uvarint_bytes(length + 1)
             if payload[prefix_at] != len(token) + 1:
@@ -249,6 +256,26 @@ def encode_response_spliced(
     pieces.append(tail)
     total += len(tail)
     return [size_prefix(total), *pieces]
+
+
+def _find_placeholder(payload: bytes, token: bytes) -> int:
+    at = payload.find(token)
+    if at < 0:
+        raise ValueError("placeholder not found in the encoded response")
+    return at
+
+
+def _placeholders_in_splice_order(payload: bytes, splices: Mapping[bytes, Any]) -> list[tuple[int, bytes]]:
+    """The seeded defect FETCH_PLACEHOLDER_ORDER: each token searched forward from the previous one."""
+    found = []
+    position = 0
+    for token in splices:
+        at = payload.find(token, position)
+        if at < 0:
+            raise ValueError("placeholder not found in the encoded response")
+        found.append((at, token))
+        position = at + len(token)
+    return found
 
 
 def encode_request(body: RequestPayload, correlation_id: int, client_id: str | None) -> bytes:
