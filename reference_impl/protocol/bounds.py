@@ -11,10 +11,11 @@ closes the connection.
 
 This module walks a body the way kio will read it, without building anything: for each entity
 class (every request and response of every API and version kio carries, one mechanism for all)
-it generates, once, a small Python function from kio's own schema information (the dataclass
-fields and their ``kafka_type``/``tag`` metadata, interpreted by kio's ``_introspect`` helpers),
-so the hot path is straight-line code with runs of fixed-size fields folded into one addition and
-arrays of fixed-size items skipped by one multiplication. A length past the end of the frame, a
+it generates, once, the source of a Python function from kio's own schema information (the
+dataclass fields and their ``kafka_type``/``tag`` metadata, interpreted by kio's ``_introspect``
+helpers), so the hot path is straight-line code: nested structs inlined, runs of fixed-size fields
+folded into one addition, arrays of fixed-size items skipped by one multiplication, and only the
+rare tagged fields behind a call. A length past the end of the frame, a
 count the remaining bytes cannot hold, a null in a field the schema does not declare nullable, a
 nullable-struct marker kio and Kafka would read differently, and a known tagged field whose
 declared size differs from what its value takes are all refused with :class:`BodyShapeError`
@@ -30,7 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 import struct
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from functools import cache
 from typing import Any, Final
 
@@ -72,7 +73,8 @@ UnknownTag = tuple[int, int, int, int, int]
 """An unknown tagged field: (its section's count position, the count's end, the count, the
 field's first byte, the byte after it)."""
 
-Scanner = Callable[[bytes, int, list[UnknownTag]], int]
+Scanner = Callable[[bytes, int, int, list[UnknownTag]], int]
+"""A generated scanner: ``(buf, start, end, unknown) -> where the body ends``."""
 
 
 class BodyShapeError(ValueError):
@@ -321,12 +323,13 @@ def _emit_entity(src: _Source, indent: int, cls: type[Entity], end: str) -> None
         _emit_value(src, indent, f, flexible, end)
     _emit_fixed_run(src, indent, run, end)
     if flexible:
-        count, count_at = src.var("count"), src.var("count_at")
-        src.emit(indent, f"{count_at} = pos")
-        _emit_uvarint(src, indent, count, end, "_tagged_fields")
-        src.emit(indent, f"if {count}:")
-        call = f"{src.tags_function_for(cls)}(buf, pos, {end}, unknown, {count}, {count_at})"
-        src.emit(indent + 1, f"pos = {call}")
+        # Almost every section is empty (one zero byte): test for that inline, read the rest in a call.
+        src.emit(indent, f"if pos >= {end}:")
+        src.emit(indent + 1, "raise _truncated('_tagged_fields', 1, 0)")
+        src.emit(indent, "if buf[pos]:")
+        src.emit(indent + 1, f"pos = {src.tags_function_for(cls)}(buf, pos, {end}, unknown)")
+        src.emit(indent, "else:")
+        src.emit(indent + 1, "pos += 1")
 
 
 def _emit_fixed_run(src: _Source, indent: int, run: list[_Field], end: str) -> None:
@@ -445,7 +448,8 @@ def _emit_array(src: _Source, indent: int, f: _Field, flexible: bool, end: str) 
 def _emit_tag_section(src: _Source, cls: type[Entity]) -> None:
     """The cold half of a flexible struct: its tagged fields, when there are any."""
     _plain, tagged = _layout(cls)
-    src.emit(0, f"def {src.tag_functions[cls]}(buf, pos, end, unknown, count, count_at):")
+    src.emit(0, f"def {src.tag_functions[cls]}(buf, count_at, end, unknown):")
+    src.emit(1, "count, pos = _uvarint(buf, count_at, end, '_tagged_fields')")
     src.emit(1, "count_end = pos")
     src.emit(1, "for _ in range(count):")
     src.emit(2, "tag_at = pos")
@@ -500,11 +504,11 @@ def generated_source(cls: type[Entity]) -> str:
 
 
 @cache
-def scanner(cls: type[Entity]) -> Callable[[bytes, int, int, list[UnknownTag]], int]:
+def scanner(cls: type[Entity]) -> Scanner:
     """The generated scanner of ``cls``, compiled once: ``(buf, pos, end, unknown) -> end of body``."""
     namespace = dict(_HELPERS)
     exec(compile(generated_source(cls), f"<bounds of {cls.__module__}.{cls.__name__}>", "exec"), namespace)
-    top: Callable[[bytes, int, int, list[UnknownTag]], int] = namespace["scan"]
+    top: Scanner = namespace["scan"]
     return top
 
 
@@ -522,26 +526,26 @@ def check_body(cls: type[Entity], buf: bytes, offset: int, unknown: list[Unknown
 
 def without_unknown_tags(buf: bytes, offset: int, end: int, unknown: list[UnknownTag]) -> bytes:
     """The body ``buf[offset:end]`` with the ``unknown`` tagged fields cut out and each section's
-    field count lowered to match (what KIP-482 readers do when they skip a tag they do not know)."""
+    field count lowered to match (what KIP-482 readers do when they skip a tag they do not know).
+
+    Sections may nest (a struct's section inside a tagged value of its parent's), so the cuts and
+    the new counts are applied as one list of edits in the order of the bytes they replace.
+    """
+    removed: dict[tuple[int, int, int], int] = {}
+    edits: list[tuple[int, int, bytes]] = []
+    for count_at, count_end, count, tag_at, stop in unknown:
+        removed[(count_at, count_end, count)] = removed.get((count_at, count_end, count), 0) + 1
+        edits.append((tag_at, stop, b""))
+    for (count_at, count_end, count), cut in removed.items():
+        edits.append((count_at, count_end, uvarint_bytes(count - cut)))
     out = bytearray()
     position = offset
-    for count_at, count_end, count, removed in _sections(unknown):
-        out += buf[position:count_at]
-        out += uvarint_bytes(count - len(removed))
-        position = count_end
-        for tag_at, stop in removed:
-            out += buf[position:tag_at]
-            position = stop
+    for start, stop, replacement in sorted(edits):
+        out += buf[position:start]
+        out += replacement
+        position = stop
     out += buf[position:end]
     return bytes(out)
-
-
-def _sections(unknown: list[UnknownTag]) -> Iterator[tuple[int, int, int, list[tuple[int, int]]]]:
-    by_section: dict[tuple[int, int, int], list[tuple[int, int]]] = {}
-    for count_at, count_end, count, tag_at, stop in unknown:
-        by_section.setdefault((count_at, count_end, count), []).append((tag_at, stop))
-    for (count_at, count_end, count), removed in sorted(by_section.items()):
-        yield count_at, count_end, count, sorted(removed)
 
 
 def uvarint_bytes(value: int) -> bytes:

@@ -214,7 +214,7 @@ _CLASSES = [
 ]
 
 
-@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_every_valid_body_of_every_api_and_version_decodes_identically(data: st.DataObject) -> None:
     """Any entity kio can write passes the check, which ends exactly where kio's reader ends, and the
