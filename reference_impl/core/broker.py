@@ -563,13 +563,24 @@ class Broker:
         if conn is None or conn.closed:
             return
         head = ctx.header
-        if splices:
-            parts = encode_response_spliced(
-                head.api_key, head.api_version, head.correlation_id, body, splices
+        try:
+            if splices:
+                parts = encode_response_spliced(
+                    head.api_key, head.api_version, head.correlation_id, body, splices
+                )
+                ctx.response = tuple(parts)
+            else:
+                ctx.response = (encode_response(head.api_key, head.api_version, head.correlation_id, body),)
+        except Exception:  # a handler's answer the schema cannot carry: a bug, never the broker's end
+            log.error(
+                "%s v%d answer to connection %d cannot be encoded:\n%s",
+                api_name(head.api_key),
+                head.api_version,
+                conn.connection_id,
+                traceback.format_exc(),
             )
-            ctx.response = tuple(parts)
-        else:
-            ctx.response = (encode_response(head.api_key, head.api_version, head.correlation_id, body),)
+            self._close(conn, f"internal error encoding the {api_name(head.api_key)} answer")
+            return
         ctx.delayed = None
         self._flush(conn)
         self._release(conn, self.now_ms)

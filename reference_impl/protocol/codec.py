@@ -22,6 +22,8 @@ from typing import Any, TypeVar
 from kio.serial import entity_reader, entity_writer
 from kio.static.protocol import Entity, RequestPayload, ResponsePayload
 
+from reference_impl import defects
+
 from .apis import (
     is_flexible,
     request_class,
@@ -29,6 +31,7 @@ from .apis import (
     response_class,
     response_header_version,
 )
+from .bounds import BodyShapeError, UnknownTag, check_body, read_uvarint, uvarint_bytes, without_unknown_tags
 from .frames import size_prefix
 
 T = TypeVar("T")
@@ -40,6 +43,10 @@ _I32 = struct.Struct(">i")
 
 class MalformedRequestError(ValueError):
     """Bytes that do not parse as the request they claim to be."""
+
+
+class MalformedResponseError(ValueError):
+    """Bytes that do not parse as the response they should be."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,19 +72,10 @@ def peek_header(frame: bytes) -> tuple[int, int, int]:
 
 
 def _read_uvarint(buf: bytes, pos: int) -> tuple[int, int]:
-    value = 0
-    shift = 0
-    while True:
-        if pos >= len(buf):
-            raise MalformedRequestError("truncated varint")
-        b = buf[pos]
-        pos += 1
-        value |= (b & 0x7F) << shift
-        if not b & 0x80:
-            return value, pos
-        shift += 7
-        if shift > 28:
-            raise MalformedRequestError("varint longer than 5 bytes")
+    try:
+        return read_uvarint(buf, pos, len(buf), "header")
+    except BodyShapeError as exc:
+        raise MalformedRequestError(exc.detail) from None
 
 
 def _skip_tagged_fields(buf: bytes, pos: int) -> int:
@@ -128,71 +126,57 @@ def _writer(cls: type[Entity]) -> Any:
 
 
 def decode_request_body(header: RequestHeader, frame: bytes, offset: int) -> RequestPayload:
-    """Parse the body with kio's generated schema for this API and version."""
+    """Parse the body with kio's generated schema for this API and version.
+
+    Every length, count and null is checked against the frame and the schema first
+    (:mod:`.bounds`), so kio's reader never sees a length it would allocate blindly; a body that
+    fails is a :class:`MalformedRequestError`, which the broker answers by closing the connection,
+    as Kafka's ``RequestContext.parseRequest`` and ``SocketServer`` do. Bytes after the body are
+    ignored, as Kafka's generated readers ignore them: librdkafka 2.16's Metadata v13 "all topics"
+    request carries three trailing bytes that Kafka accepts.
+    """
     cls = request_class(header.api_key, header.api_version)
+    if defects.enabled(defects.UNBOUNDED_DECODE):
+        return _read_unchecked(cls, frame, offset)  # type: ignore[no-any-return]
+    return _read_checked(cls, frame, offset, MalformedRequestError)  # type: ignore[no-any-return]
+
+
+def _read_checked(cls: type[Entity], buf: bytes, offset: int, error: type[ValueError]) -> Any:
+    """The body of ``cls`` at ``offset``, its shape checked before kio reads it; ``error`` otherwise.
+
+    Unknown tagged fields are cut out before kio sees the body (kio refuses them; KIP-482 says a
+    reader skips them). One inside a known tagged field's value cannot be cut without resizing
+    that value, so the second check refuses it.
+    """
+    unknown: list[UnknownTag] = []
+    try:
+        end = check_body(cls, buf, offset, unknown)
+        if unknown:
+            buf, offset = without_unknown_tags(buf, offset, end, unknown), 0
+            check_body(cls, buf, 0, unknown := [])
+    except BodyShapeError as exc:
+        raise error(f"cannot parse {exc}") from None
+    if unknown:
+        raise error(f"cannot parse {cls.__name__}: unknown tagged fields inside a tagged field")
+    try:
+        body, _size = _reader(cls)(buf, offset)
+    except Exception as exc:  # kio raises assorted errors on garbage (bad UTF-8, say)
+        raise error(f"cannot parse {cls.__name__}: {exc}") from None
+    return body
+
+
+def _read_unchecked(cls: type[Entity], frame: bytes, offset: int) -> Any:
+    """The seeded defect UNBOUNDED_DECODE: kio reads lengths and nulls from the wire unchecked."""
     try:
         body, size = _reader(cls)(frame, offset)
-    except KeyError as exc:  # kio refuses tagged fields it does not know; Kafka skips them (KIP-482)
-        body = _without_unknown_tags(cls, frame, offset)
-        if body is None:
-            raise MalformedRequestError(f"cannot parse {cls.__name__}: {exc}") from None
-        return body  # type: ignore[no-any-return]
-    except Exception as exc:  # kio raises assorted errors on garbage
+    except KeyError:  # an unknown tagged field: kio read everything before it without aborting
+        return _read_checked(cls, frame, offset, MalformedRequestError)
+    except Exception as exc:
         raise MalformedRequestError(f"cannot parse {cls.__name__}: {exc}") from None
     if offset + size > len(frame):
-        raise MalformedRequestError(
-            f"{cls.__name__} needs {size} bytes but the frame holds {len(frame) - offset}"
-        )
-    # Bytes after the body are ignored, as Kafka's generated readers ignore them: librdkafka
-    # 2.16's Metadata v13 "all topics" request carries three trailing bytes that Kafka accepts.
-    return body  # type: ignore[no-any-return]
-
-
-def _tag_section(buf: bytes, pos: int) -> list[tuple[int, bytes]] | None:
-    """The tagged fields of a section starting at ``pos`` that ends exactly at the end of ``buf``."""
-    try:
-        count, pos = _read_uvarint(buf, pos)
-        fields = []
-        for _ in range(count):
-            tag, pos = _read_uvarint(buf, pos)
-            size, pos = _read_uvarint(buf, pos)
-            fields.append((tag, buf[pos : pos + size]))
-            pos += size
-    except MalformedRequestError:
-        return None
-    return fields if pos == len(buf) else None
-
-
-def _section(fields: list[tuple[int, bytes]]) -> bytes:
-    return _uvarint(len(fields)) + b"".join(_uvarint(t) + _uvarint(len(d)) + d for t, d in fields)
-
-
-def _without_unknown_tags(cls: type[Entity], frame: bytes, offset: int) -> Any:
-    """The body parsed with the unknown fields of its own (top-level) tagged section left out, or None.
-
-    The section is the last thing in the body; each candidate start from the end backwards is
-    tried, keeping the fields kio can read. Unknown tags nested deeper are still refused.
-    """
-    reader = _reader(cls)
-    for start in range(len(frame) - 1, offset - 1, -1):
-        fields = _tag_section(frame, start)
-        if fields is None:
-            continue
-        kept: list[tuple[int, bytes]] = []
-        for field in fields:
-            try:
-                reader(frame[offset:start] + _section([*kept, field]), 0)
-            except Exception:
-                continue
-            kept.append(field)
-        candidate = frame[offset:start] + _section(kept)
-        try:
-            body, size = reader(candidate, 0)
-        except Exception:
-            continue
-        if size == len(candidate):
-            return body
-    return None
+        held = len(frame) - offset
+        raise MalformedRequestError(f"{cls.__name__} needs {size} bytes but the frame holds {held}")
+    return body
 
 
 def decode_request(frame: bytes) -> tuple[RequestHeader, RequestPayload]:
@@ -238,18 +222,25 @@ def encode_response_spliced(
     real length and the given parts (file regions the shell sends with
     ``sendfile``) whose total length is given. Returns the frame as parts,
     the size prefix first; record data never passes through Python.
+
+    The answer groups partitions by topic, which need not be the order the
+    splices were made in (a request's partitions may interleave topics, as
+    librdkafka's do): each placeholder is found wherever it is, and the
+    pieces are assembled in payload order.
     """
     payload = response_header_bytes(api_key, api_version, correlation_id) + encode_body(body)
     flexible = is_flexible(api_key, api_version)
+    if defects.enabled(defects.FETCH_PLACEHOLDER_ORDER):
+        found = _placeholders_in_splice_order(payload, splices)
+    else:
+        found = sorted((_find_placeholder(payload, token), token) for token in splices)
     pieces: list[bytes | T] = []
     total = 0
     position = 0
-    for token, (parts, length) in splices.items():
-        at = payload.find(token, position)
-        if at < 0:
-            raise ValueError("placeholder not found in the encoded response")
+    for at, token in found:
+        parts, length = splices[token]
         if flexible:
-            prefix_at, real_prefix = at - 1, _uvarint(length + 1)
+            prefix_at, real_prefix = at - 1, uvarint_bytes(length + 1)
             if payload[prefix_at] != len(token) + 1:
                 raise ValueError("placeholder is not a compact bytes field")
         else:
@@ -267,13 +258,24 @@ def encode_response_spliced(
     return [size_prefix(total), *pieces]
 
 
-def _uvarint(value: int) -> bytes:
-    out = bytearray()
-    while value & ~0x7F:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
+def _find_placeholder(payload: bytes, token: bytes) -> int:
+    at = payload.find(token)
+    if at < 0:
+        raise ValueError("placeholder not found in the encoded response")
+    return at
+
+
+def _placeholders_in_splice_order(payload: bytes, splices: Mapping[bytes, Any]) -> list[tuple[int, bytes]]:
+    """The seeded defect FETCH_PLACEHOLDER_ORDER: each token searched forward from the previous one."""
+    found = []
+    position = 0
+    for token in splices:
+        at = payload.find(token, position)
+        if at < 0:
+            raise ValueError("placeholder not found in the encoded response")
+        found.append((at, token))
+        position = at + len(token)
+    return found
 
 
 def encode_request(body: RequestPayload, correlation_id: int, client_id: str | None) -> bytes:
@@ -296,11 +298,17 @@ def encode_request(body: RequestPayload, correlation_id: int, client_id: str | N
 def decode_response(
     api_key: int, api_version: int, frame: bytes, body_class: type[ResponsePayload] | None = None
 ) -> tuple[int, ResponsePayload]:
-    """(correlation_id, body) from a response frame (client side)."""
+    """(correlation_id, body) from a response frame (client side: the raw client, broker-to-broker
+    links). A peer's answer is as hostile as a client's request: its shape is checked before kio
+    reads it, and one that fails raises :class:`MalformedResponseError`."""
+    if len(frame) < 4:
+        raise MalformedResponseError(f"frame of {len(frame)} bytes is shorter than a response header")
     (correlation_id,) = _I32.unpack_from(frame, 0)
     pos = 4
     if response_header_version(api_key, api_version) >= 1:
-        pos = _skip_tagged_fields(frame, pos)
+        try:
+            pos = _skip_tagged_fields(frame, pos)
+        except MalformedRequestError as exc:
+            raise MalformedResponseError(f"response header: {exc}") from None
     cls = body_class or response_class(api_key, api_version)
-    body, _size = _reader(cls)(frame, pos)
-    return correlation_id, body
+    return correlation_id, _read_checked(cls, frame, pos, MalformedResponseError)

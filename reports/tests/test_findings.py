@@ -7,7 +7,7 @@ import pytest
 from reports import findings
 
 
-@pytest.mark.parametrize("target", ["tansu"])
+@pytest.mark.parametrize("target", ["tansu", "noida"])
 def test_findings_page_matches_the_expectations(target: str) -> None:
     """The committed findings page is exactly what the expectations file renders to."""
     assert findings.path_of(target).read_text() == findings.render(target), (
@@ -15,7 +15,7 @@ def test_findings_page_matches_the_expectations(target: str) -> None:
     )
 
 
-@pytest.mark.parametrize("target", ["tansu"])
+@pytest.mark.parametrize("target", ["tansu", "noida"])
 def test_every_entry_has_a_reproducing_command(target: str) -> None:
     """Each expectation's evidence starts with the one-line command that runs its own test on the
     target, and the page shows that command under the deviation."""

@@ -285,3 +285,65 @@ def test_high_watermark_counts_every_acknowledged_record(
         int(part.high_watermark), 5, "Protocol guide, Fetch", "high watermark after 5 acks=all batches"
     )
     expect_equal(len(ops.data_records(part)), 5, "Protocol guide, Fetch", "records visible below the HW")
+
+
+INTERLEAVED_TOPICS = 3
+INTERLEAVED_PARTITIONS = 6
+"""Six partitions per topic: on a three-broker cluster each broker still leads two of every topic."""
+
+
+def _fetch_at_zero(ref: dict[str, Any], partition: int) -> dict[str, Any]:
+    """One request entry: the topic (by name, or by id from v13) and one partition read from offset 0."""
+    entry = {"partition": partition, "fetch_offset": 0, "partition_max_bytes": 1 << 20}
+    return {**ref, "partitions": [entry]}
+
+
+def test_partitions_interleaving_topics_all_come_back(
+    router: Router, caps: Capabilities, topic_factory: Any
+) -> None:
+    """FetchRequest.json / FetchResponse.json: a request lists topics with their partitions and the answer
+    has one entry per topic; a topic may be listed more than once, its partitions interleaved with other
+    topics' (librdkafka's consumer of many topics sends (a,0) (b,0) (c,0) (a,1) ...). Every partition
+    asked for comes back with its records, at the highest advertised version and at the highest one with
+    legacy (non-flexible) lengths. Issue 17 item 10: the reference broker dropped the connection."""
+    topics = [topic_factory(partitions=INTERLEAVED_PARTITIONS) for _ in range(INTERLEAVED_TOPICS)]
+    led_by: dict[str, list[tuple[str, int]]] = {}
+    for t in topics:
+        for p in range(INTERLEAVED_PARTITIONS):
+            ops.produce_values(router, caps, t, [f"{t}/{p}".encode()], partition=p)
+            led_by.setdefault(router.to_leader(t, p).address, []).append((t, p))
+    address, wanted = max(led_by.items(), key=lambda item: len(item[1]))
+    rounds = [[(t, p) for t, p in wanted if t == topic] for topic in topics]
+    interleaved = [e for i in range(INTERLEAVED_PARTITIONS) for entries in rounds for e in entries[i : i + 1]]
+    client = router.to_leader(*wanted[0])
+    for version in sorted({caps.best("fetch"), caps.best("fetch", hi=11)}):
+        ids = {t: ops.topic_id(router, caps, t) for t in topics} if version >= 13 else {}
+        refs = {t: {"topic_id": ids[t]} if ids else {"topic": t} for t in topics}
+        entity = ops.wire_build(
+            "fetch",
+            version,
+            {
+                "replica_id": -1,
+                "max_wait": 500,
+                "min_bytes": 1,
+                "max_bytes": 50 << 20,
+                "session_epoch": -1,
+                "forgotten_topics_data": [],
+                "topics": [_fetch_at_zero(refs[t], p) for t, p in interleaved],
+            },
+        )
+        answer = client.send(entity)
+        names = {topic_id: t for t, topic_id in ids.items()}
+        got = {
+            (getattr(r, "topic", None) or names.get(r.topic_id), p.partition_index): [
+                record.value for record in ops.data_records(p)
+            ]
+            for r in answer.responses
+            for p in r.partitions
+        }
+        expect_equal(
+            got,
+            {(t, p): [f"{t}/{p}".encode()] for t, p in interleaved},
+            "FetchResponse.json responses",
+            f"partitions of a v{version} fetch interleaving {len(topics)} topics ({address})",
+        )

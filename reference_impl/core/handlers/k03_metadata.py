@@ -6,8 +6,9 @@ metadata log; a named topic that does not exist is created when
 ``auto.create.topics.enable`` are both true, and is answered with
 LEADER_NOT_AVAILABLE this time, as Kafka answers while creation completes;
 otherwise UNKNOWN_TOPIC_OR_PARTITION. An illegal name gets
-INVALID_TOPIC_EXCEPTION. Topics asked for by id (v10+, name null) that do
-not exist get UNKNOWN_TOPIC_ID.
+INVALID_TOPIC_EXCEPTION. Topics asked for by id (v12+, name null) that do
+not exist get UNKNOWN_TOPIC_ID; v10-11 carry the id and the nullable name but
+may not use them, and such a request is answered INVALID_REQUEST for every topic.
 Not implemented: authorized operations (no ACLs: reported as not requested).
 """
 
@@ -63,6 +64,10 @@ def _error_entry(name: str | None, code: ErrorCode, topic_id: uuid.UUID = ZERO_U
 def handle_metadata(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
     version = ctx.api_version
     requested = request.topics
+    if requested is not None and version < 12 and any(
+        t.name is None or get(t, "topic_id", None) not in (None, ZERO_UUID) for t in requested
+    ):
+        return Respond(_invalid_request_answer(version, requested))
     if requested is None or (version == 0 and not requested):
         topics = [topic_entry(broker, t) for t in sorted(broker.image.topics.values(), key=lambda t: t.name)]
     else:
@@ -103,6 +108,24 @@ def handle_metadata(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
                 "error_code": 0,
             },
         )
+    )
+
+
+def _invalid_request_answer(version: int, requested: Any) -> Any:
+    """v10-11 carry topic ids and nullable names but cannot use them: Kafka's KafkaApis refuses a null
+    name or a non-zero id there (InvalidRequestException) and MetadataRequest.getErrorResponse answers
+    every requested topic INVALID_REQUEST, a null name as "" (the response's name is not nullable
+    before v12)."""
+    return build(
+        response_class(3, version),
+        {
+            "throttle_time": 0,
+            "brokers": [],
+            "topics": [
+                _error_entry(t.name or "", ErrorCode.invalid_request, get(t, "topic_id", None) or ZERO_UUID)
+                for t in requested
+            ],
+        },
     )
 
 
