@@ -9,13 +9,12 @@ campaign's: a load that lost or duplicated records makes the campaign invalid.
 
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from fixtures.targets import processes
 from spark_load.spec import LoadSpecError, load_command
 
 
@@ -58,9 +57,8 @@ class LoadAlongside:
         self._sink = self.log.open("w")
         self._sink.write("$ " + " ".join(self.command) + "\n")
         self._sink.flush()
-        self._process = subprocess.Popen(
-            self.command, stdout=self._sink, stderr=subprocess.STDOUT, text=True, start_new_session=True,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        self._process = processes.start_in_session(
+            self.command, self._sink, env={"PYTHONUNBUFFERED": "1"}, text=True
         )
 
     def finish(self, timeout_s: float) -> LoadOutcome:
@@ -82,12 +80,4 @@ class LoadAlongside:
         """Kill the load and the Spark processes it started (used when the campaign ends early)."""
         if self._process is None or self._process.poll() is not None:
             return
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            try:
-                os.killpg(self._process.pid, sig)
-                self._process.wait(timeout=15)
-                return
-            except ProcessLookupError:
-                return
-            except subprocess.TimeoutExpired:
-                continue
+        processes.end_group(self._process, 15)

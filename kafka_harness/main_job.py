@@ -4,8 +4,8 @@ The main job runs the same commands a user would, in order, each in its own
 process with a budget: a smoke round trip through two real clients, the
 conformance suites and the client matrix, the property suite with its mutation
 check, chaos campaigns, and a Spark load with verification. Every stage writes
-Allure results; the job merges them into ``reports/allure-results``, builds
-``reports/html/index.html`` with ``kafka-harness report``, prints a table of
+Allure results; the job merges them into ``reports/output/allure-results``, builds
+``reports/output/html/index.html`` with ``kafka-harness report``, prints a table of
 what passed, failed and deviated as expected, and exits 0 only when nothing
 failed (1 when a check failed, 2 when the job could not run).
 """
@@ -20,8 +20,9 @@ import time
 from pathlib import Path
 
 from fixtures.targets import parse_target
+from reports.paths import ALLURE_RESULTS, HTML, output
 
-from .run.plan import PROFILES, ROOT, build_plan
+from .run.plan import PROFILES, build_plan
 from .run.stages import StageResult, python_cli, run_stage
 from .run.summary import Row, row_for, table, tally_results
 
@@ -40,10 +41,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--brokers", type=int, default=3,
                    help="reference cluster size for the chaos stages (default 3; Tansu runs one)")
     p.add_argument("--only", default=None, help="comma-separated stage names to run (default: all)")
-    p.add_argument("--results", type=Path, default=ROOT / "reports" / "allure-results",
+    p.add_argument("--results", type=Path, default=ALLURE_RESULTS,
                    help="merged Allure results (emptied first)")
-    p.add_argument("--html", type=Path, default=ROOT / "reports" / "html", help="where the HTML report goes")
-    p.add_argument("--work", type=Path, default=ROOT / "reports" / "run",
+    p.add_argument("--html", type=Path, default=HTML, help="where the HTML report goes")
+    p.add_argument("--work", type=Path, default=output("run"),
                    help="stage logs, per-stage results, outputs")
     p.add_argument("--no-report", action="store_true", help="skip building the HTML report")
     p.add_argument("--list", action="store_true", help="print the plan and exit")

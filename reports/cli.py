@@ -1,4 +1,4 @@
-"""``kafka-harness report``: build reports/html/index.html from reports/allure-results."""
+"""``kafka-harness report``: build reports/output/html/index.html from reports/output/allure-results."""
 
 from __future__ import annotations
 
@@ -7,17 +7,15 @@ import sys
 from pathlib import Path
 
 from .html_report import ReportError, build, describe
-
-ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_RESULTS = ROOT / "reports" / "allure-results"
-DEFAULT_OUT = ROOT / "reports" / "html"
+from .paths import ALLURE_RESULTS as DEFAULT_RESULTS
+from .paths import HTML as DEFAULT_OUT
 
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="kafka-harness report",
         description="Render Allure results as one self-contained HTML page (Allure 2 CLI, installed under "
-        "reports/.npm on first use), keeping the previous report's history for trends.",
+        "reports/node on first use), keeping the previous report's history for trends.",
     )
     parser.add_argument("--results", type=Path, default=DEFAULT_RESULTS, help="Allure results folder")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="report folder (index.html goes there)")

@@ -15,9 +15,9 @@ import sys
 import tomllib
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from .paths import FINDINGS, ROOT
+
 EXPECTATIONS = ROOT / "suites" / "expectations"
-FINDINGS = ROOT / "reports" / "findings"
 
 
 def load(target: str) -> dict[str, dict[str, str]]:

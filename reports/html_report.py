@@ -1,4 +1,4 @@
-"""The HTML report: Allure results (``reports/allure-results``) → ``reports/html/index.html``.
+"""The HTML report: Allure results (``reports/output/allure-results``) → ``reports/output/html/index.html``.
 
 The Allure 2 command line (npm ``allure-commandline``, on Java) renders it. The
 page is one self-contained file (``--single-file``), so it opens from disk

@@ -1,9 +1,10 @@
-"""The project's Node tools (``reports/package.json``): the Allure 2 CLI and kafkajs.
+"""The project's Node tools (``reports/node/package.json``): the Allure 2 CLI and kafkajs.
 
-They live in ``reports/.npm/node_modules``, installed by ``.ci/setup`` or here on
-first use; once installed nothing here touches the network, so reports and the
-kafkajs client work offline. Two processes installing at once would trample
-each other's node_modules, so installs take a file lock.
+They live in the npm project's own folder, ``reports/node/node_modules``
+(ignored by git), installed by ``.ci/setup`` or here on first use; once
+installed nothing here touches the network, so reports and the kafkajs client
+work offline. Two processes installing at once would trample each other's
+node_modules, so installs take a file lock.
 """
 
 from __future__ import annotations
@@ -13,25 +14,24 @@ import shutil
 import subprocess
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-PACKAGE_JSON = ROOT / "reports" / "package.json"
-NPM_DIR = ROOT / "reports" / ".npm"
-ALLURE_BIN = NPM_DIR / "node_modules" / "allure-commandline" / "dist" / "bin" / "allure"
+from .paths import NODE_PROJECT
+
+PACKAGE_JSON = NODE_PROJECT / "package.json"
+NODE_MODULES = NODE_PROJECT / "node_modules"
+ALLURE_BIN = NODE_MODULES / "allure-commandline" / "dist" / "bin" / "allure"
 
 
 def npm_install(timeout_s: float = 900.0) -> None:
-    """``npm install`` of reports/package.json into reports/.npm; RuntimeError with npm's words on failure."""
+    """``npm install`` in reports/node; RuntimeError with npm's words on failure."""
     npm = shutil.which("npm")
     if npm is None:
         raise RuntimeError("npm is not installed (apt-get install npm, or Node from nodejs.org)")
-    NPM_DIR.mkdir(parents=True, exist_ok=True)
-    with open(NPM_DIR / ".install.lock", "w") as lock:
+    with open(NODE_PROJECT / ".install.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        shutil.copyfile(PACKAGE_JSON, NPM_DIR / "package.json")
         try:
             done = subprocess.run(
                 [npm, "install", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel=error"],
-                cwd=NPM_DIR,
+                cwd=NODE_PROJECT,
                 capture_output=True,
                 text=True,
                 timeout=timeout_s,

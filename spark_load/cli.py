@@ -12,27 +12,23 @@ PySpark is imported only once the arguments are known to be good, so
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
+from .arguments import config_from
 from .config import (
     CLIENTS,
     COMPRESSION_TYPES,
     IO_MODES,
     ISOLATION_LEVELS,
     VALUE_SIZE_DISTRIBUTIONS,
-    DatasetSpec,
-    LoadConfig,
     LoadConfigError,
-    ProducerSpec,
-    ReaderSpec,
 )
+from .console import say
 from .history import MAX_RECORDS as MAX_HISTORY_RECORDS
 from .report import RunResult, write_allure_result
 from .topics import LoadRunError
@@ -141,81 +137,6 @@ def build_parser() -> argparse.ArgumentParser:
     synthetic.add_argument("--inject-duplicated", type=int, default=0)
     synthetic.add_argument("--inject-corrupted", type=int, default=0)
     return parser
-
-
-def split_records_for(total: int, read_tasks: int) -> int:
-    """Offsets per read split, so that about ``read_tasks`` splits cover ``total`` offsets."""
-    return max(1, math.ceil(total / max(1, read_tasks)))
-
-
-def say(text: str) -> None:
-    print(text, flush=True)
-
-
-def config_from(args: argparse.Namespace, bootstrap: str, tasks: int, read_tasks: int) -> LoadConfig:
-    generator_id = args.generator_id or f"g{args.seed}"
-    topic = args.topic or f"kh-load-{generator_id}-{int(time.time())}"
-    config = LoadConfig(
-        bootstrap_servers=bootstrap,
-        topic=topic,
-        dataset=DatasetSpec(
-            records=args.records,
-            seed=args.seed,
-            generator_id=generator_id,
-            key_space=args.key_space,
-            key_skew=args.key_skew,
-            value_size=args.value_size,
-            value_size_distribution=args.value_size_distribution,
-        ),
-        producer=ProducerSpec(
-            client=args.client,
-            acks=args.acks,
-            idempotence=args.idempotence,
-            compression=args.compression,
-            batch_size=args.batch_size,
-            linger_ms=args.linger_ms,
-            rate_per_task=args.rate,
-            time_bound_s=args.time_bound,
-            delivery_timeout_ms=args.delivery_timeout_ms,
-            extra=tuple(args.producer_config),
-        ),
-        reader=ReaderSpec(
-            client=args.client, isolation_level=args.isolation, idle_timeout_s=args.read_idle_timeout
-        ),
-        partitions=args.partitions,
-        replication_factor=args.replication_factor,
-        tasks=tasks,
-        read_tasks=read_tasks,
-    )
-    config.validate()
-    return config
-
-
-def progress_printer(
-    phase: str, counter: str, total: int, done_key: str, total_tasks: int
-) -> Callable[[Any], None]:
-    last = {"value": 0, "elapsed": 0.0}
-
-    def show(sample: Any) -> None:
-        value = sample.counters.get(counter, 0)
-        interval = max(sample.elapsed_s - last["elapsed"], 1e-9)
-        rate = (value - last["value"]) / interval
-        last.update(value=value, elapsed=sample.elapsed_s)
-        extra = "".join(
-            f" {k}={v:,}" for k, v in sample.counters.items() if k not in (counter, done_key) and v
-        )
-        say(
-            f"{phase:8s} {sample.elapsed_s:6.1f}s {counter}={value:,}/{total:,} ({rate:,.0f}/s){extra} "
-            f"tasks {sample.counters.get(done_key, 0)}/{total_tasks}"
-        )
-
-    return show
-
-
-def allowed_anomalies(args: argparse.Namespace) -> set[str]:
-    if args.allow:
-        return set(args.allow)
-    return set() if args.idempotence else {"duplicate", "reordered"}
 
 
 def run(args: argparse.Namespace) -> int:

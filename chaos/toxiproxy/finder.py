@@ -22,7 +22,7 @@ from urllib.parse import urlparse
 
 import requests
 
-from fixtures.targets import free_port, wait_for_port
+from fixtures.targets import free_port, processes, wait_for_port
 
 
 class ToxiproxyUnavailableError(RuntimeError):
@@ -68,17 +68,10 @@ def _answers(url: str) -> bool:
 
 
 def _child(command: list[str], host: str, port: int, kind: str) -> Endpoint:
-    process = subprocess.Popen(
-        command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
-    )
+    process = processes.start_in_session(command, subprocess.DEVNULL)
 
     def stop() -> None:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(10)
+        processes.end_child(process, 10)
 
     try:
         wait_for_port(host, port, 15, process)

@@ -9,7 +9,7 @@ replication factor 3, acks=all; Tansu with memory storage is a single broker,
 so its cell says so). Each repetition measures produce and fetch throughput,
 then end-to-end latency at a fixed rate. The table shows medians and the
 reference/Tansu ratio. This is a benchmark, not a test: it prints figures and
-asserts nothing. JSON (and the table as text) go to ``reports/bench/``;
+asserts nothing. JSON (and the table as text) go to ``reports/output/bench/``;
 ``--alluredir`` adds one Allure result (epic Benchmarks) with both attached.
 """
 
@@ -24,13 +24,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 from fixtures.targets import Target, TargetUnavailableError, launch, parse_target
+from reports.paths import output
 
-from .clients import MIN_VALUE_SIZE, TopicError, measure_latency, measure_throughput
+from .measurements import MIN_VALUE_SIZE, TopicError, measure_latency, measure_throughput
 from .model import CLUSTER, FAILED, NOT_APPLICABLE, OK, SINGLE, UNAVAILABLE, Result, Scenario
 from .output import payload, write_allure
 from .table import Settings, format_table
 
-DEFAULT_OUT = Path("reports/bench")
+DEFAULT_OUT = output("bench")
 DEFAULT_RATE = 500.0
 """Records per second for the latency runs: under a fifth of the lowest produce throughput
 measured here (the 3-broker acks=all reference cluster) and far under the single-node ones."""

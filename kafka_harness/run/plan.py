@@ -37,6 +37,9 @@ ROOT = Path(__file__).resolve().parents[2]
 EXPECTATIONS = ROOT / "suites" / "expectations"
 PROFILES = ("quick", "full")
 LAUNCHED_KINDS = ("reference", "tansu")
+PROPERTY_SUITE = "reference_impl/acceptance/property"
+"""The replication property model and mutation check: they run the reference broker's own state
+machines in-process, so the stage is the same whatever the target."""
 
 
 def stage_expectations(target_name: str) -> dict[str, tuple[str, bool]]:
@@ -91,7 +94,7 @@ def build_plan(
         stage(
             "property",
             "Property",
-            python_pytest("suites/property", "--alluredir", results("property"), *pytest_common,
+            python_pytest(PROPERTY_SUITE, "--alluredir", results("property"), *pytest_common,
                           *(["--hypothesis-profile", "deep", "--timeout", "0"] if full else [])),
             3600 if full else 300,
         ),

@@ -9,15 +9,15 @@ keeps its output in a log file, and reads its verdict back.
 
 from __future__ import annotations
 
-import os
 import re
-import signal
 import subprocess
 import sys
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from fixtures.targets import processes
 
 VERDICT = re.compile(r"^VERDICT: (?P<verdict>valid|invalid|could not run)(?P<counts>.*)$")
 
@@ -81,13 +81,11 @@ def run_stage(stage: Stage, logs: Path, *, echo: bool = True) -> StageResult:
     logs.mkdir(parents=True, exist_ok=True)
     log = logs / f"{stage.name}.log"
     started = time.monotonic()
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     with log.open("w") as sink:
         sink.write("$ " + " ".join(stage.argv) + "\n")
         sink.flush()
-        process = subprocess.Popen(
-            stage.argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
-            start_new_session=True,
+        process = processes.start_in_session(
+            stage.argv, subprocess.PIPE, env={"PYTHONUNBUFFERED": "1"}, text=True
         )
 
         def pump() -> None:
@@ -104,32 +102,18 @@ def run_stage(stage: Stage, logs: Path, *, echo: bool = True) -> StageResult:
             process.wait(timeout=stage.budget_s)
         except subprocess.TimeoutExpired:
             timed_out = True
-            _kill_group(process)
+            processes.end_group(process)
         except BaseException:
-            _kill_group(process)
+            processes.end_group(process)
             raise
         else:
-            _kill_group(process)  # brokers a finished stage left behind
+            processes.end_group(process)  # brokers a finished stage left behind
         reader.join(timeout=10)
         if timed_out:
             sink.write(f"\n[main job] stage {stage.name} overran its budget of {stage.budget_s:.0f} s\n")
     text = log.read_text(errors="replace")
     verdict, counts = parse_verdict(text)
     return StageResult(stage, process.returncode, time.monotonic() - started, log, verdict, counts, timed_out)
-
-
-def _kill_group(process: subprocess.Popen[str]) -> None:
-    """SIGTERM the stage and every process it started, then SIGKILL what is left."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(process.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            process.wait(timeout=10)
-            return
-        except subprocess.TimeoutExpired:
-            continue
 
 
 _ECHO = re.compile(

@@ -1,6 +1,7 @@
 """The load run's driver: target, session, topic, produce, measure, read, verify, plot.
 
-Called by :mod:`spark_load.cli` once the arguments are known to be good. Each
+Called by :mod:`spark_load.cli` once the arguments are known to be good (it imports nothing of the
+command; what the arguments mean is :mod:`spark_load.arguments`). Each
 phase's wall time is kept, so the figures printed at the end separate Spark's
 own start-up from the work.
 """
@@ -15,8 +16,9 @@ from typing import TypeVar
 
 from pyspark.sql import DataFrame, SparkSession
 
-from ..cli import allowed_anomalies, config_from, progress_printer, say, split_records_for
+from ..arguments import allowed_anomalies, config_from, split_records_for
 from ..config import LoadConfig
+from ..console import progress_printer, say
 from ..consume import SplitStatus, plan_splits
 from ..history import write_history
 from ..plots import plot_latency_histogram, plot_throughput

@@ -1,30 +1,18 @@
 """Chaos suite helpers: run a campaign in-process into ``tmp_path`` and publish it to Allure.
 
-Tests marked ``chaos_full`` are the on-demand set (``tox -e chaos`` sets ``KH_CHAOS_FULL=1``);
-the default run keeps the short smoke and power campaigns only.
+Tests marked ``chaos_full`` are the on-demand set (``tox -e chaos`` sets ``KH_CHAOS_FULL=1``;
+:mod:`fixtures.hooks.on_demand`); the default run keeps the short smoke and power campaigns only.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from chaos.history import read_jsonl
 from chaos.plot import timeline_png
 from chaos.runner import Campaign, Outcome, run
 from reports import allure
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if os.environ.get("KH_CHAOS_FULL") == "1":
-        return
-    deselected = [item for item in items if item.get_closest_marker("chaos_full")]
-    if deselected:
-        config.hook.pytest_deselected(items=deselected)
-        items[:] = [item for item in items if not item.get_closest_marker("chaos_full")]
 
 
 def campaign(tmp_path: Path, **options: Any) -> tuple[Campaign, Outcome]:

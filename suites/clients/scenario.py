@@ -7,9 +7,8 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from fixtures import ops
 from fixtures.clients import Got, Rec
-from fixtures.session import Capabilities
+from fixtures.wire import Capabilities, ops
 
 CODEC_IDS = {"none": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
 """Compression codec → the low three bits of a record batch's attributes (protocol guide, Record Batch)."""

@@ -5,10 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
-from fixtures import ops
 from fixtures.clients import Client, wait_for
-from fixtures.routing import Router
-from fixtures.session import Capabilities
+from fixtures.wire import Capabilities, Router, ops
 
 FEATURE = "Admin"
 T = TypeVar("T")

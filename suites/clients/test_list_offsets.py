@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import time
 
-from fixtures import ops
 from fixtures.clients import Client
-from fixtures.routing import Router
-from fixtures.session import Capabilities
+from fixtures.wire import Capabilities, Router, ops
 from reference_impl.protocol.record_set import build_batch
 
 FEATURE = "ListOffsets"

@@ -7,8 +7,7 @@ from collections.abc import Callable
 import pytest
 
 from fixtures.clients import CODECS, Client
-from fixtures.routing import Router
-from fixtures.session import Capabilities
+from fixtures.wire import Capabilities, Router
 
 from .scenario import CODEC_IDS, by_partition, first_difference, records, wire_batches
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from fixtures.clients import Client
-from fixtures.routing import Router
-from fixtures.session import Capabilities
+from fixtures.wire import Capabilities, Router
 
 from .scenario import by_partition, first_difference, offset_fetch, records
 

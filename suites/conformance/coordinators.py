@@ -11,10 +11,7 @@ from typing import Any
 
 from kio.schema.errors import ErrorCode
 
-from fixtures import ops
-from fixtures.routing import Router
-from fixtures.session import Capabilities
-from fixtures.wire import WireClient
+from fixtures.wire import Capabilities, Router, WireClient, ops
 from reference_impl.protocol.record_set import build_batch
 
 from .expect import expect_code

@@ -18,8 +18,7 @@ from collections.abc import Callable
 import pytest
 
 from fixtures.controller_apis import CONTROLLER_ONLY_APIS, controller_request
-from fixtures.session import Capabilities
-from fixtures.wire import WireClient, WireError
+from fixtures.wire import Capabilities, WireClient, WireError
 
 from .expect import expect
 

@@ -12,9 +12,7 @@ from collections.abc import Callable
 
 import pytest
 
-from fixtures import ops
-from fixtures.session import Capabilities
-from fixtures.wire import WireClient
+from fixtures.wire import Capabilities, WireClient, ops
 
 from .expect import expect, expect_code, expect_equal
 

@@ -12,9 +12,7 @@ from collections.abc import Callable
 
 import pytest
 
-from fixtures import ops
-from fixtures.routing import Router
-from fixtures.session import Capabilities
+from fixtures.wire import Capabilities, Router, ops
 
 from .coordinators import groups_with_one_coordinator, stable
 from .expect import expect, expect_code, expect_equal

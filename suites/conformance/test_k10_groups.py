@@ -25,10 +25,7 @@ from typing import Any
 
 import pytest
 
-from fixtures import ops
-from fixtures.routing import Router
-from fixtures.session import Capabilities
-from fixtures.wire import WireClient
+from fixtures.wire import Capabilities, Router, WireClient, ops
 
 from .coordinators import SESSION_MS, Member, stable
 from .expect import expect, expect_code, expect_equal

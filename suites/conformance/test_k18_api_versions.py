@@ -14,9 +14,8 @@ from typing import Any
 import pytest
 
 from fixtures.plugin import session_of
-from fixtures.session import Capabilities
 from fixtures.targets import TargetUnavailableError
-from fixtures.wire import WireClient
+from fixtures.wire import Capabilities, WireClient
 from reference_impl.protocol.apis import API_NAMES, schema_versions
 from reference_impl.protocol.codec import decode_response, encode_body
 from reference_impl.protocol.frames import size_prefix

@@ -14,9 +14,7 @@ from typing import Any
 
 import pytest
 
-from fixtures import ops
-from fixtures.routing import Router
-from fixtures.session import Capabilities
+from fixtures.wire import Capabilities, Router, ops
 
 from .expect import expect, expect_code, expect_equal
 

@@ -15,9 +15,7 @@ from collections.abc import Callable
 
 import pytest
 
-from fixtures import ops
-from fixtures.routing import Router
-from fixtures.session import Capabilities
+from fixtures.wire import Capabilities, Router, ops
 from reference_impl.protocol.record_set import build_batch
 
 from .expect import expect, expect_code, expect_equal

@@ -18,10 +18,7 @@ from typing import Any
 
 import pytest
 
-from fixtures import ops
-from fixtures.routing import Router
-from fixtures.session import Capabilities
-from fixtures.wire import WireClient
+from fixtures.wire import Capabilities, Router, WireClient, ops
 from reference_impl.protocol.record_set import control_record_type
 
 from .coordinators import TXN_KEY, Txn

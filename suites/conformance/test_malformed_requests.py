@@ -22,9 +22,8 @@ from typing import Any
 
 import pytest
 
-from fixtures.session import Capabilities
 from fixtures.targets import Target
-from fixtures.wire import WireClient, WireError
+from fixtures.wire import Capabilities, WireClient, WireError
 from reference_impl.protocol.apis import API_KEYS, is_flexible
 from reference_impl.protocol.codec import MalformedResponseError, decode_response
 from reference_impl.protocol.frames import size_prefix

@@ -1,0 +1,80 @@
+"""``kafka-harness mutants``: the mutation check of the property suite.
+
+Runs the replication property suite once per seeded bug mode
+(``reference_impl/core/mutants.py``) and once on the correct broker, and
+prints one line per mode, ``MODE: caught by INVARIANT after N examples`` or
+``MODE: NOT CAUGHT``, then the correct broker's line. Each counterexample's
+timeline is written to ``reports/output/mutants/MODE.txt``. Exit status 0 when every
+mode is caught and the correct broker passes, 1 otherwise.
+
+The model drives the reference broker's own partition state machines, so this
+command is a reference entry point: the ``kafka-harness`` dispatcher names it
+and imports it only when the command runs (the harness never imports the core).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+from reference_impl.core.mutants import ALL
+from reports.paths import output
+
+from .mutation import CI, DEEP, Outcome, run_mode
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="kafka-harness mutants", description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--profile", choices=("ci", "deep"), default="ci", help="example budget (ci: seconds)"
+    )
+    parser.add_argument("--mode", action="append", choices=ALL, help="only these modes (repeatable)")
+    parser.add_argument("--no-shrink", action="store_true", help="keep the first counterexample as found")
+    parser.add_argument("--out", type=Path, default=output("mutants"), help="where timelines go")
+    parser.add_argument("--alluredir", type=Path, default=None,
+                        help="also write each mode as an Allure result with its timeline attached")
+    args = parser.parse_args(argv)
+    budget = CI if args.profile == "ci" else DEEP
+    args.out.mkdir(parents=True, exist_ok=True)
+    failures = 0
+    for mode in [*(args.mode or ALL), None]:
+        started = time.monotonic()
+        started_ms = int(time.time() * 1000)
+        outcome = run_mode(mode, **budget, shrink=not args.no_shrink)
+        print(f"{outcome.line()}  ({time.monotonic() - started:.1f} s)", flush=True)
+        timeline = args.out / f"{mode or 'correct'}.txt"
+        if outcome.timeline:
+            timeline.write_text(outcome.timeline + "\n")
+        if args.alluredir is not None:
+            _write_allure(args.alluredir, mode, outcome, timeline if outcome.timeline else None, started_ms,
+                          args.profile, not args.no_shrink)
+        if (mode is None) == outcome.caught:
+            failures += 1
+    print("VERDICT: valid" if not failures else f"VERDICT: invalid problems={failures}")
+    return 0 if not failures else 1
+
+
+def _write_allure(
+    results: Path, mode: str | None, outcome: Outcome, timeline: Path | None, started_ms: int, profile: str,
+    shrunk: bool,
+) -> None:
+    """One result per mode: passed when the mode was caught (or, for the correct broker, when
+    nothing was), the counterexample's timeline attached so a person can read how the bug bites."""
+    from reports.allure import write_result
+
+    correct = mode is None
+    write_result(
+        results,
+        name=outcome.line(),
+        full_name=f"property.mutants.{mode or 'correct'}",
+        epic="Property",
+        feature="Mutation check",
+        story=mode or "the correct broker keeps every invariant",
+        passed=outcome.caught != correct,
+        message="" if outcome.caught != correct else outcome.line(),
+        parameters={"profile": profile, "shrunk": shrunk, "examples": outcome.examples,
+                    "invariant": outcome.invariant or "-"},
+        attachments=[("counterexample timeline", timeline)] if timeline else [],
+        start_ms=started_ms,
+    )

@@ -1,0 +1,86 @@
+"""The report's pytest plugin: Allure labels for the suites' tests, and what a run ran against.
+
+Registered on its own (``-p reports.plugin`` in the project's pytest
+configuration), beside the harness plugin (``fixtures.plugin``), which it does
+not import: what it needs to know about the target and the clients it asks
+through the hooks in :mod:`reports.hookspecs`.
+
+* Each test of ``suites/conformance`` and ``suites/clients`` is labelled: epic
+  by folder, feature by module (``FEATURE`` or the module's name), story the
+  first line of its docstring, severity from ``@pytest.mark.severity``, the
+  target as a parameter, and an ``expected deviation`` tag with the reason and
+  evidence when the target's expectations list it (the ``expected_deviation``
+  marker the harness plugin puts on such a test).
+* With ``--alluredir``: ``categories.json`` and ``environment.properties`` at
+  the end of the session (the Allure report shows both on its overview page).
+"""
+
+from __future__ import annotations
+
+import platform
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from . import allure, hookspecs
+
+EPIC_BY_FOLDER = {"conformance": "Conformance", "clients": "Clients"}
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    pluginmanager.add_hookspecs(hookspecs)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "severity(level): Allure severity (blocker, critical, normal, minor)")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
+    """Label the test once its fixtures are set up (a test skipped during setup, such as one whose
+    API the target does not advertise, keeps only what the skip said)."""
+    result = yield
+    _label(item)
+    return result
+
+
+def _label(item: pytest.Item) -> None:
+    folder = next((p for p in Path(str(item.path)).parts if p in EPIC_BY_FOLDER), None)
+    if folder is None:
+        return
+    module = getattr(item, "module", None)
+    feature = getattr(module, "FEATURE", None) or allure.feature_from_module(item.path.stem)
+    doc = (getattr(getattr(item, "function", None), "__doc__", None) or "").strip()
+    severity = item.get_closest_marker("severity")
+    allure.label(
+        epic=EPIC_BY_FOLDER[folder],
+        feature=feature,
+        story=doc.splitlines()[0] if doc else item.name,
+        severity=severity.args[0] if severity else "normal",
+    )
+    if doc:
+        allure.description(doc)
+    target = item.config.hook.pytest_report_target(config=item.config)
+    if target is not None:
+        allure.parameter("target", target)
+    deviation = item.get_closest_marker("expected_deviation")
+    if deviation is not None:
+        allure.tag("expected deviation")
+        allure.description(
+            f"{doc}\n\nExpected deviation on this target: {deviation.kwargs['reason']}\n"
+            f"Evidence: {deviation.kwargs['evidence']}"
+        )
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """With --alluredir: categories.json, and environment.properties from every plugin that knows."""
+    results_dir = getattr(session.config.option, "allure_report_dir", None)
+    if not results_dir:
+        return
+    allure.write_categories(results_dir)
+    props: dict[str, Any] = {"python": platform.python_version()}
+    for answer in session.config.hook.pytest_report_environment(config=session.config):
+        props.update(answer)
+    allure.write_environment(results_dir, props)
