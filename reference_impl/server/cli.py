@@ -28,6 +28,7 @@ from reference_impl.core.raft.file_store import FileQuorumStateStore, FileSnapsh
 from reference_impl.core.raft.quorum_state import MemoryQuorumStateStore
 from reference_impl.core.raft.raft_log import MemorySnapshotStore
 
+from .listener import size_log_descriptor_pool
 from .shell import BrokerShell, wall_clock_ms
 from .storage import StorageError, open_file_store
 
@@ -104,6 +105,7 @@ def main(argv: list[str]) -> int:
         defects.enable(seeded)
         log.warning("seeded defects switched on (never in production): %s", ", ".join(sorted(seeded)))
     advertised = args.advertised_listener or args.listen
+    log.info("log files hold at most %d file descriptors at once", size_log_descriptor_pool())
     store: LogStore
     try:
         if args.storage == "memory":
