@@ -29,10 +29,11 @@ from __future__ import annotations
 import fcntl
 import logging
 import os
-import re
 import shutil
 import uuid
 from collections.abc import Callable, Mapping
+
+from reference_impl.protocol.names import is_legal_topic_name, topic_name_problem
 
 from .api import Chunk
 from .checkpoints import (
@@ -63,7 +64,6 @@ log = logging.getLogger(__name__)
 
 DELETE_DIR_SUFFIX = "-delete"
 LOCK_FILE = ".lock"
-_LEGAL_TOPIC = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
 
 
 class LogDirError(Exception):
@@ -72,8 +72,9 @@ class LogDirError(Exception):
 
 def partition_dir_name(topic: str, partition: int) -> str:
     """``<topic>-<partition>``, after checking the name is one Kafka accepts (it becomes a path)."""
-    if not _LEGAL_TOPIC.match(topic) or topic in (".", ".."):
-        raise ValueError(f"illegal topic name {topic!r}: Kafka allows 1-249 of [a-zA-Z0-9._-]")
+    problem = topic_name_problem(topic)
+    if problem is not None:
+        raise ValueError(f"illegal topic name {topic!r}: {problem}")
     if partition < 0:
         raise ValueError(f"illegal partition {partition}")
     return f"{topic}-{partition}"
@@ -82,7 +83,7 @@ def partition_dir_name(topic: str, partition: int) -> str:
 def parse_partition_dir(name: str) -> TopicPartition | None:
     """(topic, partition) of a directory name, or None for anything else (``-delete``, ``-future``...)."""
     topic, sep, number = name.rpartition("-")
-    if not sep or not number.isdigit() or not _LEGAL_TOPIC.match(topic) or topic in (".", ".."):
+    if not sep or not (number.isascii() and number.isdigit()) or not is_legal_topic_name(topic):
         return None
     return topic, int(number)
 

@@ -57,7 +57,7 @@ def file_name(base_offset: int, suffix: str) -> str:
 def base_offset_of(name: str) -> int | None:
     """The base offset a segment file name encodes, or None if it is not one."""
     stem = name.split(".", 1)[0]
-    return int(stem) if len(stem) == 20 and stem.isdigit() else None
+    return int(stem) if len(stem) == 20 and stem.isascii() and stem.isdigit() else None
 
 
 @dataclass(frozen=True, slots=True)

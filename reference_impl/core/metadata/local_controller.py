@@ -13,7 +13,6 @@ that would add more than :data:`MAX_PARTITIONS_PER_REQUEST` partitions.
 from __future__ import annotations
 
 import random
-import re
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ from typing import TYPE_CHECKING
 from reference_impl import defects
 from reference_impl.log.api import Chunk, PartitionLog
 from reference_impl.protocol.errors import ErrorCode, KafkaError
+from reference_impl.protocol.names import topic_name_problem
 from reference_impl.protocol.record_set import build_batch, iter_records
 from reference_impl.protocol.records import iter_headers
 
@@ -44,8 +44,6 @@ if TYPE_CHECKING:
     from reference_impl.core.raft.controller.messages import AdminRequest, AdminResponse
 
 METADATA_TOPIC = "__cluster_metadata"
-MAX_TOPIC_NAME = 249
-_LEGAL_NAME = re.compile(r"^[a-zA-Z0-9._-]+$")
 PRODUCER_ID_BLOCK = 1000
 MAX_PARTITIONS_PER_REQUEST = 10_000
 """Kafka's controller refuses a request that would create more partitions than this
@@ -85,22 +83,10 @@ def requested_partitions(num_partitions: int, assignments: int, default_partitio
 
 
 def validate_topic_name(name: str) -> None:
-    """Kafka's ``Topic.validate``: legal characters, length, not "." or ".."."""
-    if not name:
-        raise KafkaError(ErrorCode.invalid_topic_exception, "Topic name is illegal, it can't be empty")
-    if name in (".", ".."):
-        raise KafkaError(ErrorCode.invalid_topic_exception, 'Topic name cannot be "." or ".."')
-    if len(name) > MAX_TOPIC_NAME:
-        raise KafkaError(
-            ErrorCode.invalid_topic_exception,
-            f"Topic name is illegal, it can't be longer than {MAX_TOPIC_NAME} characters",
-        )
-    if not _LEGAL_NAME.match(name):
-        raise KafkaError(
-            ErrorCode.invalid_topic_exception,
-            f"Topic name {name!r} is illegal, it contains a character other than "
-            "ASCII alphanumerics, '.', '_' and '-'",
-        )
+    """Kafka's ``Topic.validate``: INVALID_TOPIC_EXCEPTION for a name it refuses (full match)."""
+    problem = topic_name_problem(name)
+    if problem is not None:
+        raise KafkaError(ErrorCode.invalid_topic_exception, problem)
 
 
 def _collision_key(name: str) -> str:
