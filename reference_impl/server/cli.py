@@ -27,6 +27,7 @@ from reference_impl.core.ports import LogStore, MemoryLogStore
 from reference_impl.core.raft.file_store import FileQuorumStateStore, FileSnapshotStore
 from reference_impl.core.raft.quorum_state import MemoryQuorumStateStore
 from reference_impl.core.raft.raft_log import MemorySnapshotStore
+from reference_impl.log.manager import LogDirError
 
 from .listener import size_log_descriptor_pool
 from .shell import BrokerShell, wall_clock_ms
@@ -128,17 +129,21 @@ def main(argv: list[str]) -> int:
                 FileQuorumStateStore(args.data_dir, cluster_id),
                 FileSnapshotStore(os.path.join(args.data_dir, "__cluster_metadata-0")),
             )
-    broker = Broker(
-        config=config,
-        store=store,
-        advertised_host=advertised[0],
-        advertised_port=advertised[1],
-        cluster_id=cluster_id,
-        now_ms=wall_clock_ms(),
-        rng=random.Random(),
-        rack=args.rack,
-        quorum=quorum,
-    )
+    try:
+        broker = Broker(
+            config=config,
+            store=store,
+            advertised_host=advertised[0],
+            advertised_port=advertised[1],
+            cluster_id=cluster_id,
+            now_ms=wall_clock_ms(),
+            rng=random.Random(),
+            rack=args.rack,
+            quorum=quorum,
+        )
+    except LogDirError as exc:  # a partition's checkpoint cannot be read: Kafka's log dir goes offline
+        print(f"kafka-harness broker: cannot use data directory {args.data_dir}: {exc}", file=sys.stderr)
+        return 2
     return asyncio.run(_serve(broker, args.listen, config.get_int("socket.request.max.bytes")))
 
 
