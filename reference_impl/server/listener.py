@@ -90,8 +90,7 @@ class Listener:
 
     def start(self, host: str, port: int, backlog: int) -> tuple[str, int]:
         self._loop = asyncio.get_running_loop()
-        sock = socket.create_server((host, port), backlog=backlog)  # SO_REUSEADDR on POSIX
-        sock.setblocking(False)
+        sock = _listening_socket(host, port, backlog)
         self._sock = sock
         self._resume_reading()
         name = sock.getsockname()
@@ -153,6 +152,7 @@ class Listener:
                 self.failed_accepts = 0
                 self._backoff_s = FIRST_BACKOFF_S
             conn.setblocking(False)
+            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # no Nagle delay on small answers
             task = self._loop.create_task(self._connect(conn))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
@@ -181,3 +181,27 @@ class Listener:
         self._retry = None
         if not self.full:
             self._resume_reading()
+
+
+def _listening_socket(host: str, port: int, backlog: int) -> socket.socket:
+    """A non-blocking TCP socket listening on ``host:port`` (its first address), as asyncio makes one.
+
+    The protocol is given as IPPROTO_TCP, not left at 0: asyncio sets
+    TCP_NODELAY only on sockets that say so, and without it Nagle's algorithm
+    held small answers back (a consumer group's joins reordered).
+    """
+    family, kind, proto, _name, address = socket.getaddrinfo(
+        host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+    )[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if family == socket.AF_INET6:
+            sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+        sock.bind(address)
+        sock.listen(backlog)
+        sock.setblocking(False)
+    except OSError:
+        sock.close()
+        raise
+    return sock

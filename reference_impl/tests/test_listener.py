@@ -72,3 +72,25 @@ def test_connection_slots_leave_the_logs_and_a_reserve() -> None:
     assert log_file_budget(256) == 64
     assert connection_slots(256, 64) == 160
     assert log_file_budget(None) == 4096 and connection_slots(None, 4096) is None
+
+
+def test_accepted_connections_send_without_nagle_delay() -> None:
+    """Every accepted socket has TCP_NODELAY, as asyncio's own server sets it: without it small answers
+    waited on the peer's delayed ACK and a consumer group's joins came in another order (kafka-python's
+    sticky group test then saw a generation its leader assigned without the topic's metadata)."""
+    sockets: list[socket.socket] = []
+
+    class Recorder(asyncio.Protocol):
+        def connection_made(self, transport: asyncio.BaseTransport) -> None:
+            sockets.append(transport.get_extra_info("socket"))
+
+    async def scenario() -> int:
+        listener = Listener(Recorder, lambda: len(sockets), None)
+        _host, port = listener.start("127.0.0.1", 0, backlog=8)
+        with socket.create_connection(("127.0.0.1", port)):
+            await _until(lambda: bool(sockets))
+            nodelay = sockets[0].getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+        listener.close()
+        return nodelay
+
+    assert asyncio.run(scenario()) != 0
