@@ -211,7 +211,9 @@ class LocalController:
         now_ms: int,
     ) -> CreatedTopic:
         validate_topic_name(name)
-        if name in self.image.topics or name == METADATA_TOPIC:
+        if name == METADATA_TOPIC:  # Kafka's ControllerApis.createTopics drops it from the request
+            raise KafkaError(ErrorCode.topic_authorization_failed, "Authorization failed.")
+        if name in self.image.topics:
             raise KafkaError(ErrorCode.topic_already_exists, f"Topic '{name}' already exists.")
         for existing in self.image.topics:
             if _collision_key(existing) == _collision_key(name):
