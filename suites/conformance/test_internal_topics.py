@@ -83,6 +83,7 @@ def test_delete_records_of_an_internal_topic_is_refused(
     expect_equal(_earliest_and_latest(router, caps, topic), before, RULE, f"{topic}-0 offsets")
 
 
+@pytest.mark.requires("create_partitions")
 def test_create_partitions_of_an_internal_topic_passes_validation(
     router: Router, caps: Capabilities, unique: Callable[[str], str]
 ) -> None:
@@ -98,6 +99,7 @@ def test_create_partitions_of_an_internal_topic_passes_validation(
     expect_code(answer.results[0].error_code, "NONE", rule="ControllerApis.createPartitions")
 
 
+@pytest.mark.requires("incremental_alter_configs")
 def test_config_change_of_an_internal_topic_passes_validation(
     router: Router, caps: Capabilities, unique: Callable[[str], str]
 ) -> None:
@@ -113,14 +115,19 @@ def test_config_change_of_an_internal_topic_passes_validation(
     expect_code(answer.responses[0].error_code, "NONE", rule="ControllerApis.handleIncrementalAlterConfigs")
 
 
-def test_the_metadata_log_is_no_topic_to_clients(router: Router, caps: Capabilities) -> None:
-    """``__cluster_metadata``: DeleteTopics UNKNOWN_TOPIC_OR_PARTITION, CreateTopics
-    TOPIC_AUTHORIZATION_FAILED."""
+@pytest.mark.requires("delete_topics")
+def test_the_metadata_log_cannot_be_deleted(router: Router, caps: Capabilities) -> None:
+    """``__cluster_metadata`` is no topic to clients: DeleteTopics of it is UNKNOWN_TOPIC_OR_PARTITION."""
     version = caps.best("delete_topics", hi=5)
     body: dict[str, Any] = {"timeout": 10_000, "topic_names": ["__cluster_metadata"]}
     deleted = ops.controller_request(router, "delete_topics", version, body, _first_deleted)
     code = deleted.responses[0].error_code
     expect_code(code, "UNKNOWN_TOPIC_OR_PARTITION", rule="ControllerApis.deleteTopics")
+
+
+def test_the_metadata_log_cannot_be_created(router: Router, caps: Capabilities) -> None:
+    """CreateTopics of ``__cluster_metadata`` is TOPIC_AUTHORIZATION_FAILED: the controller leaves the name
+    out of the ones a client may create."""
     created = ops.create_topic(router, caps, "__cluster_metadata")
     expect_code(created.error_code, "TOPIC_AUTHORIZATION_FAILED", rule="ControllerApis.createTopics")
 
