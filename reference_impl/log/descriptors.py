@@ -144,6 +144,8 @@ class DescriptorPool:
         self.reopened = 0
         """How many descriptors were opened again after an eviction (for benchmarks and tests)."""
         self.evicted = 0
+        self.exhausted = 0
+        """Opens that found the process out of descriptors since one last succeeded at once."""
 
     @property
     def capacity(self) -> int:
@@ -161,16 +163,23 @@ class DescriptorPool:
     # -- bookkeeping, called by PooledFile ------------------------------------------------------
 
     def open_descriptor(self, path: str, flags: int) -> int:
-        """``os.open``; out of descriptors, close the idle half of the pool and try once more."""
+        """``os.open``; out of descriptors, close the idle half of the pool and try once more.
+
+        Logged once until an open succeeds at the first try again, not once per open.
+        """
         try:
-            return os.open(path, flags, 0o644)
+            fd = os.open(path, flags, 0o644)
         except OSError as exc:
             if exc.errno not in _OUT_OF_DESCRIPTORS or defects.enabled(defects.UNBOUNDED_PARTITIONS):
                 raise
             closed = self._evict_beyond(len(self._open) // 2)
-            log.warning("out of file descriptors opening %s: closed %d idle log file(s), retrying",
-                         path, closed)
+            if not self.exhausted:
+                log.warning("out of file descriptors opening %s: closed %d idle log file(s) and retried "
+                            "(logged once until descriptors are back)", path, closed)
+            self.exhausted += 1
             return os.open(path, flags, 0o644)
+        self.exhausted = 0
+        return fd
 
     def admit(self, file: PooledFile) -> None:
         self._open[file] = None
