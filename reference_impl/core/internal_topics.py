@@ -5,6 +5,15 @@ when the first FindCoordinator arrives), with a partition per coordinator
 shard; a group or transactional id belongs to the shard
 ``abs(javaHashCode(key)) % partitions``, computed exactly as Kafka does so a
 key maps to the same partition number on every implementation.
+
+Only their coordinators write them: a client's Produce or DeleteRecords on
+one is INVALID_TOPIC_EXCEPTION (Kafka's ``ReplicaManager.appendToLocalLog``
+and ``deleteRecordsOnLocalLog``, ``Topic.isInternal``), so no client can
+plant records a coordinator would load as its own state, or erase them.
+Kafka lets clients delete them, add partitions and change their configs
+(``ControllerApis``, ``ReplicationControlManager``: no internal-topic check,
+only ACLs), and so does the reference; the coordinators create them again
+on the next FindCoordinator.
 """
 
 from __future__ import annotations
@@ -12,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from reference_impl import defects
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
 if TYPE_CHECKING:
@@ -88,6 +98,15 @@ TRANSACTION_STATE = InternalTopic(
         ("unclean.leader.election.enable", "false"),
     ),
 )
+
+INTERNAL_TOPIC_NAMES = frozenset({CONSUMER_OFFSETS.name, TRANSACTION_STATE.name})
+"""Kafka's ``Topic.isInternal`` (less ``__share_group_state``: share groups are not implemented)."""
+
+
+def refuses_client_writes(topic: str) -> bool:
+    """Whether a client's Produce or DeleteRecords on ``topic`` is INVALID_TOPIC_EXCEPTION (Kafka gives
+    no error message with it); the seeded defect ``internal-topic-writes`` lets them through."""
+    return topic in INTERNAL_TOPIC_NAMES and not defects.enabled(defects.INTERNAL_TOPIC_WRITES)
 
 
 _APPEND_ERRORS = {

@@ -14,7 +14,11 @@
   cleanly; Kafka 3.7+ writes ``{"version":0,"brokerEpoch":N}`` in it (KIP-966).
 
 Every write is atomic (:func:`reference_impl.log.files.atomic_write`). A
-malformed file raises :class:`CheckpointError` saying which file and line.
+malformed file raises :class:`CheckpointError` saying which file and line,
+as Kafka's ``CheckpointReadBuffer`` throws; the caller must not carry on
+without the state (Kafka takes the log directory offline). The fields are
+separated by spaces and lines, with no escaping, so a field that holds
+whitespace is refused when written: such a file would not read back.
 """
 
 from __future__ import annotations
@@ -82,15 +86,26 @@ def _int(path: str, text: str) -> int:
         raise CheckpointError(f"{path}: {text!r} is not a number") from None
 
 
-def format_offsets(offsets: Mapping[TopicPartition, int]) -> str:
+def _check_field(path: str, field: str) -> str:
+    """``field`` as written, or :class:`CheckpointError` if it could not be read back as one field."""
+    if not field or any(c.isspace() for c in field):
+        raise CheckpointError(f"{path}: refusing to write {field!r}, which would corrupt the file "
+                              "(a checkpoint field is never empty and holds no whitespace)")
+    return field
+
+
+def format_offsets(offsets: Mapping[TopicPartition, int], path: str = "checkpoint") -> str:
     """The text of an offset checkpoint, partitions in (topic, partition) order."""
     items = sorted(offsets.items())
+    for topic, _partition in offsets:
+        _check_field(path, topic)
     return _format_entries((f"{topic} {partition} {offset}" for (topic, partition), offset in items),
                            len(items))
 
 
 def write_offsets(path: str, offsets: Mapping[TopicPartition, int]) -> None:
-    atomic_write(path, format_offsets(offsets))
+    """Replace the checkpoint; :class:`CheckpointError`, the old file kept, if a name holds whitespace."""
+    atomic_write(path, format_offsets(offsets, path))
 
 
 def read_offsets(path: str) -> dict[TopicPartition, int]:

@@ -5,7 +5,9 @@ one place: a write is only durable after :func:`fsync`, a new or renamed
 file's name only after :func:`fsync_dir` of its directory, and a small
 metadata file is replaced atomically (write a temporary file, fsync it,
 rename it over the old one, fsync the directory) as Kafka's
-``Utils.atomicMoveWithFallback`` does for checkpoints.
+``Utils.atomicMoveWithFallback`` does for checkpoints. Descriptors opened here
+come from the bounded pool's ``open_descriptor`` (:mod:`.descriptors`), which
+closes idle log files and retries when the process has run out.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import os
 
 from .api import FileRegion
+from .descriptors import POOL, FileReplacedError
 
 TEMP_SUFFIX = ".tmp"
 
@@ -51,21 +54,21 @@ def pread_exact(fd: int, length: int, position: int) -> bytes:
 def read_region(region: FileRegion) -> bytes:
     """The bytes of a read result's file region, for callers that need bytes rather than ``sendfile``.
 
-    Raises :class:`RegionReadError` when the file is gone or shorter than the
-    region: retention, truncation or topic deletion ran between the read and
-    this call, and the caller should drop the answer (a client refetches).
+    Read through a shared descriptor of the bounded pool (the one the shell's
+    ``sendfile`` uses). Raises :class:`RegionReadError` when the file is gone,
+    replaced or shorter than the region: retention, truncation, compaction or
+    topic deletion ran between the read and this call, and the caller should
+    drop the answer (a client refetches).
     """
     try:
-        fd = os.open(region.path, os.O_RDONLY)
+        data = pread_exact(POOL.reader(region.path, region.file_id).fd(), region.length, region.position)
     except FileNotFoundError:
         raise RegionReadError(f"segment {region.path} was deleted after it was read") from None
-    try:
-        if region.file_id and os.fstat(fd).st_ino != region.file_id:
-            raise RegionReadError(f"segment {region.path} was replaced (compacted) after it was read")
-        data = pread_exact(fd, region.length, region.position)
-    finally:
-        os.close(fd)
+    except FileReplacedError:
+        raise RegionReadError(f"segment {region.path} was replaced (compacted) after it was read") from None
     if len(data) != region.length:
+        if not os.path.exists(region.path):
+            raise RegionReadError(f"segment {region.path} was deleted after it was read")
         raise RegionReadError(
             f"segment {region.path} holds {len(data)} of the {region.length} bytes read at "
             f"{region.position}: it was truncated after the read"
@@ -75,7 +78,7 @@ def read_region(region: FileRegion) -> bytes:
 
 def fsync_dir(path: str) -> None:
     """Make the names in directory ``path`` durable (new, renamed and deleted files)."""
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    fd = POOL.open_descriptor(path, os.O_RDONLY | os.O_DIRECTORY)
     try:
         os.fsync(fd)
     finally:
@@ -85,7 +88,7 @@ def fsync_dir(path: str) -> None:
 def atomic_write(path: str, text: str) -> None:
     """Replace ``path`` with ``text`` so a crash leaves either the old or the new file, never half."""
     temp = path + TEMP_SUFFIX
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    fd = POOL.open_descriptor(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
     try:
         pwrite_all(fd, text.encode(), 0)
         os.fsync(fd)
@@ -98,10 +101,11 @@ def atomic_write(path: str, text: str) -> None:
 def read_text(path: str) -> str | None:
     """The file's text, or None if it does not exist."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            return handle.read()
+        fd = POOL.open_descriptor(path, os.O_RDONLY)
     except FileNotFoundError:
         return None
+    with os.fdopen(fd, encoding="utf-8") as handle:
+        return handle.read()
 
 
 def remove_if_exists(path: str) -> bool:

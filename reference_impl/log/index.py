@@ -13,8 +13,9 @@ entry's: the last entry holds the segment's largest timestamp.
 
 Kafka memory-maps preallocated index files; these are plain files that
 grow one entry at a time and are held in memory as arrays, which gives the
-same on-disk bytes once Kafka trims its files at roll. Neither class is
-thread-safe.
+same on-disk bytes once Kafka trims its files at roll. Their descriptors come
+from the bounded pool (:mod:`.descriptors`), opened again when needed, so an
+idle partition holds none. Neither class is thread-safe.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import struct
 import sys
 from array import array
 
+from .descriptors import PooledFile
 from .files import pread_exact, pwrite_all
 
 OFFSET_ENTRY = struct.Struct(">ii")
@@ -36,45 +38,47 @@ class IndexCorruptError(ValueError):
 
 
 class _IndexFile:
-    """An append-only file of fixed-size entries, kept open for writing."""
+    """An append-only file of fixed-size entries, written through a pooled descriptor."""
 
     entry_size: int
 
     def __init__(self, path: str, base_offset: int) -> None:
-        self.path = path
         self.base_offset = base_offset
-        self._fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        self._file = PooledFile(path)
         self._count = 0
+
+    @property
+    def path(self) -> str:
+        return self._file.path
 
     def __len__(self) -> int:
         return self._count
 
     def _raw_entries(self) -> bytes:
         """The file's bytes for loading; a size that is not a whole number of entries is corrupt."""
-        size = os.fstat(self._fd).st_size
+        size = os.fstat(self._file.fd()).st_size
         if size % self.entry_size:
             raise IndexCorruptError(f"{self.path}: {size} bytes is not a multiple of {self.entry_size}")
-        return pread_exact(self._fd, size, 0)
+        return pread_exact(self._file.fd(), size, 0)
 
     def _write_entry(self, data: bytes) -> None:
-        pwrite_all(self._fd, data, self._count * self.entry_size)
+        pwrite_all(self._file.fd(), data, self._count * self.entry_size)
         self._count += 1
 
     def _truncate_entries(self, count: int) -> None:
-        os.ftruncate(self._fd, count * self.entry_size)
+        os.ftruncate(self._file.fd(), count * self.entry_size)
         self._count = count
 
     def flush(self) -> None:
-        os.fsync(self._fd)
+        """fsync, through a reopened descriptor if the pool closed it: on Linux fsync writes back the
+        file's dirty pages whichever descriptor wrote them."""
+        os.fsync(self._file.fd())
 
     def close(self) -> None:
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
+        self._file.close()
 
     def rename(self, path: str) -> None:
-        os.rename(self.path, path)
-        self.path = path
+        self._file.rename(path)
 
 
 def _int32_pairs(data: bytes) -> tuple[array[int], array[int]]:

@@ -20,6 +20,11 @@ ones never opened before it writes the marker again. Deleting a log renames
 its directory to ``<topic>-<partition>.<uuid>-delete`` first, so a crash
 half-way leaves a directory the next start removes.
 
+A checkpoint or metadata file that cannot be read makes the directory
+unusable (:class:`LogDirError`), as Kafka takes a log directory offline when
+its ``CheckpointFile`` read throws: carrying on without the file once reset
+every log start offset, and records DeleteRecords had removed came back.
+
 This is the broker's storage port (``reference_impl.core.ports.LogStore``).
 Not thread-safe.
 """
@@ -29,10 +34,11 @@ from __future__ import annotations
 import fcntl
 import logging
 import os
-import re
 import shutil
 import uuid
 from collections.abc import Callable, Mapping
+
+from reference_impl.protocol.names import is_legal_topic_name, topic_name_problem
 
 from .api import Chunk
 from .checkpoints import (
@@ -63,17 +69,23 @@ log = logging.getLogger(__name__)
 
 DELETE_DIR_SUFFIX = "-delete"
 LOCK_FILE = ".lock"
-_LEGAL_TOPIC = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
 
 
 class LogDirError(Exception):
-    """The data directory cannot be used: locked by another broker, or it belongs to another node."""
+    """The data directory cannot be used: locked by another broker, it belongs to another node, or a
+    checkpoint in it cannot be read."""
+
+
+def _unreadable(exc: CheckpointError) -> LogDirError:
+    return LogDirError(f"{exc}; the data directory cannot be used until the file is repaired "
+                       "(Kafka takes such a log directory offline)")
 
 
 def partition_dir_name(topic: str, partition: int) -> str:
     """``<topic>-<partition>``, after checking the name is one Kafka accepts (it becomes a path)."""
-    if not _LEGAL_TOPIC.match(topic) or topic in (".", ".."):
-        raise ValueError(f"illegal topic name {topic!r}: Kafka allows 1-249 of [a-zA-Z0-9._-]")
+    problem = topic_name_problem(topic)
+    if problem is not None:
+        raise ValueError(f"illegal topic name {topic!r}: {problem}")
     if partition < 0:
         raise ValueError(f"illegal partition {partition}")
     return f"{topic}-{partition}"
@@ -82,7 +94,7 @@ def partition_dir_name(topic: str, partition: int) -> str:
 def parse_partition_dir(name: str) -> TopicPartition | None:
     """(topic, partition) of a directory name, or None for anything else (``-delete``, ``-future``...)."""
     topic, sep, number = name.rpartition("-")
-    if not sep or not number.isdigit() or not _LEGAL_TOPIC.match(topic) or topic in (".", ".."):
+    if not sep or not (number.isascii() and number.isdigit()) or not is_legal_topic_name(topic):
         return None
     return topic, int(number)
 
@@ -101,16 +113,24 @@ class LogManager:
         except BaseException:
             self._release()
             raise
+        try:
+            self._recovery_points = self._read_checkpoint(RECOVERY_POINT_CHECKPOINT)
+            self._log_starts = self._read_checkpoint(LOG_START_CHECKPOINT)
+            self._high_watermarks = self._read_checkpoint(REPLICATION_CHECKPOINT)
+        except LogDirError:
+            self._release()
+            raise
         self.clean_start = had_clean_shutdown(self.data_dir)
         if self.clean_start:
             remove_if_exists(os.path.join(self.data_dir, CLEAN_SHUTDOWN))
             fsync_dir(self.data_dir)
-        self._recovery_points = self._read_checkpoint(RECOVERY_POINT_CHECKPOINT)
-        self._log_starts = self._read_checkpoint(LOG_START_CHECKPOINT)
-        self._high_watermarks = self._read_checkpoint(REPLICATION_CHECKPOINT)
         self._logs: dict[TopicPartition, FileLog] = {}
         self._on_disk: set[TopicPartition] = set()
-        self.cleaner = LogCleaner(self.data_dir)
+        try:
+            self.cleaner = LogCleaner(self.data_dir)
+        except CheckpointError as exc:
+            self._release()
+            raise _unreadable(exc) from None
         for name in sorted(os.listdir(self.data_dir)):
             path = os.path.join(self.data_dir, name)
             if not os.path.isdir(path):
@@ -161,8 +181,7 @@ class LogManager:
         try:
             return read_offsets(os.path.join(self.data_dir, name))
         except CheckpointError as exc:
-            log.warning("%s; ignoring it (logs recover from their start)", exc)
-            return {}
+            raise _unreadable(exc) from None
 
     # -- opening, configuring and deleting logs ------------------------------------------------
 
@@ -175,7 +194,9 @@ class LogManager:
 
         A directory whose ``partition.metadata`` names another topic id holds
         a deleted topic's data (recreated under the same name while this
-        broker was away): it is deleted and the log starts empty.
+        broker was away): it is deleted and the log starts empty. An
+        unreadable ``partition.metadata`` or ``leader-epoch-checkpoint`` is a
+        :class:`LogDirError`.
         """
         key = (topic, partition)
         opened = self._logs.get(key)
@@ -184,20 +205,20 @@ class LogManager:
             return opened
         directory = os.path.join(self.data_dir, partition_dir_name(topic, partition))
         if topic_id is not None and os.path.isdir(directory):
-            try:
-                stored = read_partition_metadata(directory)
-            except CheckpointError as exc:
-                log.warning("%s; rewriting it", exc)
-                stored = None
+            stored = self._stored_topic_id(directory)
             if stored is not None and stored != topic_id:
                 log.warning("%s holds topic id %s, not %s: deleting the old topic's data", directory,
                             kafka_uuid_string(stored), kafka_uuid_string(topic_id))
                 self._remove_directory(key, directory)
         config = self.default_config.with_changes(configs)
-        opened = FileLog.open(directory, config, now_ms, recovery_point=self._recovery_points.get(key, 0),
-                              log_start_offset=self._log_starts.get(key, 0),
-                              clean_shutdown=self.clean_start)
-        if topic_id is not None and read_partition_metadata(directory) != topic_id:
+        try:
+            opened = FileLog.open(directory, config, now_ms,
+                                  recovery_point=self._recovery_points.get(key, 0),
+                                  log_start_offset=self._log_starts.get(key, 0),
+                                  clean_shutdown=self.clean_start)
+        except CheckpointError as exc:
+            raise _unreadable(exc) from None
+        if topic_id is not None and self._stored_topic_id(directory) != topic_id:
             write_partition_metadata(directory, topic_id)
         opened.on_checkpoint_needed = self._on_log_moved
         self._logs[key] = opened
@@ -216,13 +237,17 @@ class LogManager:
         opened = []
         for topic, partition in sorted(self._on_disk):
             directory = os.path.join(self.data_dir, partition_dir_name(topic, partition))
-            try:
-                topic_id = read_partition_metadata(directory)
-            except CheckpointError:
-                topic_id = None
+            topic_id = self._stored_topic_id(directory)
             configs = configs_for(topic) if configs_for is not None else {}
             opened.append(self.open_log(topic, partition, topic_id, configs, now_ms))
         return opened
+
+    @staticmethod
+    def _stored_topic_id(directory: str) -> uuid.UUID | None:
+        try:
+            return read_partition_metadata(directory)
+        except CheckpointError as exc:
+            raise _unreadable(exc) from None
 
     def update_configs(self, topic: str, partition: int, configs: Mapping[str, str]) -> None:
         """Apply changed topic configs (AlterConfigs) to an open log."""

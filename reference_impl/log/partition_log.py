@@ -34,7 +34,7 @@ from reference_impl.protocol.records import (
 
 from .api import AppendInfo, EpochEntry, OffsetOutOfRangeError, ReadResult
 from .batches import append_info, check_follower_offsets
-from .checkpoints import LEADER_EPOCH_CHECKPOINT, CheckpointError, read_epochs, write_epochs
+from .checkpoints import LEADER_EPOCH_CHECKPOINT, read_epochs, write_epochs
 from .config import LogConfig
 from .epochs import LeaderEpochCache
 from .loader import LoadReport, load_segments
@@ -88,13 +88,15 @@ class FileLog:
 
     @staticmethod
     def _load_epochs(directory: str, local: LocalLog) -> LeaderEpochCache:
-        """The checkpointed cache; rebuilt from the batches' epochs if the file is missing or bad."""
+        """The checkpointed cache; rebuilt from the batches' epochs if the file is missing.
+
+        A file that cannot be read raises :class:`CheckpointError`, as Kafka's
+        ``LeaderEpochCheckpointFile`` does: the batches do not hold an epoch
+        whose leader wrote nothing, and a cache missing it answers
+        OffsetsForLeaderEpoch wrongly.
+        """
         path = os.path.join(directory, LEADER_EPOCH_CHECKPOINT)
-        try:
-            stored = read_epochs(path)
-        except CheckpointError as exc:
-            log.warning("%s; rebuilding the leader-epoch cache from the batches", exc)
-            stored = None
+        stored = read_epochs(path)
         if stored is not None:
             return LeaderEpochCache(EpochEntry(epoch, offset) for epoch, offset in stored)
         cache = LeaderEpochCache()

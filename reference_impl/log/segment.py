@@ -12,7 +12,10 @@ starts and ends, and return that byte range. Recovery is the one place that
 reads whole batches: it checks each one's length and CRC32C and cuts the
 file at the first byte that is not a whole, valid batch.
 
-Not thread-safe; the partition log serialises calls.
+The files' descriptors come from the bounded pool (:mod:`.descriptors`):
+a segment holds none while idle, so the partition count never decides how
+many files the broker keeps open. Not thread-safe; the partition log
+serialises calls.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from reference_impl.protocol.records import (
 )
 
 from .api import FileRegion
+from .descriptors import POOL, PooledFile
 from .files import pread_exact, pwrite_all, remove_if_exists
 from .index import OffsetIndex, TimeIndex
 from .timestamps import first_record_at_or_after
@@ -53,7 +57,7 @@ def file_name(base_offset: int, suffix: str) -> str:
 def base_offset_of(name: str) -> int | None:
     """The base offset a segment file name encodes, or None if it is not one."""
     stem = name.split(".", 1)[0]
-    return int(stem) if len(stem) == 20 and stem.isdigit() else None
+    return int(stem) if len(stem) == 20 and stem.isascii() and stem.isdigit() else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,10 +75,9 @@ class LogSegment:
         self.directory = directory
         self.base_offset = base_offset
         self.log_path = os.path.join(directory, file_name(base_offset, LOG_SUFFIX))
-        self._fd = os.open(self.log_path, os.O_RDWR | os.O_CREAT, 0o644)
-        stat = os.fstat(self._fd)
-        self.size = stat.st_size
-        self.file_id = stat.st_ino
+        self._file = PooledFile(self.log_path)
+        self.size = os.fstat(self._file.fd()).st_size
+        self.file_id = self._file.file_id
         """The inode: a cleaned segment reuses the name, never the file (see :class:`FileRegion`)."""
         self.offset_index = OffsetIndex(os.path.join(directory, file_name(base_offset, INDEX_SUFFIX)),
                                         base_offset)
@@ -112,9 +115,9 @@ class LogSegment:
             self._rolling_based_timestamp = max_timestamp
             self._first_timestamp_known = True
         try:
-            pwrite_all(self._fd, data, position)
+            pwrite_all(self._file.fd(), data, position)
         except OSError:
-            os.ftruncate(self._fd, position)  # no half-written batch stays behind (ENOSPC, EIO)
+            os.ftruncate(self._file.fd(), position)  # no half-written batch stays behind (ENOSPC, EIO)
             raise
         self.size = position + len(data)
         self.next_offset = last_offset + 1
@@ -160,7 +163,7 @@ class LogSegment:
         while position + LOG_OVERHEAD <= end:
             rel = position - buf_start
             if rel + HEADER_SIZE > len(buf):
-                buf = pread_exact(self._fd, min(_SCAN_CHUNK, end - position), position)
+                buf = pread_exact(self._file.fd(), min(_SCAN_CHUNK, end - position), position)
                 buf_start, rel = position, 0
             try:
                 header = parse_header(buf, rel)
@@ -254,7 +257,7 @@ class LogSegment:
         for batch_position, header in self.scan(position):
             if header.max_timestamp < timestamp or header.last_offset < min_offset:
                 continue
-            batch = pread_exact(self._fd, header.size, batch_position)
+            batch = pread_exact(self._file.fd(), header.size, batch_position)
             found = first_record_at_or_after(batch, timestamp, min_offset)
             if found is not None:
                 return found
@@ -275,8 +278,8 @@ class LogSegment:
         found = self.locate(batch_last_offset)
         if found is None:
             return batch_last_offset
-        header = parse_header(pread_exact(self._fd, HEADER_SIZE, found[0]))
-        batch = pread_exact(self._fd, header.size, found[0])
+        header = parse_header(pread_exact(self._file.fd(), HEADER_SIZE, found[0]))
+        batch = pread_exact(self._file.fd(), header.size, found[0])
         hit = first_record_at_or_after(batch, timestamp, min_offset)
         return hit[0] if hit is not None and hit[1] == timestamp else batch_last_offset
 
@@ -291,7 +294,7 @@ class LogSegment:
         self.time_index.truncate_to(offset)
         removed = self.size - position
         if removed:
-            os.ftruncate(self._fd, position)
+            os.ftruncate(self._file.fd(), position)
             self.size = position
         if self.size == 0:
             self._rolling_based_timestamp = None
@@ -309,7 +312,7 @@ class LogSegment:
         """
         self.offset_index.reset()
         self.time_index.reset()
-        file_size = os.fstat(self._fd).st_size
+        file_size = os.fstat(self._file.fd()).st_size
         valid = 0
         last_entry_position = 0
         expected = self.base_offset
@@ -320,7 +323,7 @@ class LogSegment:
         while valid < file_size:
             rel = valid - buf_start
             if rel + HEADER_SIZE > len(buf):
-                buf = pread_exact(self._fd, min(_RECOVERY_CHUNK, file_size - valid), valid)
+                buf = pread_exact(self._file.fd(), min(_RECOVERY_CHUNK, file_size - valid), valid)
                 buf_start, rel = valid, 0
             try:
                 header = parse_header(buf, rel)
@@ -331,7 +334,7 @@ class LogSegment:
                 reason = f"batch at {valid} declares {header.size} bytes, {file_size - valid} remain"
                 break
             if rel + header.size > len(buf):
-                buf = pread_exact(self._fd, max(_RECOVERY_CHUNK, header.size), valid)
+                buf = pread_exact(self._file.fd(), max(_RECOVERY_CHUNK, header.size), valid)
                 buf_start, rel = valid, 0
                 header = parse_header(buf, 0)
             if not crc_is_valid(buf, header):
@@ -351,7 +354,7 @@ class LogSegment:
             valid += header.size
         truncated = file_size - valid
         if truncated:
-            os.ftruncate(self._fd, valid)
+            os.ftruncate(self._file.fd(), valid)
         self.size = valid
         self.next_offset = expected
         self.max_timestamp, self.offset_of_max_timestamp = max_ts, offset_of_max_ts
@@ -364,22 +367,20 @@ class LogSegment:
     # -- durability and lifecycle ------------------------------------------------------------
 
     def flush(self) -> None:
-        os.fsync(self._fd)
+        os.fsync(self._file.fd())
         self.offset_index.flush()
         self.time_index.flush()
 
     def close(self) -> None:
         """Close the files, ending the time index with the largest timestamp (a clean close)."""
-        if self._fd < 0:
+        if self._file.closed:
             return
         self.on_become_inactive()
         self.close_without_flush()
 
     def close_without_flush(self) -> None:
         """Drop the file handles and write nothing more (a crash, or before deleting)."""
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
+        self._file.close()
         self.offset_index.close()
         self.time_index.close()
 
@@ -388,3 +389,4 @@ class LogSegment:
         self.close_without_flush()
         for path in (self.log_path, self.offset_index.path, self.time_index.path):
             remove_if_exists(path)
+        POOL.close_readers(self.log_path)

@@ -39,7 +39,9 @@ from reference_impl.core.ports import LogStore, MemoryLogStore
 from reference_impl.core.raft.file_store import FileQuorumStateStore, FileSnapshotStore
 from reference_impl.core.raft.quorum_state import MemoryQuorumStateStore, QuorumStateError
 from reference_impl.core.raft.raft_log import MemorySnapshotStore
+from reference_impl.log.manager import LogDirError
 
+from .listener import size_log_descriptor_pool
 from .shell import BrokerShell, wall_clock_ms
 from .storage import StorageError, open_file_store
 
@@ -130,6 +132,7 @@ def main(argv: list[str]) -> int:
         defects.enable(seeded)
         log.warning("seeded defects switched on (never in production): %s", ", ".join(sorted(seeded)))
     advertised = listeners.inter_broker or listeners.listeners[0]  # a controller-only node advertises none
+    log.info("log files hold at most %d file descriptors at once", size_log_descriptor_pool())
     store: LogStore
     try:
         if args.storage == "memory":
@@ -166,6 +169,9 @@ def main(argv: list[str]) -> int:
         )
     except QuorumStateError as exc:  # never reset silently: the operator decides
         print(f"kafka-harness broker: {exc}; refusing to start", file=sys.stderr)
+        return 2
+    except LogDirError as exc:  # a partition's checkpoint cannot be read: Kafka's log dir goes offline
+        print(f"kafka-harness broker: cannot use data directory {args.data_dir}: {exc}", file=sys.stderr)
         return 2
     return asyncio.run(_serve(broker, listeners.listeners, config.get_int("socket.request.max.bytes")))
 

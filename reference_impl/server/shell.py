@@ -15,9 +15,8 @@ import itertools
 import logging
 import os
 import time
-from collections import OrderedDict, deque
+from collections import deque
 from collections.abc import Callable
-from typing import BinaryIO
 
 from reference_impl.core.boundary import (
     CloseConnection,
@@ -33,13 +32,30 @@ from reference_impl.core.boundary import (
 )
 from reference_impl.core.broker import Broker
 from reference_impl.log.api import FileRegion
+from reference_impl.log.descriptors import POOL
 from reference_impl.protocol.codec import decode_response, encode_request
 from reference_impl.protocol.frames import DEFAULT_MAX_FRAME_BYTES, FrameDecoder, FrameSizeError
+
+from .listener import Listener, connection_slots, descriptor_limit
 
 log = logging.getLogger("reference_impl.server")
 
 PAUSE_READING_BYTES = 32 << 20
-OPEN_SEGMENT_FILES = 64
+
+
+async def send_region(
+    loop: asyncio.AbstractEventLoop, transport: asyncio.Transport, region: FileRegion
+) -> int:
+    """``sendfile`` a fetch answer's file region from the log's bounded descriptor pool.
+
+    The shared read-only descriptor stays pinned while the send is in flight.
+    ``file_id`` is the inode the region was read from: the cleaner renames a
+    new segment over the old name, and a region must not be served from the
+    other file (OSError then, and the connection closes; the client refetches).
+    """
+    reader = POOL.reader(region.path, region.file_id)
+    with reader.pinned() as fd, os.fdopen(fd, "rb", closefd=False) as handle:
+        return await loop.sendfile(transport, handle, region.position, region.length)
 
 
 def wall_clock_ms() -> int:
@@ -99,6 +115,8 @@ class _Connection(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self.shell.connections.pop(self.connection_id, None)
         self.transport = None
+        for accepting in self.shell.listeners:
+            accepting.connection_closed()
         self.shell.feed(ConnectionClosed(connection_id=self.connection_id))
 
     def write(self, parts: tuple[bytes | FileRegion, ...]) -> None:
@@ -131,9 +149,7 @@ class _Connection(asyncio.Protocol):
                 transport.write(part)
                 continue
             try:
-                sent = await loop.sendfile(
-                    transport, self.shell.segment_file(part.path, part.file_id), part.position, part.length
-                )
+                sent = await send_region(loop, transport, part)
             except (OSError, RuntimeError) as exc:
                 sent, reason = -1, str(exc)
             else:
@@ -239,21 +255,23 @@ class BrokerShell:
         self._ids = itertools.count(1)
         self._timer: asyncio.TimerHandle | None = None
         self._timer_at_ms: int | None = None
-        self._servers: list[asyncio.Server] = []
+        self.listeners: list[Listener] = []
         self.peers: dict[tuple[int, str, int, str], _PeerConnection] = {}
-        self._files: OrderedDict[str, BinaryIO] = OrderedDict()
         self._tasks: set[asyncio.Task[None]] = set()
 
     async def listen(self, host: str, port: int, listener: str = "PLAINTEXT") -> tuple[str, int]:
-        """Open the socket of one named listener (every connection it accepts carries the name)."""
-        loop = asyncio.get_running_loop()
-        server = await loop.create_server(
-            lambda: _Connection(self, next(self._ids), listener), host, port, reuse_address=True, backlog=1024
+        """Open the socket of one named listener (every connection it accepts carries the name).
+
+        Every listener shares one bound on connections: what the descriptor limit leaves after the
+        log files' pool."""
+        slots = connection_slots(descriptor_limit(), POOL.capacity)
+        accepting = Listener(
+            lambda: _Connection(self, next(self._ids), listener), lambda: len(self.connections), slots
         )
-        self._servers.append(server)
-        sock = server.sockets[0].getsockname()
+        address = accepting.start(host, port, backlog=1024)
+        self.listeners.append(accepting)
         self.apply(self.broker.tick(self.clock()))
-        return str(sock[0]), int(sock[1])
+        return address
 
     def feed(self, event: Event) -> None:
         self.apply(self.broker.step(event, self.clock()))
@@ -291,28 +309,6 @@ class BrokerShell:
         except (TimeoutError, OSError) as exc:
             peer.fail(f"cannot connect to broker {peer.node_id} at {host}:{port}: {exc}")
 
-    def segment_file(self, path: str, file_id: int = 0) -> BinaryIO:
-        """An open segment file for ``sendfile``, kept open (few files are hot at a time).
-
-        ``file_id`` is the inode the region was read from: the cleaner renames a
-        new segment over the old name, and a region must not be served from the
-        other file (OSError then, and the connection closes; the client refetches).
-        """
-        handle = self._files.pop(path, None)
-        if handle is not None and file_id and os.fstat(handle.fileno()).st_ino != file_id:
-            handle.close()
-            handle = None
-        if handle is None:
-            handle = open(path, "rb")  # noqa: SIM115 - cached, closed on eviction or shutdown
-            if file_id and os.fstat(handle.fileno()).st_ino != file_id:
-                handle.close()
-                raise OSError(f"{path} was replaced by the log cleaner after the read")
-            while len(self._files) >= OPEN_SEGMENT_FILES:
-                _old_path, old = self._files.popitem(last=False)
-                old.close()
-        self._files[path] = handle  # most recently used last
-        return handle
-
     def forget_peer(self, peer: _PeerConnection) -> None:
         for key, known in list(self.peers.items()):
             if known is peer:
@@ -335,15 +331,13 @@ class BrokerShell:
         self.apply(self.broker.tick(self.clock()))
 
     async def close(self) -> None:
-        for server in self._servers:
-            server.close()
+        for accepting in self.listeners:
+            accepting.close()
         for conn in list(self.connections.values()):
             conn.close()
         for peer in list(self.peers.values()):
             peer.close()
-        for handle in self._files.values():
-            handle.close()
-        self._files.clear()
         if self._timer is not None:
             self._timer.cancel()
         self.broker.shutdown(self.clock())
+        POOL.release_idle()

@@ -219,14 +219,16 @@ def test_maintain_applies_retention_below_the_high_watermark(tmp_path: Path) -> 
 
 
 def test_illegal_topic_names_never_become_paths() -> None:
-    """Kafka topic names are 1-249 of [a-zA-Z0-9._-]; anything else is refused before touching disk."""
+    """Kafka topic names are 1-249 of [a-zA-Z0-9._-]; anything else is refused before touching disk,
+    a trailing newline included (a ``$`` anchor once let ``nl\n`` through, issue 17 item 6)."""
     from reference_impl.log.manager import partition_dir_name
 
-    for bad in ("", "..", "a/b", "x" * 250, "sp ace"):
+    for bad in ("", "..", "a/b", "x" * 250, "sp ace", "nl\n", "\nnl"):
         with pytest.raises(ValueError, match="illegal topic"):
             partition_dir_name(bad, 0)
     assert parse_partition_dir("my-topic-12") == ("my-topic", 12)
     assert parse_partition_dir("t-0.0123abc-delete") is None
+    assert parse_partition_dir("nl\n-0") is None and parse_partition_dir("t-\u00b2") is None
 
 
 def test_the_manager_is_the_brokers_storage_port(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ the ISR has it; with one replica, at once). Batch-level validation
 (:mod:`..validation`): CORRUPT_MESSAGE, INVALID_RECORD, MESSAGE_TOO_LARGE,
 RECORD_LIST_TOO_LARGE, INVALID_TIMESTAMP; UNKNOWN_TOPIC_OR_PARTITION for a
 missing topic (v13: UNKNOWN_TOPIC_ID for a missing topic id);
+INVALID_TOPIC_EXCEPTION for an internal topic (only its coordinator writes it);
 NOT_LEADER_OR_FOLLOWER; NOT_ENOUGH_REPLICAS when acks=-1 and the ISR is
 smaller than ``min.insync.replicas``; INVALID_REQUIRED_ACKS for other acks.
 ``log_append_time`` is the broker's time for LogAppendTime topics, else -1.
@@ -24,6 +25,7 @@ from reference_impl.protocol.build import build, get, millis
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 from reference_impl.protocol.records import BatchHeader
 
+from ..internal_topics import refuses_client_writes
 from ..partition import Partition
 from ..purgatory import DelayedOperation
 from .registry import Deferred, NoResponse, Reply, Respond, handles
@@ -78,6 +80,8 @@ def handle_produce(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
                 entry["error_code"] = ErrorCode.invalid_required_acks
             elif part is None:
                 entry["error_code"] = missing
+            elif refuses_client_writes(part.topic):
+                entry["error_code"] = ErrorCode.invalid_topic_exception
             else:
                 try:
                     info = part.append_as_leader(

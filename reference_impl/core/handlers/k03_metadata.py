@@ -149,6 +149,7 @@ def _auto_create(broker: Broker, name: str, allowed: bool, now_ms: int) -> Error
             now_ms=now_ms,
         )
     except KafkaError as exc:
-        return exc.code if exc.code is not ErrorCode.topic_already_exists else ErrorCode.leader_not_available
+        creating = (ErrorCode.topic_already_exists, ErrorCode.topic_authorization_failed)
+        return ErrorCode.leader_not_available if exc.code in creating else exc.code
     broker.sync_partitions(now_ms)
     return ErrorCode.leader_not_available

@@ -5,7 +5,9 @@ Behaviour: -1 partitions or replication factor take the broker defaults
 checks without creating; a topic listed twice gets INVALID_REQUEST; other
 errors come from the controller (TOPIC_ALREADY_EXISTS,
 INVALID_TOPIC_EXCEPTION, INVALID_PARTITIONS, INVALID_REPLICATION_FACTOR,
-INVALID_REPLICA_ASSIGNMENT, INVALID_CONFIG).
+INVALID_REPLICA_ASSIGNMENT, INVALID_CONFIG). A request asking for more than
+10,000 partitions in all is refused whole: every topic gets POLICY_VIOLATION
+(Kafka's ``ReplicationControlManager.validateTotalNumberOfPartitions``).
 Version notes: v5+ returns partitions, replication factor and the topic's
 configs; v7+ the topic id.
 """
@@ -21,6 +23,7 @@ from reference_impl.protocol.build import build
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
 from ..configs import describe_topic_configs
+from ..metadata.local_controller import excessive_partitions, requested_partitions
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
@@ -30,6 +33,11 @@ if TYPE_CHECKING:
 @handles(19, 2, 7)
 def handle_create_topics(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
     counts = Counter(t.name for t in request.topics)
+    default_partitions = broker.config.get_int("num.partitions")
+    refused = excessive_partitions(
+        sum(requested_partitions(int(t.num_partitions), len(t.assignments), default_partitions)
+            for t in request.topics)
+    )
     results = []
     for t in request.topics:
         result: dict[str, Any] = {
@@ -42,6 +50,8 @@ def handle_create_topics(broker: Broker, ctx: RequestContext, request: Any) -> R
             "topic_id": uuid.UUID(int=0),
         }
         try:
+            if refused is not None:
+                raise refused
             if counts[t.name] > 1:
                 raise KafkaError(
                     ErrorCode.invalid_request,
@@ -55,7 +65,7 @@ def handle_create_topics(broker: Broker, ctx: RequestContext, request: Any) -> R
                 int(t.replication_factor),
                 assignments or None,
                 {c.name: c.value for c in t.configs},
-                default_partitions=broker.config.get_int("num.partitions"),
+                default_partitions=default_partitions,
                 default_replication=broker.config.get_int("default.replication.factor"),
                 validate_only=bool(request.validate_only),
                 now_ms=ctx.received_ms,

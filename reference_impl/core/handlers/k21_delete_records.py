@@ -3,7 +3,8 @@
 Behaviour: offset -1 means the high watermark; above the high watermark is
 OFFSET_OUT_OF_RANGE; the answer's ``low_watermark`` is the new log start
 offset. Records below it are no longer readable at once; their segments
-are deleted by the next retention pass.
+are deleted by the next retention pass. An internal topic's records are its
+coordinator's: INVALID_TOPIC_EXCEPTION (Kafka's ``ReplicaManager.deleteRecordsOnLocalLog``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from reference_impl.protocol.apis import response_class
 from reference_impl.protocol.build import build
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
+from ..internal_topics import refuses_client_writes
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
@@ -31,6 +33,8 @@ def handle_delete_records(broker: Broker, ctx: RequestContext, request: Any) -> 
             try:
                 if part is None:
                     raise KafkaError(ErrorCode.unknown_topic_or_partition)
+                if refuses_client_writes(part.topic):
+                    raise KafkaError(ErrorCode.invalid_topic_exception)
                 entry["low_watermark"] = part.delete_records_before(int(p.offset))
                 entry["error_code"] = ErrorCode.none
                 broker.notify_partition_changed(part.key, ctx.received_ms)

@@ -8,7 +8,9 @@ transactional id the transaction coordinator bumps the epoch, fencing older
 producers, and answers once the ISR has the new state; an open transaction
 of the fenced producer is aborted first and the caller told
 CONCURRENT_TRANSACTIONS (retriable). INVALID_TRANSACTION_TIMEOUT above
-``transaction.max.timeout.ms``.
+``transaction.max.timeout.ms``. An empty transactional id is INVALID_REQUEST
+(Kafka's ``TransactionCoordinator.handleInitProducerId``: "consistent with
+the producer client", which refuses one), on any broker.
 Version notes: v3+ carries the current producer id and epoch (KIP-360);
 v4+ PRODUCER_FENCED (older versions: INVALID_PRODUCER_EPOCH); v6 (KIP-939
 two-phase commit) is not implemented.
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from reference_impl import defects
 from reference_impl.protocol.apis import response_class
 from reference_impl.protocol.build import build, get, millis
 from reference_impl.protocol.errors import ErrorCode, KafkaError
@@ -43,6 +46,8 @@ def handle_init_producer_id(broker: Broker, ctx: RequestContext, request: Any) -
             },
         )
 
+    if request.transactional_id == "" and not defects.enabled(defects.INTERNAL_TOPIC_WRITES):
+        return Respond(render((ErrorCode.invalid_request, -1, -1)))
     if request.transactional_id is None:
         try:
             pid = broker.controller.allocate_producer_id(ctx.received_ms)

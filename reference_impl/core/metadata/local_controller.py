@@ -6,20 +6,22 @@ set) becomes records appended and flushed to the ``__cluster_metadata`` log
 before it is applied to the image, so a restart replays the same image.
 Errors are Kafka's: TOPIC_ALREADY_EXISTS, INVALID_TOPIC_EXCEPTION,
 INVALID_PARTITIONS, INVALID_REPLICATION_FACTOR, INVALID_REPLICA_ASSIGNMENT,
-INVALID_CONFIG, UNKNOWN_TOPIC_OR_PARTITION.
+INVALID_CONFIG, UNKNOWN_TOPIC_OR_PARTITION, and POLICY_VIOLATION for a request
+that would add more than :data:`MAX_PARTITIONS_PER_REQUEST` partitions.
 """
 
 from __future__ import annotations
 
 import random
-import re
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from reference_impl import defects
 from reference_impl.log.api import Chunk, PartitionLog
 from reference_impl.protocol.errors import ErrorCode, KafkaError
+from reference_impl.protocol.names import topic_name_problem
 from reference_impl.protocol.record_set import build_batch, iter_records
 from reference_impl.protocol.records import iter_headers
 
@@ -42,28 +44,49 @@ if TYPE_CHECKING:
     from reference_impl.core.raft.controller.messages import AdminRequest, AdminResponse
 
 METADATA_TOPIC = "__cluster_metadata"
-MAX_TOPIC_NAME = 249
-_LEGAL_NAME = re.compile(r"^[a-zA-Z0-9._-]+$")
 PRODUCER_ID_BLOCK = 1000
+MAX_PARTITIONS_PER_REQUEST = 10_000
+"""Kafka's controller refuses a request that would create more partitions than this
+(``ReplicationControlManager.MAX_PARTITIONS_PER_BATCH``, and ``QuorumController.MAX_RECORDS_PER_USER_OP``
+bounds the records of any one operation): one CreatePartitions to 100,000 once left a broker
+without file descriptors and a data directory it could not start on."""
+EXCESSIVE_PARTITIONS_MESSAGE = "Excessively large number of partitions per request."
+
+
+def excessive_partitions(total: int) -> KafkaError | None:
+    """POLICY_VIOLATION when one request asks for more than :data:`MAX_PARTITIONS_PER_REQUEST` partitions.
+
+    Kafka's ``ReplicationControlManager.validateTotalNumberOfPartitions``
+    throws ``PolicyViolationException`` with this message before anything
+    else is checked, and every topic of the request carries it.
+    """
+    if total > MAX_PARTITIONS_PER_REQUEST and not defects.enabled(defects.UNBOUNDED_PARTITIONS):
+        return KafkaError(ErrorCode.policy_violation, EXCESSIVE_PARTITIONS_MESSAGE)
+    return None
+
+
+def check_partitions_per_request(total: int) -> None:
+    """Raise :func:`excessive_partitions`' error, if any."""
+    refusal = excessive_partitions(total)
+    if refusal is not None:
+        raise refusal
+
+
+def requested_partitions(num_partitions: int, assignments: int, default_partitions: int) -> int:
+    """The partitions one CreateTopics entry asks for, counted as Kafka counts them for the bound:
+    the assignments when there are any, else the count (-1: the default; other non-positive: none)."""
+    if assignments:
+        return assignments
+    if num_partitions == -1:
+        return default_partitions
+    return max(num_partitions, 0)
 
 
 def validate_topic_name(name: str) -> None:
-    """Kafka's ``Topic.validate``: legal characters, length, not "." or ".."."""
-    if not name:
-        raise KafkaError(ErrorCode.invalid_topic_exception, "Topic name is illegal, it can't be empty")
-    if name in (".", ".."):
-        raise KafkaError(ErrorCode.invalid_topic_exception, 'Topic name cannot be "." or ".."')
-    if len(name) > MAX_TOPIC_NAME:
-        raise KafkaError(
-            ErrorCode.invalid_topic_exception,
-            f"Topic name is illegal, it can't be longer than {MAX_TOPIC_NAME} characters",
-        )
-    if not _LEGAL_NAME.match(name):
-        raise KafkaError(
-            ErrorCode.invalid_topic_exception,
-            f"Topic name {name!r} is illegal, it contains a character other than "
-            "ASCII alphanumerics, '.', '_' and '-'",
-        )
+    """Kafka's ``Topic.validate``: INVALID_TOPIC_EXCEPTION for a name it refuses (full match)."""
+    problem = topic_name_problem(name)
+    if problem is not None:
+        raise KafkaError(ErrorCode.invalid_topic_exception, problem)
 
 
 def _collision_key(name: str) -> str:
@@ -188,7 +211,9 @@ class LocalController:
         now_ms: int,
     ) -> CreatedTopic:
         validate_topic_name(name)
-        if name in self.image.topics or name == METADATA_TOPIC:
+        if name == METADATA_TOPIC:  # Kafka's ControllerApis.createTopics drops it from the request
+            raise KafkaError(ErrorCode.topic_authorization_failed, "Authorization failed.")
+        if name in self.image.topics:
             raise KafkaError(ErrorCode.topic_already_exists, f"Topic '{name}' already exists.")
         for existing in self.image.topics:
             if _collision_key(existing) == _collision_key(name):
@@ -202,6 +227,7 @@ class LocalController:
             raise KafkaError(ErrorCode.invalid_config, str(exc)) from None
         brokers = sorted(b.node_id for b in self.image.brokers.values() if not b.fenced)
         if assignments:
+            check_partitions_per_request(len(assignments))
             if num_partitions != -1 or replication_factor != -1:
                 raise KafkaError(
                     ErrorCode.invalid_request,
@@ -219,6 +245,7 @@ class LocalController:
             replication_factor = default_replication if replication_factor == -1 else replication_factor
             if num_partitions <= 0:
                 raise KafkaError(ErrorCode.invalid_partitions, "Number of partitions must be larger than 0.")
+            check_partitions_per_request(num_partitions)
             if replication_factor <= 0:
                 raise KafkaError(
                     ErrorCode.invalid_replication_factor, "Replication factor must be larger than 0."
@@ -301,6 +328,7 @@ class LocalController:
             )
         if count == current:
             raise KafkaError(ErrorCode.invalid_partitions, f"Topic already has {current} partitions.")
+        check_partitions_per_request(count - current)
         rf = len(topic.partitions[0].replicas)
         brokers = sorted(b.node_id for b in self.image.brokers.values() if not b.fenced)
         if assignments is not None:

@@ -26,7 +26,8 @@ from .states import ElectionState
 
 QUORUM_STATE_FILE = "quorum-state"
 SNAPSHOT_SUFFIX = ".checkpoint"
-_SNAPSHOT_NAME = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
+_SNAPSHOT_NAME = re.compile(r"([0-9]{20})-([0-9]{10})\.checkpoint")
+"""Matched whole (``fullmatch``): ``\\d`` and ``$`` would take other digits and a trailing newline."""
 
 
 class FileQuorumStateStore:
@@ -71,7 +72,7 @@ class FileSnapshotStore:
             return []
         found = []
         for name in names:
-            match = _SNAPSHOT_NAME.match(name)
+            match = _SNAPSHOT_NAME.fullmatch(name)
             if match:
                 found.append(OffsetAndEpoch(int(match.group(1)), int(match.group(2))))
         return sorted(found, key=lambda i: i.offset)

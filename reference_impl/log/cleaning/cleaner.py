@@ -15,7 +15,7 @@ import logging
 import os
 from collections.abc import Mapping
 
-from ..checkpoints import CheckpointError, TopicPartition, read_offsets, write_offsets
+from ..checkpoints import TopicPartition, read_offsets, write_offsets
 from ..partition_log import FileLog
 from .executor import CleanResult, clean_log, earliest_horizon, segment_views
 from .plan import CleanPlan, plan_cleaning
@@ -31,11 +31,8 @@ class LogCleaner:
     def __init__(self, data_dir: str, map_capacity: int = DEFAULT_MAP_CAPACITY) -> None:
         self.path = os.path.join(data_dir, CLEANER_CHECKPOINT)
         self.map_capacity = map_capacity
-        try:
-            self.checkpoints: dict[TopicPartition, int] = read_offsets(self.path)
-        except CheckpointError as exc:
-            log.warning("%s; every compacted log counts as dirty", exc)
-            self.checkpoints = {}
+        self.checkpoints: dict[TopicPartition, int] = read_offsets(self.path)
+        """Raises :class:`CheckpointError` for an unreadable file, which the log manager refuses."""
         self._horizons: dict[TopicPartition, int | None] = {}
         self.uncleanable: set[TopicPartition] = set()
         self.last_result: dict[TopicPartition, CleanResult] = {}
