@@ -2,7 +2,10 @@
 
 Claims checked after every step (hypothesis, rule-based):
 
-* at most one leader per generation, and only the leader receives the member list;
+* at most one leader per generation, and only the leader receives the member list (a static leader
+  that restarts within a Stable generation keeps the leadership under its new member id, as Kafka's
+  ``GroupMetadata.replaceStaticMember`` (core/src/main/scala/kafka/coordinator/group/GroupMetadata.scala)
+  hands it over: one leader is one member or one instance);
 * every member of a Stable group holds the assignment the leader made for it (a restarted static
   member: the one made for its instance) in the current generation;
 * a group's generation never decreases, and no member sees it go back;
@@ -34,6 +37,8 @@ class GroupMachine(RuleBasedStateMachine):
         self.clients = [self._client(i) for i in range(CLIENTS)]
         self.waiting: dict[int, str] = {}  # client → "join" | "sync"
         self.leaders: dict[int, set[str]] = {}
+        self.identity: dict[str, str] = {}
+        """Member id -> who it is: the instance id of a static member, else the member id itself."""
         self.member_lists: dict[int, set[str]] = {}
         self.plans: dict[int, dict[str, bytes]] = {}
         self.seen_generation = [-1] * CLIENTS
@@ -126,6 +131,7 @@ class GroupMachine(RuleBasedStateMachine):
         generation = int(r.generation_id)
         assert generation >= self.seen_generation[i], "a member saw its generation go back"
         self.seen_generation[i] = generation
+        self.identity[str(r.member_id)] = c.instance_id or str(r.member_id)
         self.leaders.setdefault(generation, set()).add(r.leader)
         if r.members:
             self.member_lists.setdefault(generation, set()).add(r.member_id)
@@ -147,7 +153,8 @@ class GroupMachine(RuleBasedStateMachine):
     @invariant()
     def one_leader_per_generation(self) -> None:
         for generation, leaders in self.leaders.items():
-            assert len(leaders) == 1, f"generation {generation} had leaders {leaders}"
+            who = {self.identity.get(leader, leader) for leader in leaders}
+            assert len(who) == 1, f"generation {generation} had leaders {leaders} ({who})"
         for generation, receivers in self.member_lists.items():
             assert receivers <= self.leaders[generation], (generation, receivers)
 
