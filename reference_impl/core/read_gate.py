@@ -17,6 +17,14 @@ body; a refused connection waits in a FIFO queue and is granted, oldest
 first, as bytes come back, so no connection is passed over while memory is
 short (Kafka shuffles its keys under memory pressure for the same reason).
 The broker turns each grant into a ``ResumeReading`` effect.
+
+One deviation: a frame of at most :data:`UNPOOLED_FRAME_BYTES` is read even
+while the pool is spent. The pool counts a frame's declared size from its
+size prefix on, so a few clients that declare large frames and trickle them
+(the reference closes them after ``reference.request.receive.timeout.ms``)
+would otherwise stop every client's reads until then, heartbeats and
+metadata requests included. What small frames hold stays bounded by
+``max.connections`` × this size, and only in bytes actually received.
 """
 
 from __future__ import annotations
@@ -25,6 +33,9 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 from reference_impl import defects
+
+UNPOOLED_FRAME_BYTES = 64 << 10
+"""Frames this small are read whatever the pool holds (still counted, and bounded by requests)."""
 
 
 @dataclass(slots=True)
@@ -63,6 +74,9 @@ class ReadGate:
             return True  # the old reader: every byte that arrives is read
         if connection_id in self._waiting:
             return False
+        if size <= UNPOOLED_FRAME_BYTES and self.queued_requests < self.max_requests:
+            self._take(connection_id, size)
+            return True
         if self._waiting or not self._room():
             self._waiting[connection_id] = size
             return False

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from reference_impl import defects
+from reference_impl.core.read_gate import UNPOOLED_FRAME_BYTES
 from reference_impl.protocol.codec import encode_request
 from reference_impl.protocol.record_set import build_batch
 
@@ -36,6 +37,20 @@ API_VERSIONS = request(18, 3, client_software_name="kh", client_software_version
 def api_versions_frame() -> bytes:
     """A whole ApiVersions request frame, size prefix included."""
     return encode_request(API_VERSIONS, 7, "test-client")
+
+
+def large_produce_frame(topic: str = "t") -> bytes:
+    """A whole Produce frame (acks=1, answered at once) larger than UNPOOLED_FRAME_BYTES."""
+    batch = build_batch([(None, b"v" * (UNPOOLED_FRAME_BYTES + 1024))], base_timestamp=START_MS)
+    body = request(
+        0,
+        9,
+        acks=1,
+        timeout=1000,
+        transactional_id=None,
+        topic_data=[{"name": topic, "partition_data": [{"index": 0, "records": batch}]}],
+    )
+    return encode_request(body, 9, "test-client")
 
 
 def test_a_connection_whose_request_waits_is_not_read_further() -> None:
@@ -80,11 +95,13 @@ def test_frames_delivered_to_a_muted_connection_wait_and_count_as_queued_request
 
 
 def test_queued_request_bytes_are_bounded() -> None:
-    """Reservations are granted while any of queued.max.request.bytes is left (Kafka's non-strict
-    pool), so the pool never holds more than its size plus one frame; the next is refused."""
-    frame = api_versions_frame()
+    """Reservations of large frames are granted while any of queued.max.request.bytes is left
+    (Kafka's non-strict pool), so the pool never holds more than its size plus one frame; the next
+    is refused until bytes come back."""
+    frame = large_produce_frame()
     size = len(frame) - 4
     h = BrokerHarness(f"queued.max.request.bytes={size + 1}")
+    create(h, "t")
     a, b, c = h.connect(), h.connect(), h.connect()
     assert h.broker.reserve_frame(a, size)
     assert h.broker.reserve_frame(b, size)
@@ -93,16 +110,28 @@ def test_queued_request_bytes_are_bounded() -> None:
     assert gate.queued_bytes == 2 * size <= gate.max_bytes + size
     h.resumed.clear()
     h.send_frame(a, frame)  # handled at once: its bytes go back, and c is granted
+    assert len(h.responses[a]) == 1
     assert gate.queued_bytes == 2 * size
     assert h.resumed == [a, c]
 
 
+def test_small_frames_are_read_while_large_ones_wait() -> None:
+    """Clients that declare large frames and hold the pool must not stop a heartbeat or a metadata
+    request: a frame of at most UNPOOLED_FRAME_BYTES is granted whatever the pool holds."""
+    h = BrokerHarness("queued.max.request.bytes=1000")
+    hog, large, small = h.connect(), h.connect(), h.connect()
+    assert h.broker.reserve_frame(hog, 10 << 20)
+    assert not h.broker.reserve_frame(large, UNPOOLED_FRAME_BYTES + 1)
+    assert h.broker.reserve_frame(small, UNPOOLED_FRAME_BYTES)
+
+
 def test_refused_connections_are_granted_oldest_first() -> None:
     """Fairness: connections refused memory are granted in the order they asked, and a connection
-    asking while others wait queues behind them even if the pool has room at that moment."""
-    frame = api_versions_frame()
+    asking while others wait queues behind them."""
+    frame = large_produce_frame()
     size = len(frame) - 4
     h = BrokerHarness(f"queued.max.request.bytes={size}")
+    create(h, "t")
     holder, first, second, third = h.connect(), h.connect(), h.connect(), h.connect()
     assert h.broker.reserve_frame(holder, size)
     for cid in (first, second, third):
@@ -120,12 +149,12 @@ def test_refused_connections_are_granted_oldest_first() -> None:
 
 
 def test_a_closed_connection_gives_its_bytes_back() -> None:
-    h = BrokerHarness("queued.max.request.bytes=100")
+    h = BrokerHarness("queued.max.request.bytes=100000")
     a, b = h.connect(), h.connect()
-    assert h.broker.reserve_frame(a, 5000)
-    assert not h.broker.reserve_frame(b, 10)
+    assert h.broker.reserve_frame(a, 200_000)
+    assert not h.broker.reserve_frame(b, 100_000)
     h.disconnect(a)
-    assert h.broker.read_gate.queued_bytes == 10
+    assert h.broker.read_gate.queued_bytes == 100_000
     assert h.resumed == [b]
 
 
