@@ -17,6 +17,7 @@ import asyncio
 import itertools
 import logging
 import os
+import socket
 import struct
 import time
 from collections import OrderedDict, deque
@@ -53,6 +54,8 @@ READ_CHUNK_BYTES = 64 << 10
 LEGACY_READ_BYTES = 256 << 10
 """asyncio's own read size, the old reader's."""
 OPEN_SEGMENT_FILES = 64
+LISTEN_BACKLOG = 1024
+ACCEPTS_PER_TURN = 16
 REFUSAL_LOG_INTERVAL_MS = 1_000
 """Refused connections are logged at most once a second (with a count), so a flood is one line a second."""
 _SIZE = struct.Struct(">i")
@@ -88,7 +91,6 @@ class _Connection(asyncio.BufferedProtocol):
         self.transport: asyncio.Transport | None = None
         self.peer = "?"
         self.sending: asyncio.Task[None] | None = None
-        self.refused = False
         self.unbounded = shell.unbounded
         self.decoder = FrameDecoder(shell.max_frame_bytes)  # the old reader's (seeded defect only)
         self._chunk = bytearray(LEGACY_READ_BYTES if self.unbounded else READ_CHUNK_BYTES)
@@ -107,14 +109,6 @@ class _Connection(asyncio.BufferedProtocol):
         self.transport = transport
         peer = transport.get_extra_info("peername") or ("?", 0)
         self.peer = f"{peer[0]}:{peer[1]}"
-        if not self.unbounded:
-            refusal = self.shell.guard.open(self.connection_id, str(peer[0]), monotonic_ms())
-            if refusal is not None:
-                self.refused = True
-                self.shell.refused(self.peer, refusal)
-                transport.close()
-                return
-            self.shell.watch()
         transport.set_write_buffer_limits(high=PAUSE_READING_BYTES if self.unbounded else 0)
         self.shell.connections[self.connection_id] = self
         self.shell.feed(
@@ -229,8 +223,6 @@ class _Connection(asyncio.BufferedProtocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.transport = None
-        if self.refused:
-            return
         self.shell.connections.pop(self.connection_id, None)
         self.shell.guard.close(self.connection_id)
         self.shell.feed(ConnectionClosed(connection_id=self.connection_id))
@@ -383,19 +375,66 @@ class BrokerShell:
         self._ids = itertools.count(1)
         self._timer: asyncio.TimerHandle | None = None
         self._timer_at_ms: int | None = None
-        self._server: asyncio.Server | None = None
+        self._listener: socket.socket | None = None
         self.peers: dict[tuple[int, str, int, str], _PeerConnection] = {}
         self._files: OrderedDict[str, BinaryIO] = OrderedDict()
         self._tasks: set[asyncio.Task[None]] = set()
 
     async def listen(self, host: str, port: int) -> tuple[str, int]:
-        loop = asyncio.get_running_loop()
-        self._server = await loop.create_server(
-            lambda: _Connection(self, next(self._ids)), host, port, reuse_address=True, backlog=1024
-        )
-        sock = self._server.sockets[0].getsockname()
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        listener = socket.create_server((host, port), family=family, backlog=LISTEN_BACKLOG)
+        listener.setblocking(False)
+        self._listener = listener
+        asyncio.get_running_loop().add_reader(listener.fileno(), self._accept)
+        address = listener.getsockname()
         self.apply(self.broker.tick(self.clock()))
-        return str(sock[0]), int(sock[1])
+        return str(address[0]), int(address[1])
+
+    def _accept(self) -> None:
+        """Take up to ACCEPTS_PER_TURN new connections; one over ``max.connections`` or
+        ``max.connections.per.ip`` is closed at once, before it costs more than that moment's
+        descriptor (Kafka, too, bounds the new connections a processor takes per poll:
+        ``configureNewConnections`` in ``core/src/main/scala/kafka/network/SocketServer.scala``)."""
+        listener = self._listener
+        loop = asyncio.get_running_loop()
+        for _ in range(ACCEPTS_PER_TURN):
+            if listener is None:
+                return
+            try:
+                sock, address = listener.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError as exc:  # out of descriptors or buffers: wait instead of spinning
+                log.warning("cannot accept connections: %s; trying again in 1 s", exc)
+                loop.remove_reader(listener.fileno())
+                loop.call_later(1.0, self._resume_accepting)
+                return
+            connection_id = next(self._ids)
+            if not self.unbounded:
+                refusal = self.guard.open(connection_id, str(address[0]), monotonic_ms())
+                if refusal is not None:
+                    sock.close()
+                    self.refused(f"{address[0]}:{address[1]}", refusal)
+                    continue
+                self.watch()
+            sock.setblocking(False)
+            task = loop.create_task(self._serve(connection_id, sock))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    def _resume_accepting(self) -> None:
+        if self._listener is not None:
+            asyncio.get_running_loop().add_reader(self._listener.fileno(), self._accept)
+
+    async def _serve(self, connection_id: int, sock: socket.socket) -> None:
+        try:
+            await asyncio.get_running_loop().connect_accepted_socket(
+                lambda: _Connection(self, connection_id), sock
+            )
+        except OSError as exc:
+            log.warning("connection %d could not be set up: %s", connection_id, exc)
+            self.guard.close(connection_id)
+            sock.close()
 
     def feed(self, event: Event) -> None:
         self.apply(self.broker.step(event, self.clock()))
@@ -514,8 +553,10 @@ class BrokerShell:
         self.apply(self.broker.tick(self.clock()))
 
     async def close(self) -> None:
-        if self._server is not None:
-            self._server.close()
+        if self._listener is not None:
+            asyncio.get_running_loop().remove_reader(self._listener.fileno())
+            self._listener.close()
+            self._listener = None
         for conn in list(self.connections.values()):
             conn.close()
         for peer in list(self.peers.values()):
