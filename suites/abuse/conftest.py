@@ -138,14 +138,22 @@ class ResourceWatch:
         self.interval_s = interval_s
         self.baseline: ProcessSample | None = None
         self.last: ProcessSample | None = None
+        self.threads_peak: int | None = None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self) -> None:
         assert self.tracker is not None
         while not self._stop.is_set():
-            self.last = self.tracker.observe() or self.last
+            self._observe()
             self._stop.wait(self.interval_s)
+
+    def _observe(self) -> None:
+        assert self.tracker is not None
+        reading = self.tracker.observe()
+        if reading is not None:
+            self.last = reading
+            self.threads_peak = max(self.threads_peak or 0, reading.threads)
 
     def __enter__(self) -> ResourceWatch:
         if self.tracker is not None:
@@ -157,7 +165,7 @@ class ResourceWatch:
         if self.tracker is not None:
             self._stop.set()
             self._thread.join()
-            self.last = self.tracker.observe() or self.last
+            self._observe()
 
     @property
     def rss_growth_mib(self) -> float | None:

@@ -52,6 +52,7 @@ def test_a_connection_flood_keeps_descriptors_bounded_and_a_client_served(abused
             time.sleep(1.0)  # the target has seen them all
             client.request("api_versions", 0)  # raises after HANG_S without an answer
             during_flood = watch.fds_peak
+        threads_peak = watch.threads_peak
         baseline = watch.fds_baseline
     finally:
         for sock in flood:
@@ -71,6 +72,7 @@ def test_a_connection_flood_keeps_descriptors_bounded_and_a_client_served(abused
         fds_baseline=baseline,
         fds_peak=during_flood,
         fds_after=settled,
+        threads_peak=threads_peak,
         new_client_answered_s=after_s,
     )
     assert after_s is not None, f"a new client was not answered within {HANG_S} s after the flood"

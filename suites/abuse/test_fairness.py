@@ -14,6 +14,8 @@ from __future__ import annotations
 import statistics
 import time
 
+from fixtures.wire import WireError
+
 from .conftest import HANG_S, AbusedTarget, flooding, frame_of, report
 
 FLOODERS = 20
@@ -36,7 +38,10 @@ def test_a_well_behaved_client_is_served_while_twenty_connections_pipeline_metad
         time.sleep(0.5)  # the flood is under way
         for _ in range(PROBES):
             started = time.monotonic()
-            client.request("metadata", version, topics=[])  # raises after HANG_S without an answer
+            try:
+                client.request("metadata", version, topics=[])
+            except WireError:  # no answer within HANG_S, or the connection was dropped
+                break
             latencies.append(time.monotonic() - started)
             time.sleep(0.2)
         flood.stop()
@@ -45,8 +50,11 @@ def test_a_well_behaved_client_is_served_while_twenty_connections_pipeline_metad
         target=abused.name,
         flooders=FLOODERS,
         requests_sent=flood.sent // len(flood_request),
-        latency_median_s=statistics.median(latencies),
-        latency_max_s=max(latencies),
+        answered=f"{len(latencies)}/{PROBES}",
+        latency_median_s=statistics.median(latencies) if latencies else None,
+        latency_max_s=max(latencies) if latencies else None,
         rss_growth_mib=watch.rss_growth_mib,
     )
-    assert len(latencies) == PROBES
+    assert len(latencies) == PROBES, (
+        f"request {len(latencies) + 1} of {PROBES} was not answered within {HANG_S} s"
+    )
