@@ -418,6 +418,10 @@ class BrokerShell:
                     continue
                 self.watch()
             sock.setblocking(False)
+            # asyncio sets TCP_NODELAY only on sockets made with IPPROTO_TCP, which an accepted one
+            # is not: without it a response's header and its sendfile body meet Nagle's algorithm
+            # and the client's delayed ACK (40 ms a long-poll answer, measured)
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             task = loop.create_task(self._serve(connection_id, sock))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
