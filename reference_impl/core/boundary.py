@@ -70,6 +70,18 @@ class CloseConnection:
     reason: str
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResumeReading:
+    """The connection may be read again.
+
+    A shell that honours backpressure reads nothing more from a connection after it has handed
+    the core one :class:`FrameReceived` of it (Kafka mutes a channel once a request is read), nor
+    after :meth:`Broker.reserve_frame` refused it, until this effect names the connection. A shell
+    without backpressure (the simulator) may ignore it: the core queues what arrives meanwhile."""
+
+    connection_id: int
+
+
 DATA_CHANNEL = "data"
 """The connection replica fetches use; quorum and controller traffic has its own (``raft``,
 ``controller``), so a long-poll fetch never holds a vote or a heartbeat back."""
@@ -98,7 +110,7 @@ class SendRequest:
     channel: str = DATA_CHANNEL
 
 
-Effect = SendResponse | CloseConnection | SendRequest
+Effect = SendResponse | CloseConnection | SendRequest | ResumeReading
 
 
 @dataclass(frozen=True, slots=True)

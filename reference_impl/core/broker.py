@@ -6,7 +6,10 @@ frame arrived, a connection closed) and the current time, and returns a
 :meth:`Broker.tick` next. Requests of one connection are handled one at a
 time in arrival order, as Kafka's network layer mutes a connection while its
 request is in flight; a request that waits (a long-poll fetch) holds its
-connection's later requests back until it completes.
+connection's later requests back until it completes. The core also decides
+when the shell may read a connection again (``ResumeReading``) and how many
+request bytes may be held (:mod:`.read_gate`), so a client that pipelines
+behind a waiting request cannot make the broker buffer what it sends.
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ from .boundary import (
     FrameReceived,
     RequestFailed,
     ResponseReceived,
+    ResumeReading,
     SendRequest,
     SendResponse,
     Step,
@@ -71,6 +75,7 @@ from .ports import LogStore, TopicPartition
 from .purgatory import DelayedOperation, Purgatory
 from .raft.controller import messages as cm
 from .raft.controller.records import ControllerImage
+from .read_gate import ReadGate
 from .replication.fetcher import ReplicaFetcher
 from .replication.isr import IsrProposal
 from .txn.coordinator import TransactionCoordinator
@@ -134,6 +139,8 @@ class _Connection:
     waiting: deque[bytes] = field(default_factory=deque)
     closed: bool = False
     draining: bool = False
+    muted: bool = False
+    """A frame was read and the shell has not been told it may read the next one (ResumeReading)."""
 
 
 class Broker:
@@ -187,6 +194,9 @@ class Broker:
             max_slots=config.get_int("max.incremental.fetch.session.cache.slots"), rng=self.rng
         )
         self._connections: dict[int, _Connection] = {}
+        self.read_gate = ReadGate(
+            config.get_int("queued.max.request.bytes"), config.get_int("queued.max.requests")
+        )
         self._pending_requests: dict[int, ResponseCallback] = {}
         self._request_ids = itertools.count(1)
         self._peer_overrides = parse_peer_addresses(config.get("inter.broker.addresses") or "")
@@ -238,9 +248,12 @@ class Broker:
             case FrameReceived(connection_id=cid, frame=frame):
                 conn = self._connections.get(cid)
                 if conn is not None and not conn.closed:
+                    conn.muted = True
+                    self.read_gate.arrived(cid, len(frame))
                     conn.waiting.append(frame)
                     self._release(conn, now_ms)
             case ConnectionClosed(connection_id=cid):
+                self.read_gate.forget(cid)
                 conn = self._connections.pop(cid, None)
                 if conn is not None:
                     conn.closed = True
@@ -307,6 +320,8 @@ class Broker:
         if now_ms >= self._next_maintenance_ms:
             self._maintain(now_ms)
         self.cleaner.maybe_clean(self.partitions, self.store, now_ms)
+        for granted in self.read_gate.grant_waiting():
+            self._outbox.append(ResumeReading(connection_id=granted))
         effects = tuple(self._outbox)
         self._outbox.clear()
         deadlines = [
@@ -636,15 +651,49 @@ class Broker:
         return forward(self, ctx, body, target, self.quorum.voters[target], own_answer, timeout)
 
     def _release(self, conn: _Connection, now_ms: int) -> None:
-        """Run the connection's waiting requests that may run now (see :meth:`_may_process`)."""
+        """Run the connection's waiting requests that may run now (see :meth:`_may_process`), then
+        let the shell read the connection again if it may (:meth:`_readable`)."""
         if conn.draining:
             return  # an outer call is already working through the queue: no recursion
         conn.draining = True
         try:
             while conn.waiting and not conn.closed and self._may_process(conn):
-                self._process(conn, conn.waiting.popleft(), self.now_ms)
+                frame = conn.waiting.popleft()
+                self.read_gate.handled(conn.connection_id, len(frame))
+                self._process(conn, frame, self.now_ms)
         finally:
             conn.draining = False
+        if conn.muted and not conn.closed and self._readable(conn):
+            conn.muted = False
+            self._outbox.append(ResumeReading(connection_id=conn.connection_id))
+
+    def reserve_frame(self, connection_id: int, size: int) -> bool:
+        """Whether the shell may read the body of the next frame of ``connection_id`` (``size`` bytes,
+        from its size prefix) now. False while the connection is muted (its request is in flight) or
+        while ``queued.max.request.bytes`` / ``queued.max.requests`` are spent; the shell then reads
+        nothing more from it until a ``ResumeReading`` names it (the reservation is then held)."""
+        conn = self._connections.get(connection_id)
+        if conn is None or conn.closed:
+            return False
+        if conn.muted and not defects.enabled(defects.UNBOUNDED_BUFFERING):
+            return False
+        return self.read_gate.reserve(connection_id, size)
+
+    @staticmethod
+    def _readable(conn: _Connection) -> bool:
+        """Kafka unmutes a channel once the response to its request is sent (``SocketServer.scala``,
+        ``ChannelMuteEvent.RESPONSE_SENT``; ``KafkaChannel.java`` mute states): nothing of the
+        connection is read while a request waits, except the pipelined Produce requests
+        :meth:`_may_process` lets through. At most one frame then waits unhandled per connection."""
+        if defects.enabled(defects.UNBOUNDED_BUFFERING):
+            return True  # the old reader: every frame is read at once and queued in ``waiting``
+        if conn.waiting:
+            return False
+        if not conn.outstanding:
+            return True
+        return len(conn.outstanding) < PIPELINED_PRODUCES and all(
+            c.header.api_key == PRODUCE_KEY for c in conn.outstanding
+        )
 
     @staticmethod
     def _may_process(conn: _Connection) -> bool:

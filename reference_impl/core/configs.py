@@ -395,6 +395,66 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {
             valid=_at_least(1),
             read_only=True,
         ),
+        # -- the socket server: what a client may make the broker hold (reference_impl/core/read_gate.py,
+        # reference_impl/server/guard.py); Kafka's names and types, server/src/main/java/org/apache/
+        # kafka/network/SocketServerConfigs.java and .../server/config/ServerConfigs.java --
+        ConfigDef(
+            "queued.max.requests",
+            _T.INT,
+            "500",
+            "Requests read and not yet handled, across connections, before no more are read.",
+            valid=_at_least(1),
+            read_only=True,
+        ),
+        ConfigDef(
+            "queued.max.request.bytes",
+            _T.LONG,
+            "104857600",
+            "Bytes of requests being read or not yet handled before no more are read (≤ 0: no bound). "
+            "Kafka's default is -1; the reference bounds it by default, at socket.request.max.bytes (the "
+            "smallest bound Kafka accepts, so the largest request can always be read), because a hostile "
+            "client must never decide how much memory the broker holds.",
+            read_only=True,
+        ),
+        ConfigDef(
+            "connections.max.idle.ms",
+            _T.LONG,
+            "600000",
+            "A connection that reads and writes nothing this long is closed.",
+            valid=_at_least(-1),
+            read_only=True,
+        ),
+        ConfigDef(
+            "max.connections",
+            _T.INT,
+            None,
+            "Client connections held at once; more are closed as they are accepted. Kafka's default is "
+            "2147483647; unset here, the broker process takes half of its RLIMIT_NOFILE soft limit, so "
+            "connections can never take the descriptors its log segments, sendfile handles and peer "
+            "links need (each connection is one descriptor).",
+            valid=_at_least(0),
+            read_only=True,
+        ),
+        ConfigDef(
+            "max.connections.per.ip",
+            _T.INT,
+            None,
+            "Client connections from one address; more are closed as they are accepted. Kafka's default "
+            "is 2147483647; unset here, it is max.connections (on loopback every client shares one "
+            "address, so a lower default would refuse the harness's own clients).",
+            valid=_at_least(0),
+            read_only=True,
+        ),
+        ConfigDef(
+            "reference.request.receive.timeout.ms",
+            _T.LONG,
+            "30000",
+            "Not a Kafka config: the longest a request may take to arrive, from its first byte to its "
+            "last, before the connection is closed (a client trickling a frame a byte at a time). Kafka "
+            "has no such bound (every byte resets connections.max.idle.ms); 30 s is a client's default "
+            "request.timeout.ms, after which the client itself has given the request up (≤ 0: no bound).",
+            read_only=True,
+        ),
         ConfigDef(
             DEFECTS_CONFIG,
             _T.LIST,

@@ -68,11 +68,13 @@ class Listener:
 
     def __init__(
         self,
-        protocol_factory: Callable[[], asyncio.Protocol],
+        admit: Callable[[socket.socket, tuple[str, int]], asyncio.BaseProtocol | None],
         open_connections: Callable[[], int],
         max_connections: int | None,
     ) -> None:
-        self._factory = protocol_factory
+        """``admit(sock, address)`` gives the protocol of a connection just accepted, or None to close
+        it at once (the shell's connection policy: ``max.connections.per.ip`` and friends)."""
+        self._admit = admit
         self._open_connections = open_connections
         self.max_connections = max_connections
         self._sock: socket.socket | None = None
@@ -135,7 +137,7 @@ class Listener:
                 self._pause_reading()
                 return
             try:
-                conn, _address = self._sock.accept()
+                conn, address = self._sock.accept()
             except (BlockingIOError, InterruptedError, ConnectionAbortedError):
                 if self._crowded:
                     log.warning("accepting connections again: every waiting client was taken")
@@ -151,16 +153,20 @@ class Listener:
                 log.warning("accepting connections again after %d failed attempt(s)", self.failed_accepts)
                 self.failed_accepts = 0
                 self._backoff_s = FIRST_BACKOFF_S
+            protocol = self._admit(conn, (str(address[0]), int(address[1])))
+            if protocol is None:
+                conn.close()
+                continue
             conn.setblocking(False)
             conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # no Nagle delay on small answers
-            task = self._loop.create_task(self._connect(conn))
+            task = self._loop.create_task(self._connect(conn, protocol))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
 
-    async def _connect(self, conn: socket.socket) -> None:
+    async def _connect(self, conn: socket.socket, protocol: asyncio.BaseProtocol) -> None:
         assert self._loop is not None
         try:
-            await self._loop.connect_accepted_socket(self._factory, conn)
+            await self._loop.connect_accepted_socket(lambda: protocol, conn)
         except OSError as exc:  # the peer left before the transport was made
             log.info("dropped a connection as it was accepted: %s", exc)
             conn.close()

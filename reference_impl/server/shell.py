@@ -3,9 +3,12 @@
 Each connection is an :class:`asyncio.Protocol` (callbacks, no per-request
 task), since the broker answers synchronously in almost every case; the few
 delayed answers come back through :meth:`BrokerShell.apply` when a timer or
-another connection's request completes them. A connection whose peer stops
-reading gets its socket reads paused once its write buffer passes
-``PAUSE_READING_BYTES``, as Kafka mutes a channel.
+another connection's request completes them. What a client may make the
+broker hold is bounded: a connection is read one frame at a time and muted
+while its request is in flight or its response unsent (the core says when it
+may be read again, :class:`ResumeReading`), request bytes come from the
+core's ``queued.max.request.bytes``, and :class:`~.guard.ConnectionGuard`
+bounds connection counts and closes idle connections and slow requests.
 """
 
 from __future__ import annotations
@@ -14,10 +17,13 @@ import asyncio
 import itertools
 import logging
 import os
+import socket
+import struct
 import time
 from collections import deque
 from collections.abc import Callable
 
+from reference_impl import defects
 from reference_impl.core.boundary import (
     CloseConnection,
     ConnectionClosed,
@@ -26,6 +32,7 @@ from reference_impl.core.boundary import (
     FrameReceived,
     RequestFailed,
     ResponseReceived,
+    ResumeReading,
     SendRequest,
     SendResponse,
     Step,
@@ -36,11 +43,28 @@ from reference_impl.log.descriptors import POOL
 from reference_impl.protocol.codec import decode_response, encode_request
 from reference_impl.protocol.frames import DEFAULT_MAX_FRAME_BYTES, FrameDecoder, FrameSizeError
 
+from .guard import ConnectionGuard
 from .listener import Listener, connection_slots, descriptor_limit
 
 log = logging.getLogger("reference_impl.server")
 
 PAUSE_READING_BYTES = 32 << 20
+"""The old reader's write buffer bound (``defects.UNBOUNDED_BUFFERING``): reads paused above it."""
+READ_CHUNK_BYTES = 64 << 10
+"""The most one read of a client connection takes (a large frame arrives in several reads)."""
+LEGACY_READ_BYTES = 256 << 10
+"""asyncio's own read size, the old reader's."""
+LISTEN_BACKLOG = 1024
+UNBOUNDED_CONNECTIONS = 1 << 30
+"""max.connections when neither configured nor bounded by a descriptor limit (RLIMIT_NOFILE unlimited)."""
+REFUSAL_LOG_INTERVAL_MS = 1_000
+"""Refused connections are logged at most once a second (with a count), so a flood is one line a second."""
+_SIZE = struct.Struct(">i")
+
+
+def wall_clock_ms() -> int:
+    """Kafka's clock: wall time in ms (record timestamps and retention are wall-clock based)."""
+    return time.time_ns() // 1_000_000
 
 
 async def send_region(
@@ -58,28 +82,51 @@ async def send_region(
         return await loop.sendfile(transport, handle, region.position, region.length)
 
 
-def wall_clock_ms() -> int:
-    """Kafka's clock: wall time in ms (record timestamps and retention are wall-clock based)."""
-    return time.time_ns() // 1_000_000
+def monotonic_ms() -> int:
+    """The connection guard's clock: idle and slow-request deadlines must not jump with the wall clock."""
+    return time.monotonic_ns() // 1_000_000
 
 
-class _Connection(asyncio.Protocol):
+class _Connection(asyncio.BufferedProtocol):
+    """A client connection, read one frame at a time, as the core allows.
+
+    Each read takes at most the rest of the size prefix or of the frame being
+    read (never a byte of the next frame), so what a client pipelines stays in
+    the kernel's buffers, where TCP pushes back on the client. The frame's body
+    is read only once :meth:`Broker.reserve_frame` has granted its size; after
+    a whole frame is handed to the core the connection is not read again until
+    the core says ``ResumeReading`` and the response written so far has left
+    (Kafka: a channel stays muted until its response is sent). One read per
+    connection per loop turn, at most one frame: no connection takes more than
+    a bounded share of a turn, however much it has sent.
+    """
+
     def __init__(self, shell: BrokerShell, connection_id: int, listener: str) -> None:
         self.shell = shell
         self.connection_id = connection_id
         self.listener = listener
-        self.decoder = FrameDecoder(shell.max_frame_bytes)
         self.transport: asyncio.Transport | None = None
         self.peer = "?"
-        self.paused = False
         self.sending: asyncio.Task[None] | None = None
+        self.unbounded = shell.unbounded
+        self.decoder = FrameDecoder(shell.max_frame_bytes)  # the old reader's (seeded defect only)
+        self._chunk = bytearray(LEGACY_READ_BYTES if self.unbounded else READ_CHUNK_BYTES)
+        self._prefix = bytearray()
+        self._size = -1
+        """The size of the frame being read; -1 while its size prefix is read."""
+        self._body = bytearray()
+        self.muted = False
+        """A frame was handed to the core, which has not yet said ResumeReading."""
+        self.awaiting_memory = False
+        """The core refused the frame's reservation; its ResumeReading grants it."""
+        self.write_blocked = False
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         self.transport = transport
         peer = transport.get_extra_info("peername") or ("?", 0)
         self.peer = f"{peer[0]}:{peer[1]}"
-        transport.set_write_buffer_limits(high=PAUSE_READING_BYTES)
+        transport.set_write_buffer_limits(high=PAUSE_READING_BYTES if self.unbounded else 0)
         self.shell.connections[self.connection_id] = self
         self.shell.feed(
             ConnectionOpened(
@@ -90,12 +137,95 @@ class _Connection(asyncio.Protocol):
             )
         )
 
-    def data_received(self, data: bytes) -> None:
+    def get_buffer(self, sizehint: int) -> memoryview:
+        if self.unbounded:
+            return memoryview(self._chunk)
+        if self._size < 0:
+            want = 4 - len(self._prefix)
+        else:
+            want = min(self._size - len(self._body), READ_CHUNK_BYTES)
+        return memoryview(self._chunk)[: max(1, want)]
+
+    def buffer_updated(self, nbytes: int) -> None:
+        if self.unbounded:
+            self._read_everything(nbytes)
+            return
+        now = monotonic_ms()
+        guard = self.shell.guard
+        guard.active(self.connection_id, now)
+        data = memoryview(self._chunk)[:nbytes]
+        if self._size >= 0:
+            self._body += data
+        else:
+            if not self._prefix:
+                guard.receiving(self.connection_id, now)
+                self.shell.watch()
+            self._prefix += data
+            if len(self._prefix) < 4:
+                return
+            (size,) = _SIZE.unpack(self._prefix)
+            if size < 0 or size > self.shell.max_frame_bytes:
+                self._refuse_frame(FrameSizeError(size, self.shell.max_frame_bytes))
+                return
+            self._size = size
+            if not self.shell.broker.reserve_frame(self.connection_id, size):
+                self.awaiting_memory = True
+                guard.received(self.connection_id)  # the wait is the broker's, not the client's
+                self._update_reading()
+                return
+        if len(self._body) == self._size:
+            self._deliver()
+
+    def _deliver(self) -> None:
+        frame = bytes(self._body)
+        self._body = bytearray()
+        self._prefix = bytearray()
+        self._size = -1
+        self.shell.guard.received(self.connection_id)
+        self.muted = True
+        self.shell.feed(FrameReceived(connection_id=self.connection_id, frame=frame))
+        self._update_reading()
+
+    def resume(self) -> None:
+        """The core's ResumeReading: the frame's reservation is granted, or the connection unmuted."""
+        if self.unbounded:
+            return
+        if self.awaiting_memory:
+            self.awaiting_memory = False
+            self.shell.guard.receiving(self.connection_id, monotonic_ms())
+            self.shell.watch()
+            if self._size == 0:  # an empty frame has no body to wait for
+                asyncio.get_running_loop().call_soon(self._deliver)
+                return
+        else:
+            self.muted = False
+        self._update_reading()
+
+    def _update_reading(self) -> None:
+        transport = self.transport
+        if transport is None or transport.is_closing():
+            return
+        if self.unbounded:
+            want = not self.write_blocked
+        else:
+            want = not (self.muted or self.awaiting_memory or self.write_blocked or self.sending is not None)
+        if want != transport.is_reading():
+            if want:
+                transport.resume_reading()
+            else:
+                transport.pause_reading()
+
+    def _refuse_frame(self, exc: FrameSizeError) -> None:
+        log.warning("closing connection %d from %s: %s", self.connection_id, self.peer, exc)
+        self.close()
+
+    def _read_everything(self, nbytes: int) -> None:
+        """The old reader (``defects.UNBOUNDED_BUFFERING``): every frame received is handed over at
+        once, whatever waits ahead of it, and nothing else bounds a connection."""
         try:
-            frames = self.decoder.feed(data)
+            frames = self.decoder.feed(memoryview(self._chunk)[:nbytes])
         except FrameSizeError as exc:
-            log.warning("closing connection %d from %s: %s", self.connection_id, self.peer, exc)
-            self.close()
+            self._refuse_frame(exc)
             return
         for frame in frames:
             self.shell.feed(FrameReceived(connection_id=self.connection_id, frame=frame))
@@ -103,18 +233,18 @@ class _Connection(asyncio.Protocol):
                 return
 
     def pause_writing(self) -> None:
-        if self.transport is not None and not self.paused:
-            self.paused = True
-            self.transport.pause_reading()
+        self.write_blocked = True
+        self._update_reading()
 
     def resume_writing(self) -> None:
-        if self.transport is not None and self.paused:
-            self.paused = False
-            self.transport.resume_reading()
+        self.write_blocked = False
+        self.shell.guard.active(self.connection_id, monotonic_ms())
+        self._update_reading()
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self.shell.connections.pop(self.connection_id, None)
         self.transport = None
+        self.shell.connections.pop(self.connection_id, None)
+        self.shell.guard.close(self.connection_id)
         for accepting in self.shell.listeners:
             accepting.connection_closed()
         self.shell.feed(ConnectionClosed(connection_id=self.connection_id))
@@ -123,6 +253,7 @@ class _Connection(asyncio.Protocol):
         """Write one response; file regions go out with ``sendfile``, in order with everything else."""
         if self.transport is None or self.transport.is_closing():
             return
+        self.shell.guard.active(self.connection_id, monotonic_ms())
         if self.sending is None and all(isinstance(p, bytes) for p in parts):
             for part in parts:
                 self.transport.write(part)  # type: ignore[arg-type]
@@ -130,10 +261,13 @@ class _Connection(asyncio.Protocol):
         task = asyncio.get_running_loop().create_task(self._send_in_order(self.sending, parts))
         self.sending = task
         task.add_done_callback(self._sent)
+        self._update_reading()
 
     def _sent(self, task: asyncio.Task[None]) -> None:
         if self.sending is task:
             self.sending = None
+            self.shell.guard.active(self.connection_id, monotonic_ms())
+            self._update_reading()  # asyncio's sendfile pauses and resumes reading by itself
 
     async def _send_in_order(
         self, previous: asyncio.Task[None] | None, parts: tuple[bytes | FileRegion, ...]
@@ -251,6 +385,12 @@ class BrokerShell:
         self.broker = broker
         self.clock = clock
         self.max_frame_bytes = max_frame_bytes
+        self.unbounded = defects.enabled(defects.UNBOUNDED_BUFFERING)
+        self.guard = _guard_for(broker)
+        self._guard_timer: asyncio.TimerHandle | None = None
+        self._guard_at_ms: int | None = None
+        self._refusals = 0
+        self._refusal_logged_ms = -REFUSAL_LOG_INTERVAL_MS
         self.connections: dict[int, _Connection] = {}
         self._ids = itertools.count(1)
         self._timer: asyncio.TimerHandle | None = None
@@ -262,16 +402,33 @@ class BrokerShell:
     async def listen(self, host: str, port: int, listener: str = "PLAINTEXT") -> tuple[str, int]:
         """Open the socket of one named listener (every connection it accepts carries the name).
 
-        Every listener shares one bound on connections: what the descriptor limit leaves after the
-        log files' pool."""
-        slots = connection_slots(descriptor_limit(), POOL.capacity)
+        Every listener shares one bound on open connections, what the descriptor limit leaves after
+        the log files' pool (:func:`~.listener.connection_slots`): at it, accepting pauses until a
+        connection closes, as Kafka's acceptor waits for a slot. Below it, :meth:`_admit` refuses
+        what ``max.connections``/``max.connections.per.ip`` do not allow.
+        """
+        slots = None if self.unbounded else connection_slots(descriptor_limit(), POOL.capacity)
         accepting = Listener(
-            lambda: _Connection(self, next(self._ids), listener), lambda: len(self.connections), slots
+            lambda sock, address: self._admit(sock, address, listener), lambda: len(self.connections), slots
         )
-        address = accepting.start(host, port, backlog=1024)
+        address = accepting.start(host, port, backlog=LISTEN_BACKLOG)
         self.listeners.append(accepting)
         self.apply(self.broker.tick(self.clock()))
         return address
+
+    def _admit(
+        self, sock: socket.socket, address: tuple[str, int], listener: str
+    ) -> asyncio.BaseProtocol | None:
+        """The protocol for a connection just accepted on ``listener``, or None to close it at once
+        (over ``max.connections`` or ``max.connections.per.ip``, logged at most once a second)."""
+        connection_id = next(self._ids)
+        if not self.unbounded:
+            refusal = self.guard.open(connection_id, str(address[0]), monotonic_ms())
+            if refusal is not None:
+                self.refused(f"{address[0]}:{address[1]}", refusal)
+                return None
+            self.watch()
+        return _Connection(self, connection_id, listener)
 
     def feed(self, event: Event) -> None:
         self.apply(self.broker.step(event, self.clock()))
@@ -286,9 +443,46 @@ class BrokerShell:
                 continue
             if isinstance(effect, SendResponse):
                 conn.write(effect.parts)
+            elif isinstance(effect, ResumeReading):
+                conn.resume()
             elif isinstance(effect, CloseConnection):
                 conn.close()
         self._schedule(step.next_wakeup_ms)
+
+    def watch(self) -> None:
+        """Arm the guard's timer for its next deadline, unless one at least as early is armed."""
+        at = self.guard.next_deadline_ms()
+        if at is None or (self._guard_at_ms is not None and self._guard_at_ms <= at):
+            return
+        if self._guard_timer is not None:
+            self._guard_timer.cancel()
+        self._guard_at_ms = at
+        delay = max(0.0, (at - monotonic_ms()) / 1000)
+        self._guard_timer = asyncio.get_running_loop().call_later(delay, self._expire)
+
+    def _expire(self) -> None:
+        self._guard_timer = None
+        self._guard_at_ms = None
+        for connection_id, reason in self.guard.expired(monotonic_ms()):
+            conn = self.connections.get(connection_id)
+            if conn is not None:
+                log.warning("closing connection %d from %s: %s", connection_id, conn.peer, reason)
+                conn.close()
+        self.watch()
+
+    def refused(self, peer: str, reason: str) -> None:
+        """A connection closed as it was accepted: one log line a second at most, with the count."""
+        self._refusals += 1
+        now = monotonic_ms()
+        if now - self._refusal_logged_ms >= REFUSAL_LOG_INTERVAL_MS:
+            log.warning(
+                "refusing connections (%s): %d refused since the last such line, the latest from %s",
+                reason,
+                self._refusals,
+                peer,
+            )
+            self._refusals = 0
+            self._refusal_logged_ms = now
 
     def _send_request(self, effect: SendRequest) -> None:
         key = (effect.node_id, effect.host, effect.port, effect.channel)
@@ -339,5 +533,24 @@ class BrokerShell:
             peer.close()
         if self._timer is not None:
             self._timer.cancel()
+        if self._guard_timer is not None:
+            self._guard_timer.cancel()
         self.broker.shutdown(self.clock())
         POOL.release_idle()
+
+
+def _guard_for(broker: Broker) -> ConnectionGuard:
+    """The guard from the broker's configs; max.connections and max.connections.per.ip, when unset,
+    are the connection slots this process's RLIMIT_NOFILE leaves after the log files
+    (:func:`~.listener.connection_slots`; no bound when the limit is unlimited)."""
+    config = broker.config
+    configured = config.get("max.connections")
+    slots = connection_slots(descriptor_limit(), POOL.capacity)
+    max_connections = int(configured) if configured is not None else (slots or UNBOUNDED_CONNECTIONS)
+    per_ip = config.get("max.connections.per.ip")
+    return ConnectionGuard(
+        max_connections=max_connections,
+        max_per_ip=int(per_ip) if per_ip is not None else max_connections,
+        idle_ms=config.get_int("connections.max.idle.ms"),
+        receive_timeout_ms=config.get_int("reference.request.receive.timeout.ms"),
+    )

@@ -48,6 +48,7 @@ from reference_impl.core.boundary import (
     FrameReceived,
     RequestFailed,
     ResponseReceived,
+    ResumeReading,
     SendRequest,
     SendResponse,
 )
@@ -440,6 +441,8 @@ class Endpoint:
             if isinstance(effect, SendRequest):
                 out += self.dialer.send(effect, now_ms)
                 continue
+            if isinstance(effect, ResumeReading):
+                continue  # the simulated network delivers every frame: the core queues them
             if isinstance(effect, SendResponse):
                 envelope = self.listener.respond(effect)
             elif isinstance(effect, CloseConnection):

@@ -36,7 +36,7 @@ def test_out_of_descriptors_the_accept_loop_backs_off_and_logs_once(caplog: pyte
     caplog.set_level(logging.INFO, logger="reference_impl.server")
     accepted: list[asyncio.Protocol] = []
 
-    def factory() -> asyncio.Protocol:
+    def factory(_sock: socket.socket, _address: tuple[str, int]) -> asyncio.Protocol:
         protocol = asyncio.Protocol()
         accepted.append(protocol)
         return protocol
@@ -85,7 +85,7 @@ def test_accepted_connections_send_without_nagle_delay() -> None:
             sockets.append(transport.get_extra_info("socket"))
 
     async def scenario() -> int:
-        listener = Listener(Recorder, lambda: len(sockets), None)
+        listener = Listener(lambda _sock, _address: Recorder(), lambda: len(sockets), None)
         _host, port = listener.start("127.0.0.1", 0, backlog=8)
         with socket.create_connection(("127.0.0.1", port)):
             await _until(lambda: bool(sockets))

@@ -12,6 +12,7 @@ from reference_impl.core.boundary import (
     ConnectionClosed,
     ConnectionOpened,
     FrameReceived,
+    ResumeReading,
     SendResponse,
     Step,
 )
@@ -42,6 +43,8 @@ class BrokerHarness:
         self._corr = itertools.count(1)
         self.responses: dict[int, list[bytes]] = {}
         self.closed: dict[int, str] = {}
+        self.resumed: list[int] = []
+        """Connections the broker said may be read again (ResumeReading), in order."""
         self.next_wakeup_ms: int | None = None
 
     def connect(self, listener: str = "PLAINTEXT") -> int:
@@ -90,6 +93,8 @@ class BrokerHarness:
                 self.responses.setdefault(effect.connection_id, []).extend(FrameDecoder().feed(data))
             elif isinstance(effect, CloseConnection):
                 self.closed[effect.connection_id] = effect.reason
+            elif isinstance(effect, ResumeReading):
+                self.resumed.append(effect.connection_id)
 
 
 def request(api_key: int, version: int, **fields: Any) -> Any:

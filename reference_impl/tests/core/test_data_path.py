@@ -49,8 +49,7 @@ def produce(
     return response.responses[0].partition_responses[0]
 
 
-def fetch(
-    h: BrokerHarness,
+def fetch_request(
     topic: str,
     partition: int,
     offset: int,
@@ -58,40 +57,45 @@ def fetch(
     max_wait: int = 0,
     min_bytes: int = 0,
     version: int = 11,
-    cid: int | None = None,
     max_bytes: int = 1 << 20,
     current_leader_epoch: int = -1,
+    isolation_level: int = 0,
 ) -> Any:
-    response = h.call(
-        request(
-            1,
-            version,
-            replica_id=-1,
-            max_wait=max_wait,
-            min_bytes=min_bytes,
-            max_bytes=max_bytes,
-            isolation_level=0,
-            session_id=0,
-            session_epoch=-1,
-            forgotten_topics_data=[],
-            rack_id="",
-            topics=[
-                {
-                    "topic": topic,
-                    "partitions": [
-                        {
-                            "partition": partition,
-                            "fetch_offset": offset,
-                            "log_start_offset": -1,
-                            "partition_max_bytes": max_bytes,
-                            "current_leader_epoch": current_leader_epoch,
-                        }
-                    ],
-                }
-            ],
-        ),
-        cid,
+    """A one-partition Fetch request."""
+    return request(
+        1,
+        version,
+        replica_id=-1,
+        max_wait=max_wait,
+        min_bytes=min_bytes,
+        max_bytes=max_bytes,
+        isolation_level=isolation_level,
+        session_id=0,
+        session_epoch=-1,
+        forgotten_topics_data=[],
+        rack_id="",
+        topics=[
+            {
+                "topic": topic,
+                "partitions": [
+                    {
+                        "partition": partition,
+                        "fetch_offset": offset,
+                        "log_start_offset": -1,
+                        "partition_max_bytes": max_bytes,
+                        "current_leader_epoch": current_leader_epoch,
+                    }
+                ],
+            }
+        ],
     )
+
+
+def fetch(
+    h: BrokerHarness, topic: str, partition: int, offset: int, *, cid: int | None = None, **options: Any
+) -> Any:
+    """Fetch one partition (``options`` as :func:`fetch_request`'s) and return its answer."""
+    response = h.call(fetch_request(topic, partition, offset, **options), cid)
     return response.responses[0].partitions[0]
 
 
@@ -201,70 +205,14 @@ def test_long_poll_waits_for_min_bytes_or_max_wait() -> None:
     h = BrokerHarness()
     create(h, "t")
     cid = h.connect()
-    h.send(
-        cid,
-        request(
-            1,
-            11,
-            replica_id=-1,
-            max_wait=1000,
-            min_bytes=1,
-            max_bytes=1 << 20,
-            isolation_level=0,
-            session_id=0,
-            session_epoch=-1,
-            forgotten_topics_data=[],
-            rack_id="",
-            topics=[
-                {
-                    "topic": "t",
-                    "partitions": [
-                        {
-                            "partition": 0,
-                            "fetch_offset": 0,
-                            "log_start_offset": -1,
-                            "partition_max_bytes": 1 << 20,
-                        }
-                    ],
-                }
-            ],
-        ),
-    )
+    h.send(cid, fetch_request("t", 0, 0, max_wait=1000, min_bytes=1))
     h.advance(999)
     assert not h.responses.get(cid)
     produce(h, "t", 0, build_batch([(None, b"wake")], base_timestamp=START_MS))
     assert len(h.responses[cid]) == 1
     started = h.now_ms
     cid2 = h.connect()
-    h.send(
-        cid2,
-        request(
-            1,
-            11,
-            replica_id=-1,
-            max_wait=1000,
-            min_bytes=1,
-            max_bytes=1 << 20,
-            isolation_level=0,
-            session_id=0,
-            session_epoch=-1,
-            forgotten_topics_data=[],
-            rack_id="",
-            topics=[
-                {
-                    "topic": "t",
-                    "partitions": [
-                        {
-                            "partition": 0,
-                            "fetch_offset": 1,
-                            "log_start_offset": -1,
-                            "partition_max_bytes": 1 << 20,
-                        }
-                    ],
-                }
-            ],
-        ),
-    )
+    h.send(cid2, fetch_request("t", 0, 1, max_wait=1000, min_bytes=1))
     assert h.next_wakeup_ms is not None and h.next_wakeup_ms <= started + 1000  # the shell wakes in time
     h.advance(999)
     assert not h.responses.get(cid2)

@@ -9,7 +9,7 @@ from reference_impl.protocol.record_set import build_batch, iter_records
 from reference_impl.protocol.records import parse_header
 
 from .harness import START_MS, BrokerHarness, request
-from .test_data_path import create
+from .test_data_path import create, fetch_request
 
 
 def init(h: BrokerHarness, txn_id: str, timeout_ms: int = 60_000, version: int = 4) -> Any:
@@ -83,34 +83,7 @@ def tx_produce(
 
 
 def read(h: BrokerHarness, topic: str, isolation: int) -> tuple[list[bytes | None], Any]:
-    r = h.call(
-        request(
-            1,
-            11,
-            replica_id=-1,
-            max_wait=0,
-            min_bytes=0,
-            max_bytes=1 << 20,
-            isolation_level=isolation,
-            session_id=0,
-            session_epoch=-1,
-            forgotten_topics_data=[],
-            rack_id="",
-            topics=[
-                {
-                    "topic": topic,
-                    "partitions": [
-                        {
-                            "partition": 0,
-                            "fetch_offset": 0,
-                            "log_start_offset": -1,
-                            "partition_max_bytes": 1 << 20,
-                        }
-                    ],
-                }
-            ],
-        )
-    )
+    r = h.call(fetch_request(topic, 0, 0, isolation_level=isolation))
     p = r.responses[0].partitions[0]
     data = []
     position = 0
