@@ -37,10 +37,11 @@ from fixtures.targets import (
     PeakTracker,
     ProcessSample,
     Target,
+    TargetSession,
     TargetUnavailableError,
     launch,
 )
-from fixtures.wire import Capabilities, TargetSession, WireClient, build_request
+from fixtures.wire import Capabilities, WireClient, build_request
 from fixtures.wire.ops import ensure_topic
 from reference_impl.protocol.codec import encode_request
 
