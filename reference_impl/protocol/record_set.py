@@ -350,7 +350,38 @@ def build_batch(
         attributes |= TRANSACTIONAL_BIT
     if control:
         attributes |= CONTROL_BIT
-    last_delta = max(d for d, *_ in items)
+    return seal_batch(
+        payload,
+        records_count=len(items),
+        last_offset_delta=max(d for d, *_ in items),
+        attributes=attributes,
+        base_timestamp=first_ts,
+        max_timestamp=max_ts,
+        base_offset=base_offset,
+        producer_id=producer_id,
+        producer_epoch=producer_epoch,
+        base_sequence=base_sequence,
+        partition_leader_epoch=partition_leader_epoch,
+    )
+
+
+def seal_batch(
+    payload: bytes,
+    *,
+    records_count: int,
+    last_offset_delta: int,
+    attributes: int = 0,
+    base_timestamp: int = 0,
+    max_timestamp: int = 0,
+    base_offset: int = 0,
+    producer_id: int = NO_PRODUCER_ID,
+    producer_epoch: int = NO_PRODUCER_EPOCH,
+    base_sequence: int = NO_SEQUENCE,
+    partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH,
+) -> bytes:
+    """A v2 batch around ``payload`` (the record section, already compressed as ``attributes``
+    says), with a valid CRC whatever its header claims: what a producer sends, and what a test
+    sends to see a broker refuse a batch for its records rather than its checksum."""
     batch_length = HEADER_SIZE - LOG_OVERHEAD + len(payload)
     head = bytearray(
         _HEADER.pack(
@@ -360,13 +391,13 @@ def build_batch(
             MAGIC_V2,
             0,
             attributes,
-            last_delta,
-            first_ts,
-            max_ts,
+            last_offset_delta,
+            base_timestamp,
+            max_timestamp,
             producer_id,
             producer_epoch,
             base_sequence,
-            len(items),
+            records_count,
         )
     )
     body = bytes(head[21:]) + payload

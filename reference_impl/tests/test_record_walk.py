@@ -11,6 +11,8 @@ failure code and message, and the records named.
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -36,6 +38,10 @@ def record_sections(draw: st.DrawFn) -> tuple[bytes, int]:
     return section, len(records)
 
 
+_ODD_VARINTS = [b"\xff\xff\xff\xff\x7f", b"\x80" * 6, b"\x01", b"\xff\xff\xff\xff\x0f"]
+"""Truncating, too long, negative (-1) and 2^31-wide varints."""
+
+
 @st.composite
 def mutated(draw: st.DrawFn, section: bytes) -> bytes:
     out = bytearray(section)
@@ -51,7 +57,7 @@ def mutated(draw: st.DrawFn, section: bytes) -> bytes:
         elif kind == "cut":
             del out[at:]
         else:  # a long or negative varint where a length was
-            out[at:at] = draw(st.sampled_from([b"\xff\xff\xff\xff\x7f", b"\x80" * 6, b"\x01", b"\xff\xff\xff\xff\x0f"]))
+            out[at:at] = draw(st.sampled_from(_ODD_VARINTS))
     return bytes(out)
 
 
@@ -81,7 +87,7 @@ def _walk_in_chunks(
     pending = bytearray()
     index = bad_total = 0
     edges = [0, *sorted(c % (len(section) + 1) for c in cuts), len(section)]
-    for lo, hi in zip(edges, edges[1:], strict=False):
+    for lo, hi in itertools.pairwise(edges):
         pending += section[lo:hi]
         result = walker(pending, 0, len(pending), False, index, bad_total, bad, spec)
         steps.append(result)
