@@ -107,7 +107,8 @@ def inflate_chunks(
 ) -> Iterator[bytes]:
     """The decompressed payload, in chunks of at most ``chunk_bytes``; never more than ``limit`` bytes.
 
-    Raises :class:`InflatedTooLargeError` once the output would pass ``limit``,
+    Raises :class:`InflatedTooLargeError` once the output would pass ``limit`` (after handing on
+    the bytes up to it, so that a caller finding an invalid record there can stop first),
     :class:`InvalidBatchError` for a payload the codec cannot read (truncated,
     corrupt, an unknown codec).
     """
@@ -126,7 +127,8 @@ def inflate_chunks(
     try:
         for chunk in reader(bytes(data), limit, chunk_bytes):
             produced += len(chunk)
-            if produced > limit:
+            if produced > limit:  # hand on what fits first: the record walk may find it invalid there
+                yield chunk[: len(chunk) - (produced - limit)]
                 raise _too_large(codec, limit)
             if chunk:
                 yield chunk
