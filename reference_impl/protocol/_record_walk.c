@@ -43,6 +43,11 @@ static inline int read_zigzag(const uint8_t *b, Py_ssize_t *pos, Py_ssize_t end,
 }
 
 static inline int read_varint32(const uint8_t *b, Py_ssize_t *pos, Py_ssize_t end, int32_t *out) {
+    if (*pos < end && b[*pos] < 0x80) { /* most varints of a record are one byte: lengths, deltas, counts */
+        uint8_t c = b[(*pos)++];
+        *out = (int32_t)((c >> 1) ^ (0u - (c & 1u)));
+        return READ_OK;
+    }
     uint64_t value;
     int rc = read_zigzag(b, pos, end, 32, &value);
     *out = (int32_t)(uint32_t)value;
