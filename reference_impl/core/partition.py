@@ -225,12 +225,14 @@ class Partition:
         verify: Callable[[BatchHeader], None] | None = None,
         *,
         from_coordinator: bool = False,
+        from_client: bool = False,
     ) -> AppendOutcome:
         """Validate and append one produced batch; a retried idempotent batch is not appended twice.
 
         ``from_coordinator``: the group coordinator writing a TxnOffsetCommit's offsets under the
         producer's id and epoch without sequence numbers (Kafka's coordinator append origin):
-        epochs are checked, sequences are not."""
+        epochs are checked, sequences are not. ``from_client``: a Produce request's batch, held to
+        the client-only batch rules (Kafka's ``AppendOrigin.CLIENT``)."""
         if not self.is_leader:
             raise _not_leader(self)
         if required_acks == -1 and len(self.isr) < self.min_insync_replicas:
@@ -238,7 +240,13 @@ class Partition:
                 ErrorCode.not_enough_replicas,
                 f"ISR {list(self.isr)} is smaller than min.insync.replicas {self.min_insync_replicas}",
             )
-        data, header = validate_produce_records(records, self.limits, now_ms)
+        data, header = validate_produce_records(
+            records,
+            self.limits,
+            now_ms,
+            partition_name=f"{self.key[0]}-{self.key[1]}",
+            from_client=from_client,
+        )
         duplicate = None if self._mutant(NO_DEDUP) else self.producers.check_duplicate(header)
         if duplicate is not None:
             return AppendOutcome(duplicate.first_offset, duplicate.last_offset, duplicate=True)

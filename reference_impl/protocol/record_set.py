@@ -1,9 +1,11 @@
 """Records inside a v2 batch: compression codecs, varint record layout, batch building.
 
-The hot path (:mod:`.records`) stops at batch headers. This module goes one
-level down, for the features that need individual records: timestamp lookups,
-compressed-batch validation, compaction, control batches (transaction
-markers), ``dump-log``, and the harness's raw client building its own batches.
+The hot path stops at batch headers (:mod:`.records`) and walks records without
+objects (:mod:`.record_walk`). This module builds a :class:`Record` per record,
+for the features that need them: timestamp lookups, compaction, control batches
+(transaction markers), ``dump-log``, the harness's raw client reading fetch
+answers and building its own batches. Compressed batches are read through the
+bounded, streaming inflation of :mod:`.inflate`, a chunk at a time.
 
 Record layout (Kafka's ``DefaultRecord``), after the batch header::
 
@@ -20,20 +22,20 @@ Record layout (Kafka's ``DefaultRecord``), after the batch header::
 
 Codecs are Kafka's: gzip; snappy in the xerial framing the Java client writes
 (raw snappy blocks are also read, as brokers accept both); LZ4 frame; zstd
-frame.
+frame (:mod:`.inflate` reads them).
 """
 
 from __future__ import annotations
 
 import gzip
 import struct
-import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import cramjam
 from crc32c import crc32c
 
+from .inflate import READ_MAX_MESSAGE_BYTES, inflate, inflate_chunks, inflation_bound
 from .records import (
     COMPRESSION_MASK,
     CONTROL_BIT,
@@ -77,26 +79,6 @@ class Record:
 # -- compression -------------------------------------------------------------------------------
 
 
-def decompress(codec: int, data: bytes | memoryview) -> bytes:
-    """Undo a batch's compression; raises :class:`InvalidBatchError` on bad input."""
-    try:
-        if codec == NONE:
-            return bytes(data)
-        if codec == GZIP:
-            return zlib.decompress(bytes(data), wbits=47)  # gzip or zlib header
-        if codec == SNAPPY:
-            return _snappy_decompress(bytes(data))
-        if codec == LZ4:
-            return bytes(cramjam.lz4.decompress(bytes(data)))
-        if codec == ZSTD:
-            return bytes(cramjam.zstd.decompress(bytes(data)))
-    except InvalidBatchError:
-        raise
-    except Exception as exc:  # each codec library raises its own error types
-        raise InvalidBatchError(f"cannot decompress ({_codec_name(codec)}): {exc}") from None
-    raise InvalidBatchError(f"unknown compression codec {codec}")
-
-
 def compress(codec: int, data: bytes) -> bytes:
     if codec == NONE:
         return data
@@ -110,30 +92,6 @@ def compress(codec: int, data: bytes) -> bytes:
     if codec == ZSTD:
         return bytes(cramjam.zstd.compress(data))
     raise ValueError(f"unknown compression codec {codec}")
-
-
-def _codec_name(codec: int) -> str:
-    for name, value in CODECS.items():
-        if value == codec:
-            return name
-    return str(codec)
-
-
-def _snappy_decompress(data: bytes) -> bytes:
-    if not data.startswith(_XERIAL_MAGIC):
-        return bytes(cramjam.snappy.decompress_raw(data))
-    pos = _XERIAL_HEADER.size
-    out = bytearray()
-    while pos < len(data):
-        if pos + 4 > len(data):
-            raise InvalidBatchError("truncated xerial snappy block length")
-        (size,) = _I32.unpack_from(data, pos)
-        pos += 4
-        if size < 0 or pos + size > len(data):
-            raise InvalidBatchError("xerial snappy block runs past the end of the batch")
-        out += bytes(cramjam.snappy.decompress_raw(data[pos : pos + size]))
-        pos += size
-    return bytes(out)
 
 
 # -- varints -----------------------------------------------------------------------------------
@@ -183,32 +141,81 @@ def _read_bytes(buf: bytes, pos: int) -> tuple[bytes | None, int]:
 # -- reading -----------------------------------------------------------------------------------
 
 
-def batch_records_bytes(buf: bytes | bytearray | memoryview, header: BatchHeader) -> bytes:
-    """The decompressed record section of one batch."""
-    start = header.position + HEADER_SIZE
-    end = header.position + header.size
-    return decompress(header.compression, memoryview(buf)[start:end])
+def _payload(buf: bytes | bytearray | memoryview, header: BatchHeader) -> memoryview:
+    return memoryview(buf)[header.position + HEADER_SIZE : header.position + header.size]
 
 
-def iter_records(buf: bytes | bytearray | memoryview, header: BatchHeader) -> Iterator[Record]:
-    """Every record of the batch at ``header.position`` in ``buf`` (decompressing if needed).
+def batch_records_bytes(
+    buf: bytes | bytearray | memoryview, header: BatchHeader, max_message_bytes: int = READ_MAX_MESSAGE_BYTES
+) -> bytes:
+    """The decompressed record section of one batch, at most :func:`.inflate.inflation_bound` bytes."""
+    bound = inflation_bound(header.records_count, max_message_bytes)
+    return inflate(header.compression, _payload(buf, header), bound)
+
+
+def _record_bodies(
+    buf: bytes | bytearray | memoryview, header: BatchHeader, max_message_bytes: int
+) -> Iterator[bytes]:
+    """Each record's bytes after its length prefix, as the batch's (bounded) inflation produces them.
+
+    Holds one chunk of output and the record being cut from it, never the whole
+    inflated batch. Raises :class:`InvalidBatchError` for a record that runs past
+    the end, fewer records than the header counts, or bytes after the last one.
+    """
+    chunks = inflate_chunks(
+        header.compression, _payload(buf, header), inflation_bound(header.records_count, max_message_bytes)
+    )
+    pending = b""
+    pos = 0
+    exhausted = False
+
+    def fill(need: int) -> bool:
+        """Have ``need`` bytes from ``pos`` on, pulling chunks; False when the batch ends first."""
+        nonlocal pending, pos, exhausted
+        while len(pending) - pos < need and not exhausted:
+            chunk = next(chunks, None)
+            if chunk is None:
+                exhausted = True
+            else:
+                pending = pending[pos:] + chunk
+                pos = 0
+        return len(pending) - pos >= need
+
+    for index in range(header.records_count):
+        fill(10)
+        if pos >= len(pending):
+            raise InvalidBatchError(f"the batch ends after {index} of its {header.records_count} records")
+        length, after = _read_varint(pending, pos)
+        prefix = after - pos
+        if length < 0 or not fill(prefix + length):  # fill may move what is pending to offset 0
+            raise InvalidBatchError("record length runs past the end of the batch")
+        body = pos + prefix
+        yield pending[body : body + length]
+        pos = body + length
+    if fill(1):
+        raise InvalidBatchError(f"bytes follow the last of {header.records_count} records")
+
+
+def iter_records(
+    buf: bytes | bytearray | memoryview, header: BatchHeader, max_message_bytes: int = READ_MAX_MESSAGE_BYTES
+) -> Iterator[Record]:
+    """Every record of the batch at ``header.position`` in ``buf`` (decompressing, bounded, as it goes).
 
     In a LogAppendTime batch every record's timestamp is the batch's max
     timestamp (the broker's time), as Kafka's ``DefaultRecordBatch`` reads it.
 
-    Checks what Kafka's ``LogValidator`` checks of each record: the count
-    matches the header, offset deltas increase from 0 within ``lastOffsetDelta``,
-    and each record's declared length is what it holds.
+    Checks what Kafka's record readers check: the count matches the header,
+    offset deltas increase from 0 within ``lastOffsetDelta``, and each record's
+    declared length is what it holds. This builds a :class:`Record` per record,
+    for readers off the produce path (fetch answers, compaction, dump-log); the
+    produce path walks records without objects (:mod:`.record_walk`).
     """
-    data = batch_records_bytes(buf, header)
-    pos = 0
     previous_delta = -1
-    for _ in range(header.records_count):
-        length, pos = _read_varint(data, pos)
-        end = pos + length
-        if length < 0 or end > len(data):
-            raise InvalidBatchError("record length runs past the end of the batch")
-        pos += 1  # attributes
+    for data in _record_bodies(buf, header, max_message_bytes):
+        end = len(data)
+        if end < 1:
+            raise InvalidBatchError("record without attributes")
+        pos = 1  # attributes
         ts_delta, pos = _read_varint(data, pos)
         offset_delta, pos = _read_varint(data, pos)
         if offset_delta <= previous_delta or offset_delta > header.last_offset_delta:
@@ -217,6 +224,8 @@ def iter_records(buf: bytes | bytearray | memoryview, header: BatchHeader) -> It
         key, pos = _read_bytes(data, pos)
         value, pos = _read_bytes(data, pos)
         count, pos = _read_varint(data, pos)
+        if count < 0 or count > end - pos:
+            raise InvalidBatchError(f"record header count {count} is invalid")
         headers: list[tuple[str, bytes | None]] = []
         for _h in range(count):
             hkey, pos = _read_bytes(data, pos)
@@ -225,11 +234,9 @@ def iter_records(buf: bytes | bytearray | memoryview, header: BatchHeader) -> It
                 raise InvalidBatchError("record header with a null key")
             headers.append((hkey.decode(errors="replace"), hvalue))
         if pos != end:
-            raise InvalidBatchError(f"record declares {length} bytes but holds {length + end - pos}")
+            raise InvalidBatchError(f"record declares {end} bytes but holds {pos}")
         timestamp = header.max_timestamp if header.is_log_append_time else header.base_timestamp + ts_delta
         yield Record(header.base_offset + offset_delta, timestamp, key, value, tuple(headers))
-    if pos != len(data):
-        raise InvalidBatchError(f"{len(data) - pos} bytes after the last of {header.records_count} records")
 
 
 def offsets_and_values(buf: bytes, header: BatchHeader) -> tuple[tuple[int, bytes], ...]:
@@ -343,7 +350,38 @@ def build_batch(
         attributes |= TRANSACTIONAL_BIT
     if control:
         attributes |= CONTROL_BIT
-    last_delta = max(d for d, *_ in items)
+    return seal_batch(
+        payload,
+        records_count=len(items),
+        last_offset_delta=max(d for d, *_ in items),
+        attributes=attributes,
+        base_timestamp=first_ts,
+        max_timestamp=max_ts,
+        base_offset=base_offset,
+        producer_id=producer_id,
+        producer_epoch=producer_epoch,
+        base_sequence=base_sequence,
+        partition_leader_epoch=partition_leader_epoch,
+    )
+
+
+def seal_batch(
+    payload: bytes,
+    *,
+    records_count: int,
+    last_offset_delta: int,
+    attributes: int = 0,
+    base_timestamp: int = 0,
+    max_timestamp: int = 0,
+    base_offset: int = 0,
+    producer_id: int = NO_PRODUCER_ID,
+    producer_epoch: int = NO_PRODUCER_EPOCH,
+    base_sequence: int = NO_SEQUENCE,
+    partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH,
+) -> bytes:
+    """A v2 batch around ``payload`` (the record section, already compressed as ``attributes``
+    says), with a valid CRC whatever its header claims: what a producer sends, and what a test
+    sends to see a broker refuse a batch for its records rather than its checksum."""
     batch_length = HEADER_SIZE - LOG_OVERHEAD + len(payload)
     head = bytearray(
         _HEADER.pack(
@@ -353,13 +391,13 @@ def build_batch(
             MAGIC_V2,
             0,
             attributes,
-            last_delta,
-            first_ts,
-            max_ts,
+            last_offset_delta,
+            base_timestamp,
+            max_timestamp,
             producer_id,
             producer_epoch,
             base_sequence,
-            len(items),
+            records_count,
         )
     )
     body = bytes(head[21:]) + payload

@@ -1,9 +1,10 @@
 """Produce: v3-13. Append one record batch per partition, assign offsets, acknowledge.
 
 Behaviour: acks 0 (no response), 1 (after the leader's append), -1 (after
-the ISR has it; with one replica, at once). Batch-level validation
-(:mod:`..validation`): CORRUPT_MESSAGE, INVALID_RECORD, MESSAGE_TOO_LARGE,
-RECORD_LIST_TOO_LARGE, INVALID_TIMESTAMP; UNKNOWN_TOPIC_OR_PARTITION for a
+the ISR has it; with one replica, at once). Validation of the batch and every
+record (:mod:`..validation`): CORRUPT_MESSAGE, INVALID_RECORD, MESSAGE_TOO_LARGE,
+RECORD_LIST_TOO_LARGE, INVALID_TIMESTAMP, the failing records named in
+``record_errors`` (KIP-467); UNKNOWN_TOPIC_OR_PARTITION for a
 missing topic (v13: UNKNOWN_TOPIC_ID for a missing topic id);
 INVALID_TOPIC_EXCEPTION for an internal topic (only its coordinator writes it);
 NOT_LEADER_OR_FOLLOWER; NOT_ENOUGH_REPLICAS when acks=-1 and the ISR is
@@ -28,10 +29,15 @@ from reference_impl.protocol.records import BatchHeader
 from ..internal_topics import refuses_client_writes
 from ..partition import Partition
 from ..purgatory import DelayedOperation
+from ..validation import RejectedRecords
 from .registry import Deferred, NoResponse, Reply, Respond, handles
 
 if TYPE_CHECKING:
     from ..broker import Broker, RequestContext
+
+_LOG_START_ON_ERROR = frozenset({ErrorCode.invalid_record, ErrorCode.invalid_timestamp})
+"""Validation failures Kafka answers with the partition's log start offset (ReplicaManager's
+``processFailedRecord``); its size and CRC refusals carry -1."""
 
 
 def _transaction_check(broker: Broker, request: Any, key: tuple[str, int]) -> Callable[[BatchHeader], None]:
@@ -85,11 +91,21 @@ def handle_produce(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
             else:
                 try:
                     info = part.append_as_leader(
-                        pdata.records, acks, now, verify=_transaction_check(broker, request, part.key)
+                        pdata.records,
+                        acks,
+                        now,
+                        verify=_transaction_check(broker, request, part.key),
+                        from_client=True,
                     )
                 except KafkaError as exc:
                     entry["error_code"] = exc.code
                     entry["error_message"] = exc.message
+                    if isinstance(exc, RejectedRecords):
+                        entry["record_errors"] = [
+                            {"batch_index": i, "batch_index_error_message": m} for i, m in exc.record_errors
+                        ]
+                    if exc.code in _LOG_START_ON_ERROR:
+                        entry["log_start_offset"] = part.log.log_start_offset
                     if exc.code is ErrorCode.not_leader_or_follower:
                         entry["current_leader"] = {
                             "leader_id": part.leader_id,
