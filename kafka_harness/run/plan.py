@@ -31,12 +31,15 @@ import sys
 import tomllib
 from pathlib import Path
 
+from chaos.runner import LAUNCHED, UNPROXIED
+
 from .stages import Stage, python_cli, python_pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 EXPECTATIONS = ROOT / "suites" / "expectations"
 PROFILES = ("quick", "full")
-LAUNCHED_KINDS = ("reference", "tansu")
+LAUNCHED_KINDS = LAUNCHED
+"""Targets the chaos campaigns launch themselves (process faults need the process)."""
 PROPERTY_SUITE = "reference_impl/acceptance/property"
 """The replication property model and mutation check: they run the reference broker's own state
 machines in-process, so the stage is the same whatever the target."""
@@ -108,6 +111,9 @@ def build_plan(
             else [("chaos-kill", "kill", "queue", 15),
                   ("chaos-links", "partition-client,latency", "queue", 15)]
         )
+        if kind in UNPROXIED:
+            # link faults need a proxy on every link; an unproxied target gets the process faults only
+            campaigns = [c for c in campaigns if c[0] != "chaos-links"]
         cluster = ["--brokers", str(brokers), "--rf", "3", "--min-isr", "2"] if replicated else []
         for name, faults, workload, seconds in campaigns:
             if replicated and name == "chaos-kill":

@@ -105,6 +105,13 @@ def test_plan_leaves_chaos_out_for_targets_it_cannot_kill(tmp_path: Path) -> Non
         build_plan("reference", "reference", "reference", "slow", tmp_path, 1)
 
 
+def test_plan_gives_an_unproxied_target_the_process_faults_only(tmp_path: Path) -> None:
+    """noida-db advertises the port it listens on, so no proxy can sit on its links: it gets the
+    kill campaign (and its restart check) but not the link campaign."""
+    names = [s.name for s in build_plan("noida", "noida", "noida", "quick", tmp_path, 1)]
+    assert "chaos-kill" in names and "chaos-links" not in names
+
+
 def test_stage_expectations_come_from_the_targets_file() -> None:
     declared = stage_expectations("tansu")
     assert "chaos-kill" in declared

@@ -48,8 +48,8 @@ def test_the_restart_check_catches_the_late_high_watermark_defect(tmp_path: Path
 def test_noida_runs_unproxied_and_is_judged_after_a_restart(tmp_path: Path) -> None:
     """noida-db advertises the port it listens on, so its campaign runs without proxies and with
     process faults only; it still gets the whole restart phase and a verdict. (What noida does
-    with acknowledged records across a SIGKILL is the check's finding, printed, not asserted
-    here; about 100 s, so on demand: ``tox -e chaos``.)"""
+    with acknowledged records across a SIGKILL is a finding of the main job's chaos-kill stage,
+    declared in ``suites/expectations/noida.toml``; about 100 s, so on demand: ``tox -e chaos``.)"""
     pytest.importorskip("noida_db", reason="noida-db is not installed (pip install noida-db)")
     _c, outcome = campaign(tmp_path, target="noida", faults=["kill"], time_s=6, rate=300, seed=3)
     result = outcome.result
@@ -57,4 +57,4 @@ def test_noida_runs_unproxied_and_is_judged_after_a_restart(tmp_path: Path) -> N
     assert read_jsonl(outcome.history_path).meta["proxies"] == []
     restart = [e for e in outcome.nemesis_events if e["fault"] == RESTART_FAULT]
     assert [e["f"] for e in restart] == ["start", "stop"] and all("error" not in e for e in restart)
-    assert result.stats["restart_acked"] > 0 and result.valid in (True, False)
+    assert result.stats["restart_acked"] > 0
