@@ -20,7 +20,6 @@ from chaos.runner import Campaign, Outcome, run
 from fixtures.plugin import session_of
 from reports import allure
 
-
 _RUN_BROKER_CONFIGS: list[str] = []
 
 
