@@ -281,8 +281,9 @@ def main(argv: list[str]) -> int:
         print("VERDICT: could not run")
         return 2
     started = time.monotonic()
+    logs = OUT.relative_to(ROOT) if OUT.is_relative_to(ROOT) else OUT
     print(f"{len(chosen)} defects; each check once on a clean reference broker, then with the defect on "
-          f"({args.jobs} at a time; logs in {OUT})", flush=True)  # fmt: skip
+          f"({args.jobs} at a time; logs in {logs}/)", flush=True)  # fmt: skip
     baseline, seeded = run_all(chosen, args.jobs, say=lambda line: print(line, flush=True))
     print(f"wall time {time.monotonic() - started:.0f} s\n")
     caught = 0
