@@ -220,8 +220,6 @@ def run_check(check: Check, defect: str | None, logs: Path = OUT) -> Outcome:
 
 
 Runner = Callable[[Check, "str | None"], Outcome]
-
-
 Baseline = dict[Check, Outcome]
 Seeded = dict[tuple[str, Check], Outcome]
 
