@@ -28,7 +28,7 @@ from chaos.toxiproxy.finder import find_toxiproxy
 from chaos.workloads.queue import FINAL, QueueOptions, QueueWorkload, high_watermarks
 from chaos.workloads.restart import run_restart_phase
 from chaos.workloads.transactional import TransactionalWorkload
-from fixtures.targets import launch, parse_target
+from fixtures.targets import check_broker_configs, launch, parse_target
 
 WORKLOADS = ("queue", "transactional")
 LAUNCHED = ("reference", "tansu", "noida")
@@ -146,8 +146,10 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
         )
     if spec.kind != "reference" and (c.brokers != 1 or c.rf != 1):
         raise CampaignError(f"{spec.kind} runs one broker here: use --rf 1")
-    if c.broker_configs and spec.kind != "reference":
-        raise CampaignError(f"broker configs are for reference brokers, not {spec.kind}")
+    try:
+        check_broker_configs(c.broker_configs, spec.kind)
+    except ValueError as exc:
+        raise CampaignError(str(exc)) from None
     link_faults = [f for f in c.faults if f not in PROCESS_FAULTS]
     if spec.kind in UNPROXIED and link_faults:
         raise CampaignError(

@@ -32,6 +32,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "check": ("chaos.check_cli", "run the checkers on a recorded history"),
     "load": ("spark_load.cli", "generate load with PySpark and verify what came back"),
     "bench": ("kafka_harness.bench", "produce/fetch throughput and latency, reference vs Tansu"),
+    "defects": (
+        "kafka_harness.defects_cli",
+        "switch each seeded defect on in a reference broker and show which check catches it",
+    ),
     "mutants": (
         "reference_impl.acceptance.property.mutants_cli",
         "run the property suite once per seeded bug mode",

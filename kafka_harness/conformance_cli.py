@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from fixtures.clients import CLIENTS
-from fixtures.targets import parse_target
+from fixtures.targets import check_broker_configs, parse_target
 from reports.paths import ALLURE_RESULTS, HTML
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -37,9 +37,16 @@ def main(argv: list[str]) -> int:
         "--append", action="store_true", help="keep earlier results (several targets, one report)"
     )
     parser.add_argument("--no-report", action="store_true", help="write Allure results only")
+    parser.add_argument(
+        "--broker-config",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a config for the reference brokers (repeatable), e.g. reference.defects=name-anchor",
+    )
     args = parser.parse_args(argv)
     try:
-        parse_target(args.target)
+        check_broker_configs(args.broker_config, parse_target(args.target).kind)
     except ValueError as exc:
         print(f"kafka-harness conformance: {exc}", file=sys.stderr)
         return 2
@@ -72,6 +79,8 @@ def main(argv: list[str]) -> int:
         command += ["--client", args.client]
     if args.keyword:
         command += ["-k", args.keyword]
+    for kv in args.broker_config:
+        command += ["--broker-config", kv]
     print(f"$ {' '.join(command)}", flush=True)
     start = time.monotonic()
     code = subprocess.run(command, cwd=ROOT).returncode

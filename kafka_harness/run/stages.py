@@ -35,6 +35,8 @@ class Stage:
     """Why this stage is expected to fail on the target (from its expectations file), if it is."""
     deviation_is_intermittent: bool = False
     """Declared ``strict = false``: a fault-timing deviation that some runs do not show."""
+    env: dict[str, str] = field(default_factory=dict)
+    """Added to the environment the stage runs in (``kafka-harness defects`` pins the target's)."""
 
 
 @dataclass
@@ -85,7 +87,7 @@ def run_stage(stage: Stage, logs: Path, *, echo: bool = True) -> StageResult:
         sink.write("$ " + " ".join(stage.argv) + "\n")
         sink.flush()
         process = processes.start_in_session(
-            stage.argv, subprocess.PIPE, env={"PYTHONUNBUFFERED": "1"}, text=True
+            stage.argv, subprocess.PIPE, env={"PYTHONUNBUFFERED": "1", **stage.env}, text=True
         )
 
         def pump() -> None:

@@ -8,8 +8,9 @@ checks only. The helpers, for every test in this folder:
 * ``abused`` (fixture): an :class:`AbusedTarget`, a fresh broker for each test when the harness can
   launch one (``reference``, ``tansu``, ``noida``: an abuse test must not leave the next one a
   damaged broker), else the run's target. The reference is launched with :data:`REFERENCE_CONFIGS`
-  (short idle and receive timeouts, a low ``max.connections``) plus the seeded defects named in
-  ``$KH_REFERENCE_DEFECTS`` (``reference.defects``), so each check can be shown to catch its bug.
+  (short idle and receive timeouts, a low ``max.connections``) and then the run's broker configs
+  (``--broker-config``, e.g. ``reference.defects=unbounded-buffering``:
+  :meth:`TargetSession.launch_fresh`), so each check can be shown to catch its bug.
 * :class:`ResourceWatch`: ``with ResourceWatch(abused) as watch:`` samples the target's RSS and
   open descriptors every 50 ms in a thread; ``rss_growth_mib`` and ``fds_peak`` after.
 * :func:`answered_within`: a fresh client's ApiVersions answered within a hang bound (seconds taken,
@@ -22,7 +23,6 @@ checks only. The helpers, for every test in this folder:
 from __future__ import annotations
 
 import contextlib
-import os
 import socket
 import threading
 import time
@@ -39,7 +39,6 @@ from fixtures.targets import (
     Target,
     TargetSession,
     TargetUnavailableError,
-    launch,
 )
 from fixtures.wire import Capabilities, WireClient, build_request
 from fixtures.wire.ops import ensure_topic
@@ -57,7 +56,6 @@ REFERENCE_CONFIGS = {
     "max.connections": str(REFERENCE_MAX_CONNECTIONS),
 }
 """What the abuse tests launch the reference with: timeouts short enough to wait for in a test."""
-DEFECTS_ENV = "KH_REFERENCE_DEFECTS"
 LAUNCHED_KINDS = ("reference", *SINGLE_BROKER_KINDS)
 
 
@@ -104,25 +102,18 @@ class AbusedTarget:
             client.close()
 
 
-def _reference_configs() -> list[str]:
-    configs = [f"{k}={v}" for k, v in REFERENCE_CONFIGS.items()]
-    seeded = os.environ.get(DEFECTS_ENV, "").strip()
-    if seeded:
-        configs.append(f"reference.defects={seeded}")
-    return configs
-
-
 @pytest.fixture
 def abused(target_session: TargetSession, request: pytest.FixtureRequest) -> Iterator[AbusedTarget]:
     kind = target_session.spec.kind
     launched: Target | None = None
     if kind in LAUNCHED_KINDS:
-        configs = _reference_configs() if kind == "reference" else []
+        ours = [f"{k}={v}" for k, v in REFERENCE_CONFIGS.items()]
         try:
-            launched = launch(kind, broker_configs=configs)
+            launched = target_session.launch_fresh(ours)
         except TargetUnavailableError as exc:
             pytest.skip(f"target unavailable: {exc}")
         node = launched.nodes[0]
+        configs = [*ours, *target_session.broker_configs] if kind == "reference" else []
         configured = dict(c.split("=", 1) for c in configs)
         abused = AbusedTarget(kind, launched.bootstrap_servers.split(",")[0], node.pid, configured)
     else:

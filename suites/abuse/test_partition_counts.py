@@ -30,7 +30,7 @@ from typing import Any
 
 import pytest
 
-from fixtures.targets import Target, TargetSession, TargetUnavailableError, launch, sample
+from fixtures.targets import Target, TargetSession, TargetUnavailableError, sample
 from fixtures.wire import WireClient, WireError
 
 ASKED = 100_000
@@ -68,7 +68,7 @@ def abused(target_session: TargetSession) -> Iterator[Abused]:
             pytest.skip(f"target unavailable: {exc}")
         return
     try:
-        own = launch(target_session.spec, brokers=target_session.brokers)
+        own = target_session.launch_fresh()
     except TargetUnavailableError as exc:
         pytest.skip(f"target unavailable: {exc}")
     try:

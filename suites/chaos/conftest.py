@@ -2,6 +2,9 @@
 
 Tests marked ``chaos_full`` are the on-demand set (``tox -e chaos`` sets ``KH_CHAOS_FULL=1``;
 :mod:`fixtures.hooks.on_demand`); the default run keeps the short smoke and power campaigns only.
+
+A campaign on the reference broker gets the run's broker configs (``--broker-config``) after its
+own, as every reference broker a run launches does.
 """
 
 from __future__ import annotations
@@ -9,10 +12,20 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from chaos.history import read_jsonl
 from chaos.plot import timeline_png
 from chaos.runner import Campaign, Outcome, run
+from fixtures.plugin import session_of
 from reports import allure
+
+_RUN_BROKER_CONFIGS: list[str] = []
+
+
+@pytest.hookimpl(trylast=True)  # after the harness plugin has made the run's target session
+def pytest_configure(config: pytest.Config) -> None:
+    _RUN_BROKER_CONFIGS[:] = session_of(config).broker_configs
 
 
 def campaign(tmp_path: Path, **options: Any) -> tuple[Campaign, Outcome]:
@@ -20,6 +33,8 @@ def campaign(tmp_path: Path, **options: Any) -> tuple[Campaign, Outcome]:
 
     The restart check's bound is 10 s here (30 s by default): a broker that lost or hides what it
     acknowledged shows it at once, and the reference broker's records are readable in about a second."""
+    if options.get("target") == "reference" and _RUN_BROKER_CONFIGS:
+        options["broker_configs"] = [*options.get("broker_configs", []), *_RUN_BROKER_CONFIGS]
     c = Campaign(out_dir=tmp_path / "campaign", drain_s=20.0, **{"restart_bound_s": 10.0, **options})
     lines: list[str] = []
     outcome = run(c, progress=lines.append)
