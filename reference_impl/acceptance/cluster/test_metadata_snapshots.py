@@ -37,6 +37,11 @@ def _topics_on(node: Node) -> set[str]:
         return {t.name for t in answer.topics}
 
 
+def _controller_named_by(node: Node) -> int:
+    with WireClient(f"{node.host}:{node.advertised_port}", timeout_s=10) as client:
+        return int(client.request(3, 12, topics=[], allow_auto_topic_creation=False).controller_id)
+
+
 def _create(target: Target, names: list[str]) -> None:
     admin = AdminClient({"bootstrap.servers": target.bootstrap_servers})
     for future in admin.create_topics([NewTopic(n, 1, 3) for n in names]).values():
@@ -52,9 +57,18 @@ def test_snapshots_are_taken_and_a_lagging_broker_catches_up_from_one(tmp_path: 
         victim = 3
         before = _snapshots(tmp_path, victim)[-1]
         target.node(victim).kill()
+        live = [n for n in target.nodes if n.node_id != victim]
+        # When the victim was the active controller, Metadata names it until the quorum elects
+        # another, and librdkafka's admin client then waits on the dead node instead of asking
+        # again (Kafka names a random live broker, which can be the dead one too): create once
+        # the live nodes name a controller that is up, since this test is about snapshots.
+        wait_for(
+            lambda: all(_controller_named_by(n) != victim for n in live),
+            30,
+            f"the live nodes name a controller other than broker {victim}",
+        )
         second = [f"snap-b-{i}" for i in range(40)]
         _create(target, second)
-        live = [n for n in target.nodes if n.node_id != victim]
         wait_for(
             lambda: max(_snapshots(tmp_path, n.node_id)[-1] for n in live) > before,
             30,
