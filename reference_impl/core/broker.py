@@ -61,7 +61,8 @@ from .cleaning import CleanerSchedule
 from .cluster.controller_client import ClusterControllerClient
 from .cluster.quorum import ADMIN_TIMEOUT_MS, ClusterQuorum, QuorumPorts
 from .cluster.roles import CONTROLLER_LISTENER_APIS, CONTROLLER_ONLY_APIS
-from .configs import BrokerConfig, effective_topic_configs, parse_peer_addresses
+from .configs.model import parse_peer_addresses
+from .configs.resolution import BrokerConfig, effective_topic_configs
 from .fetch_sessions import FetchSessionCache
 from .group.coordinator import GroupCoordinator
 from .handlers import HANDLERS, Deferred, NoResponse, Respond

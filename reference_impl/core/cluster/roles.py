@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..configs import ConfigError
+from ..configs.model import ConfigError
 
 BROKER_ROLE = "broker"
 CONTROLLER_ROLE = "controller"

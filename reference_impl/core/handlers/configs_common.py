@@ -6,7 +6,8 @@ from typing import TYPE_CHECKING
 
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
-from ..configs import BROKER_CONFIGS, TOPIC_CONFIGS, ConfigError
+from ..configs.model import ConfigError
+from ..configs.tables import BROKER_CONFIGS, TOPIC_CONFIGS
 from ..metadata.image import BROKER_RESOURCE, TOPIC_RESOURCE
 
 if TYPE_CHECKING:

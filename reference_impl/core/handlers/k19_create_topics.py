@@ -22,7 +22,7 @@ from reference_impl.protocol.apis import response_class
 from reference_impl.protocol.build import build
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
-from ..configs import describe_topic_configs
+from ..configs.resolution import describe_topic_configs
 from ..metadata.local_controller import excessive_partitions, requested_partitions
 from .registry import Reply, Respond, handles
 

@@ -16,7 +16,7 @@ from reference_impl.protocol.apis import response_class
 from reference_impl.protocol.build import build, get
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
-from ..configs import ConfigEntry, describe_topic_configs
+from ..configs.resolution import ConfigEntry, describe_topic_configs
 from ..metadata.image import TOPIC_RESOURCE
 from .configs_common import BROKER_LOGGER_RESOURCE, check_resource
 from .registry import Reply, Respond, handles

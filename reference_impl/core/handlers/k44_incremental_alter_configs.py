@@ -15,7 +15,9 @@ from reference_impl.protocol.apis import response_class
 from reference_impl.protocol.build import build
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
-from ..configs import BROKER_CONFIGS, TOPIC_CONFIGS, ConfigType, effective_topic_configs
+from ..configs.model import ConfigType
+from ..configs.resolution import effective_topic_configs
+from ..configs.tables import BROKER_CONFIGS, TOPIC_CONFIGS
 from ..metadata.image import TOPIC_RESOURCE
 from .configs_common import check_changes, check_resource
 from .registry import Reply, Respond, handles

@@ -25,7 +25,8 @@ from reference_impl.protocol.names import topic_name_problem
 from reference_impl.protocol.record_set import build_batch, iter_records
 from reference_impl.protocol.records import iter_headers
 
-from ..configs import ConfigError, validate_topic_configs
+from ..configs.model import ConfigError
+from ..configs.resolution import validate_topic_configs
 from .image import BROKER_RESOURCE, TOPIC_RESOURCE, MetadataImage
 from .records import (
     ConfigRecord,

@@ -1,109 +1,21 @@
-"""Broker and topic configuration: Kafka's names, types, defaults, synonyms and sources.
+"""Kafka's broker and topic config definitions (a data table), with Kafka 4's defaults.
 
-A topic's effective value of ``retention.ms`` is its own override if it has
-one, else the broker's ``log.retention.ms`` (or ``log.retention.minutes`` /
-``log.retention.hours``) if set, else Kafka's default: DescribeConfigs reports
-that chain as *synonyms* with their *sources*, and clients (the admin tools,
-kcat -X dump) depend on the shape. Definitions below carry Kafka 4's defaults.
+A topic config lists its broker synonyms (``retention.ms`` ← ``log.retention.ms`` ←
+``log.retention.minutes`` ← ``log.retention.hours``), most specific first, each with the
+converter into the topic config's unit; every synonym is registered as a broker config too.
 """
 
 from __future__ import annotations
 
-import enum
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable
 
 from reference_impl.defects import ALL as DEFECTS
 from reference_impl.defects import DEFECTS_CONFIG
-from reference_impl.log.config import LogConfig, LogConfigError
 
-from .mutants import ALL as MUTANTS
-from .mutants import MUTANT_CONFIG
-
-LONG_MAX = 2**63 - 1
-INT_MAX = 2**31 - 1
-
-
-class ConfigType(enum.IntEnum):
-    """DescribeConfigs v3+ ``config_type``."""
-
-    UNKNOWN = 0
-    BOOLEAN = 1
-    STRING = 2
-    INT = 3
-    SHORT = 4
-    LONG = 5
-    DOUBLE = 6
-    LIST = 7
-    CLASS = 8
-    PASSWORD = 9
-
-
-class ConfigSource(enum.IntEnum):
-    """DescribeConfigs ``config_source`` (v1+)."""
-
-    UNKNOWN = 0
-    DYNAMIC_TOPIC_CONFIG = 1
-    DYNAMIC_BROKER_CONFIG = 2
-    DYNAMIC_DEFAULT_BROKER_CONFIG = 3
-    STATIC_BROKER_CONFIG = 4
-    DEFAULT_CONFIG = 5
-    DYNAMIC_BROKER_LOGGER_CONFIG = 6
-
-
-class ConfigError(ValueError):
-    """A config name or value Kafka would reject (INVALID_CONFIG)."""
-
-
-@dataclass(frozen=True, slots=True)
-class ConfigDef:
-    name: str
-    type: ConfigType
-    default: str | None
-    doc: str
-    synonyms: tuple[tuple[str, Callable[[str], str]], ...] = ()
-    """Broker configs that set this topic config, most specific first, with a converter."""
-    valid: Callable[[str], bool] | None = None
-    choices: tuple[str, ...] = ()
-    read_only: bool = False
-    hidden: bool = False
-    """Not listed by DescribeConfigs unless set (the seeded bug modes' switch)."""
-
-    def validate(self, value: str | None) -> str | None:
-        """The value normalised, or :class:`ConfigError` naming the key."""
-        if value is None:
-            if self.type in (ConfigType.STRING, ConfigType.LIST, ConfigType.PASSWORD):
-                return None
-            raise ConfigError(f"Invalid value null for configuration {self.name}")
-        try:
-            if self.type in (ConfigType.INT, ConfigType.SHORT, ConfigType.LONG):
-                number = int(value.strip())
-                bound = {ConfigType.INT: INT_MAX, ConfigType.SHORT: 2**15 - 1}.get(self.type, LONG_MAX)
-                if not -bound - 1 <= number <= bound:
-                    raise ValueError("out of range")
-                value = str(number)
-            elif self.type is ConfigType.DOUBLE:
-                value = repr(float(value))
-            elif self.type is ConfigType.BOOLEAN:
-                lowered = value.strip().lower()
-                if lowered not in ("true", "false"):
-                    raise ValueError("not a boolean")
-                value = lowered
-        except ValueError:
-            raise ConfigError(
-                f"Invalid value {value} for configuration {self.name}: not a valid {self.type.name}"
-            ) from None
-        if self.choices:
-            items = [v.strip() for v in value.split(",")] if self.type is ConfigType.LIST else [value]
-            for item in items:
-                if item not in self.choices:
-                    raise ConfigError(
-                        f"Invalid value {value} for configuration {self.name}: "
-                        f"String must be one of: {', '.join(self.choices)}"
-                    )
-        if self.valid is not None and not self.valid(value):
-            raise ConfigError(f"Invalid value {value} for configuration {self.name}")
-        return value
+from ..cluster.roles import parse_roles
+from ..mutants import ALL as MUTANTS
+from ..mutants import MUTANT_CONFIG
+from .model import INT_MAX, LONG_MAX, ConfigDef, ConfigType, parse_peer_addresses, parse_quorum_voters
 
 
 def _same(v: str) -> str:
@@ -122,44 +34,12 @@ def _ratio(v: str) -> bool:
     return 0.0 <= float(v) <= 1.0
 
 
-def parse_peer_addresses(value: str) -> dict[int, tuple[str, int]]:
-    """``inter.broker.addresses``: ``2=host:port,3=host:port`` → {2: (host, port), 3: ...}."""
-    out: dict[int, tuple[str, int]] = {}
-    for item in value.split(","):
-        item = item.strip()
-        if not item:
-            continue
-        node, sep, address = item.partition("=")
-        host, colon, port = address.rpartition(":")
-        if not sep or not colon or not node.strip().isdigit() or not port.isdigit():
-            raise ConfigError(f"inter.broker.addresses entry {item!r} is not NODE=HOST:PORT")
-        out[int(node)] = (host, int(port))
-    return out
-
-
 def _peer_addresses(value: str) -> bool:
     parse_peer_addresses(value)
     return True
 
 
-def parse_quorum_voters(value: str) -> dict[int, tuple[str, int]]:
-    """``controller.quorum.voters``: ``1@host:port,2@host:port`` → {1: (host, port), 2: ...}."""
-    out: dict[int, tuple[str, int]] = {}
-    for item in value.split(","):
-        item = item.strip()
-        if not item:
-            continue
-        node, sep, address = item.partition("@")
-        host, colon, port = address.rpartition(":")
-        if not sep or not colon or not host or not node.strip().isdigit() or not port.isdigit():
-            raise ConfigError(f"controller.quorum.voters entry {item!r} is not ID@HOST:PORT")
-        out[int(node)] = (host, int(port))
-    return out
-
-
 def _process_roles(value: str) -> bool:
-    from .cluster.roles import parse_roles  # the cluster package imports this module
-
     parse_roles(value)
     return True
 
@@ -758,160 +638,3 @@ def _register_topic_synonyms() -> None:
 
 
 _register_topic_synonyms()
-
-
-@dataclass(frozen=True, slots=True)
-class ConfigEntry:
-    """One row of a DescribeConfigs answer."""
-
-    name: str
-    value: str | None
-    source: ConfigSource
-    type: ConfigType
-    read_only: bool
-    doc: str
-    synonyms: tuple[tuple[str, str | None, ConfigSource], ...] = ()
-
-    @property
-    def is_default(self) -> bool:
-        return self.source is ConfigSource.DEFAULT_CONFIG
-
-
-@dataclass
-class BrokerConfig:
-    """Static broker settings (``--config k=v``) plus dynamic ones (AlterConfigs)."""
-
-    node_id: int
-    static: dict[str, str] = field(default_factory=dict)
-    dynamic: dict[str, str] = field(default_factory=dict)
-
-    @classmethod
-    def parse(cls, node_id: int, pairs: Iterable[str]) -> BrokerConfig:
-        """From ``k=v`` strings; raises :class:`ConfigError` naming a bad key or value."""
-        static: dict[str, str] = {}
-        for pair in pairs:
-            key, sep, value = pair.partition("=")
-            key = key.strip()
-            if not sep or not key:
-                raise ConfigError(f"config {pair!r} is not key=value")
-            definition = BROKER_CONFIGS.get(key) or TOPIC_CONFIGS.get(key)
-            if definition is None:
-                raise ConfigError(f"unknown config {key!r}")
-            normalised = definition.validate(value.strip())
-            static[key] = "" if normalised is None else normalised
-        return cls(node_id, static)
-
-    def get(self, name: str) -> str | None:
-        if name in self.dynamic:
-            return self.dynamic[name]
-        if name in self.static:
-            return self.static[name]
-        definition = BROKER_CONFIGS.get(name)
-        return definition.default if definition else None
-
-    def get_int(self, name: str) -> int:
-        value = self.get(name)
-        if value is None:
-            raise KeyError(name)
-        return int(value)
-
-    def get_bool(self, name: str) -> bool:
-        return self.get(name) == "true"
-
-    def describe(self, names: Iterable[str] | None = None) -> list[ConfigEntry]:
-        wanted = sorted(BROKER_CONFIGS) if names is None else list(names)
-        entries = []
-        for name in wanted:
-            definition = BROKER_CONFIGS.get(name)
-            if definition is None or (definition.hidden and self.get(name) is None):
-                continue
-            synonyms: list[tuple[str, str | None, ConfigSource]] = []
-            if name in self.dynamic:
-                synonyms.append((name, self.dynamic[name], ConfigSource.DYNAMIC_BROKER_CONFIG))
-            if name in self.static:
-                synonyms.append((name, self.static[name], ConfigSource.STATIC_BROKER_CONFIG))
-            if definition.default is not None:
-                synonyms.append((name, definition.default, ConfigSource.DEFAULT_CONFIG))
-            value, source = (
-                (synonyms[0][1], synonyms[0][2]) if synonyms else (None, ConfigSource.DEFAULT_CONFIG)
-            )
-            entries.append(
-                ConfigEntry(
-                    name,
-                    value,
-                    source,
-                    definition.type,
-                    definition.read_only,
-                    definition.doc,
-                    tuple(synonyms),
-                )
-            )
-        return entries
-
-
-def topic_default_chain(name: str, broker: BrokerConfig) -> list[tuple[str, str | None, ConfigSource]]:
-    """Where a topic config's value comes from when the topic does not override it."""
-    definition = TOPIC_CONFIGS[name]
-    chain: list[tuple[str, str | None, ConfigSource]] = []
-    for synonym, convert in definition.synonyms:
-        for store, source in (
-            (broker.dynamic, ConfigSource.DYNAMIC_BROKER_CONFIG),
-            (broker.static, ConfigSource.STATIC_BROKER_CONFIG),
-        ):
-            if synonym in store:
-                chain.append((synonym, convert(store[synonym]), source))
-    chain.append((name, definition.default, ConfigSource.DEFAULT_CONFIG))
-    return chain
-
-
-def effective_topic_configs(overrides: Mapping[str, str], broker: BrokerConfig) -> dict[str, str]:
-    """Every topic config's effective value: override, else broker synonym, else default."""
-    out: dict[str, str] = {}
-    for name in TOPIC_CONFIGS:
-        if name in overrides:
-            out[name] = overrides[name]
-            continue
-        value = topic_default_chain(name, broker)[0][1]
-        if value is not None:
-            out[name] = value
-    return out
-
-
-def describe_topic_configs(
-    overrides: Mapping[str, str], broker: BrokerConfig, names: Iterable[str] | None = None
-) -> list[ConfigEntry]:
-    wanted = sorted(TOPIC_CONFIGS) if names is None else list(names)
-    entries = []
-    for name in wanted:
-        definition = TOPIC_CONFIGS.get(name)
-        if definition is None:
-            continue
-        chain = topic_default_chain(name, broker)
-        if definition.hidden and chain[0][1] is None and name not in overrides:
-            continue
-        if name in overrides:
-            chain.insert(0, (name, overrides[name], ConfigSource.DYNAMIC_TOPIC_CONFIG))
-        value, source = chain[0][1], chain[0][2]
-        entries.append(
-            ConfigEntry(
-                name, value, source, definition.type, definition.read_only, definition.doc, tuple(chain)
-            )
-        )
-    return entries
-
-
-def validate_topic_configs(configs: Mapping[str, str | None]) -> dict[str, str]:
-    """Normalised topic overrides; :class:`ConfigError` for an unknown key or a bad value."""
-    out: dict[str, str] = {}
-    for name, value in configs.items():
-        definition = TOPIC_CONFIGS.get(name)
-        if definition is None:
-            raise ConfigError(f"Unknown topic config name: {name}")
-        normalised = definition.validate(value)
-        if normalised is not None:
-            out[name] = normalised
-    try:
-        LogConfig().with_changes(out)  # the log's own checks (relations between keys, Kafka 4 bounds)
-    except LogConfigError as exc:
-        raise ConfigError(str(exc)) from None
-    return out
