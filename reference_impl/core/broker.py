@@ -18,7 +18,6 @@ import itertools
 import logging
 import random
 import traceback
-import uuid
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -58,11 +57,14 @@ from .boundary import (
     Step,
 )
 from .cleaning import CleanerSchedule
-from .cluster.controller_client import ClusterControllerClient
 from .cluster.quorum import ADMIN_TIMEOUT_MS, ClusterQuorum, QuorumPorts
 from .cluster.roles import CONTROLLER_LISTENER_APIS, CONTROLLER_ONLY_APIS
 from .configs.model import parse_peer_addresses
 from .configs.resolution import BrokerConfig, effective_topic_configs
+from .controller import messages as cm
+from .controller.broker_client import ClusterControllerClient
+from .controller.local import LocalController
+from .controller.records import ControllerImage
 from .fetch_sessions import FetchSessionCache
 from .group.coordinator import GroupCoordinator
 from .handlers import HANDLERS, Deferred, NoResponse, Respond
@@ -70,20 +72,16 @@ from .handlers.forwarding import forward
 from .handlers.registry import Handler, Reply, Splices
 from .listeners import parse_names
 from .metadata.image import MetadataImage
-from .metadata.local_controller import METADATA_TOPIC, LocalController
+from .metadata.records import METADATA_TOPIC, METADATA_TOPIC_ID
 from .partition import Partition
 from .ports import LogStore, TopicPartition
 from .purgatory import DelayedOperation, Purgatory
-from .raft.controller import messages as cm
-from .raft.controller.records import ControllerImage
 from .read_gate import ReadGate
 from .replication.fetcher import ReplicaFetcher
 from .replication.isr import IsrProposal
 from .txn.coordinator import TransactionCoordinator
 
 log = logging.getLogger("reference_impl.broker")
-
-METADATA_TOPIC_ID = uuid.UUID(int=1)
 
 ResponseCallback = Callable[[ResponsePayload | None, str | None], None]
 PRODUCE_KEY = 0

@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING
 from reference_impl import defects
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
+from .controller.writer import NewTopic
+
 if TYPE_CHECKING:
     from .broker import Broker
 
@@ -64,17 +66,8 @@ class InternalTopic:
         live = sum(1 for b in broker.image.brokers.values() if not b.fenced)
         rf = max(1, min(broker.config.get_int(self.replication_config), live))
         try:
-            broker.controller.create_topic(
-                self.name,
-                self.partitions(broker),
-                rf,
-                None,
-                dict(self.configs),
-                default_partitions=1,
-                default_replication=1,
-                validate_only=False,
-                now_ms=now_ms,
-            )
+            topic = NewTopic(self.name, self.partitions(broker), rf, configs=dict(self.configs))
+            broker.controller.create_topic(topic, validate_only=False, now_ms=now_ms)
         except KafkaError:
             if self.name not in broker.image.topics:
                 raise

@@ -19,17 +19,17 @@ from typing import Any
 
 from kio.schema.errors import ErrorCode
 
-from reference_impl.core.raft.api import CommittedBatch, LeaderAndEpoch, RaftConfig, RaftStep
-from reference_impl.core.raft.client import RaftClient
-from reference_impl.core.raft.controller.messages import (
+from reference_impl.core.controller.messages import (
     BrokerHeartbeatRequest,
     BrokerHeartbeatResponse,
     BrokerRegistrationRequest,
     BrokerRegistrationResponse,
 )
-from reference_impl.core.raft.controller.node import ControllerNode
-from reference_impl.core.raft.controller.quorum_controller import ControllerConfig
-from reference_impl.core.raft.controller.records import ControllerImage, decode_record, decode_snapshot
+from reference_impl.core.controller.node import ControllerNode
+from reference_impl.core.controller.quorum import ControllerConfig
+from reference_impl.core.controller.records import ControllerImage, decode_record, decode_snapshot
+from reference_impl.core.raft.api import CommittedBatch, LeaderAndEpoch, RaftConfig, RaftStep
+from reference_impl.core.raft.client import RaftClient
 from reference_impl.core.raft.messages import RAFT_MESSAGE_TYPES, Envelope
 from reference_impl.core.raft.raft_log import Snapshot
 

@@ -17,9 +17,9 @@ import itertools
 import random
 from typing import Any
 
+from reference_impl.core.controller.messages import AlterPartitionRequest, CreateTopicsRequest
+from reference_impl.core.controller.quorum import ControllerConfig
 from reference_impl.core.metadata.image import NO_LEADER
-from reference_impl.core.raft.controller.messages import AlterPartitionRequest, CreateTopicsRequest
-from reference_impl.core.raft.controller.quorum_controller import ControllerConfig
 from reference_impl.core.raft.messages import Envelope
 
 from .brokers import active_controller, build_controller_simulation

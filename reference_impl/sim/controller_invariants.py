@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from reference_impl.core.controller.records import ControllerImage
 from reference_impl.core.metadata.image import NO_LEADER
-from reference_impl.core.raft.controller.records import ControllerImage
 
 from .simulation import Simulation
 

@@ -2,6 +2,6 @@
 
 ``quorum.py`` wires the sans-IO Raft replica and controller of
 :mod:`reference_impl.core.raft` into a :class:`~reference_impl.core.broker.Broker`;
-``wire.py`` carries their messages as Kafka APIs; ``controller_client.py`` is
-what the admin handlers call in place of the one-node controller.
+``wire.py`` carries their messages as Kafka APIs; the admin handlers reach the
+controller through :mod:`reference_impl.core.controller.broker_client`.
 """

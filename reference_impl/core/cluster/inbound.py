@@ -21,16 +21,8 @@ from kio.schema.errors import ErrorCode
 
 from reference_impl.protocol.build import get
 
-from .wire import (
-    BEGIN_EPOCH,
-    END_EPOCH,
-    FETCH,
-    FETCH_SNAPSHOT,
-    METADATA_TOPIC,
-    METADATA_TOPIC_ID,
-    REGISTRATION,
-    VOTE,
-)
+from ..metadata.records import METADATA_TOPIC, METADATA_TOPIC_ID
+from .wire import BEGIN_EPOCH, END_EPOCH, FETCH, FETCH_SNAPSHOT, REGISTRATION, VOTE
 
 QUORUM_APIS = frozenset({VOTE, BEGIN_EPOCH, END_EPOCH, FETCH, FETCH_SNAPSHOT})
 

@@ -36,21 +36,17 @@ from typing import TYPE_CHECKING, Any
 from kio.schema.errors import ErrorCode
 
 from reference_impl import defects
-from reference_impl.core.metadata.image import BrokerInfo
-from reference_impl.core.raft.api import CommittedBatch, LeaderAndEpoch, RaftConfig
-from reference_impl.core.raft.client import RaftClient
-from reference_impl.core.raft.controller import messages as cm
-from reference_impl.core.raft.controller.quorum_controller import (
-    ControllerConfig,
-    QuorumController,
-    not_controller_answer,
-)
-from reference_impl.core.raft.controller.records import (
+from reference_impl.core.controller import messages as cm
+from reference_impl.core.controller.quorum import ControllerConfig, QuorumController, not_controller_answer
+from reference_impl.core.controller.records import (
     ControllerImage,
     decode_record,
     decode_snapshot,
     encode_snapshot,
 )
+from reference_impl.core.metadata.image import BrokerInfo
+from reference_impl.core.raft.api import CommittedBatch, LeaderAndEpoch, RaftConfig
+from reference_impl.core.raft.client import RaftClient
 from reference_impl.core.raft.messages import RAFT_MESSAGE_TYPES, Envelope
 from reference_impl.core.raft.quorum_state import QuorumStateStore
 from reference_impl.core.raft.raft_log import RaftLog, Snapshot, SnapshotStore

@@ -11,8 +11,8 @@ from typing import Any
 
 from kio.schema.errors import ErrorCode
 
+from reference_impl.core.controller.quorum import not_controller_answer
 from reference_impl.core.raft import messages as rm
-from reference_impl.core.raft.controller.quorum_controller import not_controller_answer
 
 _TIMED_OUT = ErrorCode.request_timed_out
 

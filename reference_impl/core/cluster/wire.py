@@ -19,7 +19,8 @@ from typing import Any
 from kio.schema.errors import ErrorCode
 from kio.static.protocol import RequestPayload
 
-from reference_impl.core.raft.controller import messages as cm
+from reference_impl.core.controller import messages as cm
+from reference_impl.core.metadata.records import METADATA_TOPIC, METADATA_TOPIC_ID
 from reference_impl.core.raft.messages import (
     BeginQuorumEpochRequest,
     BeginQuorumEpochResponse,
@@ -35,10 +36,6 @@ from reference_impl.core.raft.messages import (
 )
 from reference_impl.protocol.apis import request_class, response_class
 from reference_impl.protocol.build import build, millis
-
-METADATA_TOPIC = "__cluster_metadata"
-METADATA_TOPIC_ID = uuid.UUID(int=1)
-"""Kafka's ``Uuid.METADATA_TOPIC_ID``: the metadata partition's topic id on Fetch v13+."""
 
 VOTE, BEGIN_EPOCH, END_EPOCH, FETCH, FETCH_SNAPSHOT = 52, 53, 54, 1, 59
 REGISTRATION, HEARTBEAT, ALTER_PARTITION, ALLOCATE_IDS = 62, 63, 56, 67

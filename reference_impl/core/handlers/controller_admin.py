@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from kio.schema.errors import ErrorCode
 
-from ..metadata.local_controller import LocalController
-from ..raft.controller import messages as cm
+from ..controller import messages as cm
+from ..controller.local import LocalController
 from .registry import Reply, Respond
 
 if TYPE_CHECKING:

@@ -32,8 +32,8 @@ from reference_impl.protocol.apis import response_class
 from reference_impl.protocol.build import build, get, millis
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
-from ..cluster.wire import METADATA_TOPIC, METADATA_TOPIC_ID
 from ..fetch_sessions import FetchPlan, PartitionKey, SessionPartition
+from ..metadata.records import METADATA_TOPIC, METADATA_TOPIC_ID
 from ..purgatory import DelayedOperation
 from .registry import Deferred, Reply, Respond, Splices, handles
 

@@ -21,8 +21,8 @@ from reference_impl.protocol.apis import response_class
 from reference_impl.protocol.build import build, get
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
+from ..controller.writer import NewTopic, validate_topic_name
 from ..metadata.image import TopicInfo
-from ..metadata.local_controller import validate_topic_name
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
@@ -137,17 +137,12 @@ def _auto_create(broker: Broker, name: str, allowed: bool, now_ms: int) -> Error
     if not allowed:
         return ErrorCode.unknown_topic_or_partition
     try:
-        broker.controller.create_topic(
+        topic = NewTopic(
             name,
-            -1,
-            -1,
-            None,
-            {},
             default_partitions=broker.config.get_int("num.partitions"),
             default_replication=broker.config.get_int("default.replication.factor"),
-            validate_only=False,
-            now_ms=now_ms,
         )
+        broker.controller.create_topic(topic, validate_only=False, now_ms=now_ms)
     except KafkaError as exc:
         creating = (ErrorCode.topic_already_exists, ErrorCode.topic_authorization_failed)
         return ErrorCode.leader_not_available if exc.code in creating else exc.code

@@ -48,7 +48,7 @@ def handle_delete_topics(broker: Broker, ctx: RequestContext, request: Any) -> R
                     raise KafkaError(ErrorCode.unknown_topic_id, f"no topic with id {topic_id}")
                 name = entry["name"] = topic.name
             assert name is not None
-            entry["topic_id"] = broker.controller.delete_topic(name, ctx.received_ms)
+            entry["topic_id"] = broker.controller.writer().delete_topic(name, ctx.received_ms)
         except KafkaError as exc:
             entry.update(error_code=exc.code, error_message=exc.message)
         responses.append(entry)

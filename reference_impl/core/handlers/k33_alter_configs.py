@@ -44,7 +44,7 @@ def handle_alter_configs(broker: Broker, ctx: RequestContext, request: Any) -> R
             for name in current:
                 if name not in wanted:
                     changes[name] = None
-            broker.controller.set_configs(
+            broker.controller.writer().set_configs(
                 rtype, rname, changes, validate_only=bool(request.validate_only), now_ms=ctx.received_ms
             )
         except KafkaError as exc:

@@ -18,7 +18,7 @@ from reference_impl.protocol.apis import response_class
 from reference_impl.protocol.build import build
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
-from ..metadata.local_controller import excessive_partitions
+from ..controller.writer import excessive_partitions
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
@@ -38,7 +38,7 @@ def handle_create_partitions(broker: Broker, ctx: RequestContext, request: Any) 
             if counts[t.name] > 1:
                 raise KafkaError(ErrorCode.invalid_request, f"topic {t.name} listed twice")
             assignments = [list(a.broker_ids) for a in t.assignments] if t.assignments is not None else None
-            broker.controller.create_partitions(
+            broker.controller.writer().create_partitions(
                 t.name,
                 int(t.count),
                 assignments,

@@ -53,7 +53,7 @@ def handle_incremental_alter_configs(broker: Broker, ctx: RequestContext, reques
             for c in r.configs:
                 changes[c.name] = _apply(rtype, c.name, int(c.config_operation), c.value, effective)
             check_changes(rtype, changes)
-            broker.controller.set_configs(
+            broker.controller.writer().set_configs(
                 rtype, rname, changes, validate_only=bool(request.validate_only), now_ms=ctx.received_ms
             )
         except KafkaError as exc:

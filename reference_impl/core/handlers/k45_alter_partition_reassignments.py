@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from reference_impl.protocol.apis import response_class
 from reference_impl.protocol.build import build, millis
 
-from ..raft.controller import messages as cm
+from ..controller import messages as cm
 from .controller_admin import by_topic, submit
 from .registry import Reply, handles
 

@@ -21,8 +21,8 @@ from reference_impl.protocol.apis import response_class
 from reference_impl.protocol.build import build
 from reference_impl.protocol.errors import ErrorCode
 
-from ..cluster.wire import METADATA_TOPIC
-from ..metadata.local_controller import LocalController
+from ..controller.local import LocalController
+from ..metadata.records import METADATA_TOPIC
 from .forwarding import forward
 from .registry import Reply, Respond, handles
 

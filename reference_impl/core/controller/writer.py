@@ -1,50 +1,42 @@
-"""A single-node controller: validates admin requests, writes metadata records, replays them.
+"""The controller's decisions, written once: admin requests checked and turned into metadata records.
 
-A one-broker cluster is its own controller, as a KRaft node in combined mode
-with one voter is: every change (topic created, partitions added, config
-set) becomes records appended and flushed to the ``__cluster_metadata`` log
-before it is applied to the image, so a restart replays the same image.
-Errors are Kafka's: TOPIC_ALREADY_EXISTS, INVALID_TOPIC_EXCEPTION,
-INVALID_PARTITIONS, INVALID_REPLICATION_FACTOR, INVALID_REPLICA_ASSIGNMENT,
-INVALID_CONFIG, UNKNOWN_TOPIC_OR_PARTITION, and POLICY_VIOLATION for a request
-that would add more than :data:`MAX_PARTITIONS_PER_REQUEST` partitions.
+Both controllers decide through :class:`RecordWriter` and differ only in where the records go
+(``commit``): the one-node controller (:mod:`.local`) appends them to its own ``__cluster_metadata``
+log, the quorum controller (:mod:`.quorum`) to the Raft quorum. Errors are Kafka's:
+TOPIC_ALREADY_EXISTS, INVALID_TOPIC_EXCEPTION, INVALID_PARTITIONS, INVALID_REPLICATION_FACTOR,
+INVALID_REPLICA_ASSIGNMENT, INVALID_CONFIG, UNKNOWN_TOPIC_OR_PARTITION, and POLICY_VIOLATION for a
+request that would add more than :data:`MAX_PARTITIONS_PER_REQUEST` partitions (Kafka's
+``ReplicationControlManager`` and ``ConfigurationControlManager``,
+metadata/src/main/java/org/apache/kafka/controller/).
 """
 
 from __future__ import annotations
 
+import abc
 import random
 import uuid
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 from reference_impl import defects
-from reference_impl.log.api import Chunk, PartitionLog
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 from reference_impl.protocol.names import topic_name_problem
-from reference_impl.protocol.record_set import build_batch, iter_records
-from reference_impl.protocol.records import iter_headers
 
 from ..configs.model import ConfigError
 from ..configs.resolution import validate_topic_configs
-from .image import BROKER_RESOURCE, TOPIC_RESOURCE, MetadataImage
-from .records import (
+from ..metadata.image import BROKER_RESOURCE, TOPIC_RESOURCE, MetadataImage
+from ..metadata.records import (
+    METADATA_TOPIC,
     ConfigRecord,
     MetadataRecord,
     PartitionChangeRecord,
     PartitionRecord,
-    ProducerIdsRecord,
-    RegisterBrokerRecord,
     RemoveTopicRecord,
     TopicRecord,
-    decode,
-    encode,
 )
+from . import leadership
+from .messages import AdminRequest, AdminResponse
 
-if TYPE_CHECKING:
-    from reference_impl.core.raft.controller.messages import AdminRequest, AdminResponse
-
-METADATA_TOPIC = "__cluster_metadata"
 PRODUCER_ID_BLOCK = 1000
 MAX_PARTITIONS_PER_REQUEST = 10_000
 """Kafka's controller refuses a request that would create more partitions than this
@@ -95,6 +87,22 @@ def _collision_key(name: str) -> str:
 
 
 @dataclass(frozen=True, slots=True)
+class NewTopic:
+    """A topic to create, as a CreateTopics entry asks (or the broker itself, for auto-creation and
+    its internal topics): -1 partitions or replication factor means the broker's default."""
+
+    name: str
+    num_partitions: int = -1
+    replication_factor: int = -1
+    assignments: Mapping[int, Sequence[int]] | None = None
+    configs: Mapping[str, str | None] = field(default_factory=dict)
+    default_partitions: int = 1
+    """``num.partitions``."""
+    default_replication: int = 1
+    """``default.replication.factor``."""
+
+
+@dataclass(frozen=True, slots=True)
 class CreatedTopic:
     name: str
     topic_id: uuid.UUID
@@ -130,87 +138,23 @@ def assign_replicas(
     return out
 
 
-class LocalController:
-    def __init__(
-        self,
-        image: MetadataImage,
-        log: PartitionLog,
-        node_id: int,
-        rng: random.Random,
-        read_chunk: Callable[[Chunk], bytes],
-    ) -> None:
+class RecordWriter(abc.ABC):
+    """Checks admin requests against ``image`` and commits the records that carry them out."""
+
+    def __init__(self, image: MetadataImage, node_id: int, rng: random.Random) -> None:
         self.image = image
-        self.read_chunk = read_chunk
-        self.log = log
         self.node_id = node_id
         self.rng = rng
-        self._producer_id_next = 0
-        self._producer_id_limit = 0
 
-    # -- persistence ---------------------------------------------------------------------------
-
-    def load(self) -> int:
-        """Replay the metadata log into the image; returns how many records were applied."""
-        count = 0
-        offset = self.log.log_start_offset
-        while offset < self.log.log_end_offset:
-            result = self.log.read(offset, 1 << 20)
-            data = b"".join(self.read_chunk(c) for c in result.chunks)
-            if not data:
-                break
-            for header in iter_headers(data):
-                for record in iter_records(data, header):
-                    if record.value is not None:
-                        self.image.apply(decode(record.value), record.offset)
-                        count += 1
-                offset = header.next_offset
-        return count
-
+    @abc.abstractmethod
     def commit(self, records: Sequence[MetadataRecord], now_ms: int) -> None:
-        """Append ``records`` as one batch, flush, then apply them (all or nothing)."""
-        if not records:
-            return
-        batch = bytearray(build_batch([(None, encode(r)) for r in records], base_timestamp=now_ms))
-        info = self.log.append_as_leader(batch, 0, now_ms)
-        self.log.flush()
-        for i, record in enumerate(records):
-            self.image.apply(record, info.first_offset + i)
-
-    # -- brokers and producer ids --------------------------------------------------------------
-
-    def register_broker(self, node_id: int, host: str, port: int, rack: str | None, now_ms: int) -> None:
-        current = self.image.brokers.get(node_id)
-        if current is None or (current.host, current.port, current.rack) != (host, port, rack):
-            self.commit([RegisterBrokerRecord(broker_id=node_id, host=host, port=port, rack=rack)], now_ms)
-
-    def allocate_producer_id(self, now_ms: int) -> int:
-        """Producer ids come in blocks recorded in the metadata log, so none is reused after a restart."""
-        if self._producer_id_next >= self._producer_id_limit:
-            start = self.image.next_producer_id
-            self.commit(
-                [ProducerIdsRecord(broker_id=self.node_id, next_producer_id=start + PRODUCER_ID_BLOCK)],
-                now_ms,
-            )
-            self._producer_id_next, self._producer_id_limit = start, start + PRODUCER_ID_BLOCK
-        pid = self._producer_id_next
-        self._producer_id_next += 1
-        return pid
+        """Write ``records`` where this controller keeps them and apply them to ``image``."""
 
     # -- topics --------------------------------------------------------------------------------
 
-    def create_topic(
-        self,
-        name: str,
-        num_partitions: int,
-        replication_factor: int,
-        assignments: Mapping[int, Sequence[int]] | None,
-        configs: Mapping[str, str | None],
-        *,
-        default_partitions: int,
-        default_replication: int,
-        validate_only: bool,
-        now_ms: int,
-    ) -> CreatedTopic:
+    def create_topic(self, topic: NewTopic, *, validate_only: bool, now_ms: int) -> CreatedTopic:
+        name, assignments = topic.name, topic.assignments
+        num_partitions, replication_factor = topic.num_partitions, topic.replication_factor
         validate_topic_name(name)
         if name == METADATA_TOPIC:  # Kafka's ControllerApis.createTopics drops it from the request
             raise KafkaError(ErrorCode.topic_authorization_failed, "Authorization failed.")
@@ -223,7 +167,7 @@ class LocalController:
                     f"Topic '{name}' collides with existing topic: {existing}",
                 )
         try:
-            overrides = validate_topic_configs(configs)
+            overrides = validate_topic_configs(topic.configs)
         except ConfigError as exc:
             raise KafkaError(ErrorCode.invalid_config, str(exc)) from None
         brokers = sorted(b.node_id for b in self.image.brokers.values() if not b.fenced)
@@ -242,8 +186,9 @@ class LocalController:
             self._check_assignment(plan, brokers)
             num_partitions, replication_factor = len(plan), len(plan[0])
         else:
-            num_partitions = default_partitions if num_partitions == -1 else num_partitions
-            replication_factor = default_replication if replication_factor == -1 else replication_factor
+            num_partitions = topic.default_partitions if num_partitions == -1 else num_partitions
+            if replication_factor == -1:
+                replication_factor = topic.default_replication
             if num_partitions <= 0:
                 raise KafkaError(ErrorCode.invalid_partitions, "Number of partitions must be larger than 0.")
             check_partitions_per_request(num_partitions)
@@ -405,8 +350,6 @@ class LocalController:
             )
         self.commit([PartitionChangeRecord(topic_id=topic_id, partition=partition, isr=isr)], now_ms)
         if info.reassigning:  # an added replica may have completed the reassignment (KIP-455)
-            from reference_impl.core.raft.controller import leadership
-
             self.commit(leadership.reassignment_progress(self.image, self.live_brokers()), now_ms)
 
     # -- elections and reassignments -----------------------------------------------------------
@@ -417,8 +360,6 @@ class LocalController:
 
     def admin(self, body: AdminRequest, now_ms: int) -> AdminResponse:
         """ElectLeaders, AlterPartitionReassignments, ListPartitionReassignments, decided and committed."""
-        from reference_impl.core.raft.controller import leadership
-
         records, answer = leadership.decide(self.image, body, self.live_brokers())
         self.commit(records, now_ms)
         self.commit(leadership.reassignment_progress(self.image, self.live_brokers()), now_ms)

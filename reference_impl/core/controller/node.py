@@ -18,7 +18,7 @@ from reference_impl.core.raft.messages import RAFT_MESSAGE_TYPES, Envelope
 from reference_impl.core.raft.quorum_state import QuorumStateStore
 from reference_impl.core.raft.raft_log import RaftLog
 
-from .quorum_controller import ControllerConfig, QuorumController
+from .quorum import ControllerConfig, QuorumController
 
 
 class ControllerNode:

@@ -11,10 +11,10 @@ the working image is dropped with the answers still waiting (they get
 NOT_CONTROLLER); the records may or may not commit, which the broker
 learns from the metadata it replays.
 
-Validation is reused, not copied: :class:`_RecordWriter` subclasses
-:class:`LocalController` (topic creation, AlterPartition's epoch checks)
-and only replaces its ``commit`` with "append to the quorum and apply to the
-working image".
+Validation is reused, not copied: :class:`_QuorumWriter` is the one-node
+controller's :class:`~.writer.RecordWriter` (topic creation, AlterPartition's
+epoch checks) whose ``commit`` appends to the quorum and applies to the
+working image.
 
 Brokers: a registration writes a fenced ``RegisterBrokerRecord`` whose
 offset is the broker epoch; a heartbeat from a broker whose metadata has
@@ -35,14 +35,11 @@ from typing import Any
 from kio.schema.errors import ErrorCode
 
 from reference_impl import defects
-from reference_impl.core.metadata.local_controller import PRODUCER_ID_BLOCK, LocalController
 from reference_impl.core.metadata.records import MetadataRecord, ProducerIdsRecord, RegisterBrokerRecord
 from reference_impl.core.raft.api import CommittedBatch, LeaderAndEpoch
 from reference_impl.core.raft.client import RaftClient
 from reference_impl.core.raft.messages import Envelope
 from reference_impl.core.raft.raft_log import Snapshot
-from reference_impl.log.api import Chunk
-from reference_impl.log.memory import MemoryLog
 from reference_impl.protocol.errors import KafkaError
 
 from . import leadership
@@ -75,6 +72,7 @@ from .records import (
     encode_record,
     encode_snapshot,
 )
+from .writer import PRODUCER_ID_BLOCK, NewTopic, RecordWriter
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,8 +91,8 @@ class ControllerConfig:
     """Kafka's ``leader.imbalance.check.interval.seconds``, in milliseconds."""
 
 
-class _RecordWriter(LocalController):
-    """LocalController's validation with writes going to the quorum instead of a local log."""
+class _QuorumWriter(RecordWriter):
+    """The shared decisions, with writes going to the quorum (and the working image)."""
 
     def __init__(
         self,
@@ -103,8 +101,8 @@ class _RecordWriter(LocalController):
         rng: random.Random,
         write: Callable[[Sequence[ControllerRecord], int], None],
     ) -> None:
-        # The local log is never read or written: ``commit`` below replaces the only use of it.
-        super().__init__(image, MemoryLog(), node_id, rng, _unused_read_chunk)
+        super().__init__(image, node_id, rng)
+        self.working_image = image
         self._write = write
 
     def commit(self, records: Sequence[MetadataRecord], now_ms: int) -> None:
@@ -112,9 +110,7 @@ class _RecordWriter(LocalController):
             self._write(records, now_ms)
 
     def live_brokers(self) -> set[int]:
-        image = self.image
-        assert isinstance(image, ControllerImage)
-        return image.live_brokers()
+        return self.working_image.live_brokers()
 
 
 @dataclass
@@ -123,7 +119,7 @@ class _Active:
 
     epoch: int
     image: ControllerImage
-    writer: _RecordWriter
+    writer: _QuorumWriter
     last_heartbeat_ms: dict[int, int]
     pending: list[tuple[int, Envelope]] = field(default_factory=list)
     """(last offset written for the request, its answer): sent once that offset is committed."""
@@ -194,7 +190,7 @@ class QuorumController:
         if hw is None or self.raft.published_offset < hw or self.raft.epoch != self._claim_epoch:
             return
         working = self.image.copy()
-        writer = _RecordWriter(working, self.node_id, self.rng, self._write)
+        writer = _QuorumWriter(working, self.node_id, self.rng, self._write)
         heartbeats = {b: now_ms for b in working.brokers}
         self.active = _Active(self._claim_epoch, working, writer, heartbeats)
         self.active.next_balance_ms = now_ms + self.config.leader_imbalance_check_interval_ms
@@ -463,17 +459,15 @@ class QuorumController:
 
     def _create_topic(self, active: _Active, request: CreateTopicsRequest, now_ms: int) -> Any:
         try:
-            created = active.writer.create_topic(
+            topic = NewTopic(
                 request.name,
                 request.num_partitions,
                 request.replication_factor,
-                None,
-                dict(request.configs),
+                configs=dict(request.configs),
                 default_partitions=self.config.default_partitions,
                 default_replication=self.config.default_replication_factor,
-                validate_only=False,
-                now_ms=now_ms,
             )
+            created = active.writer.create_topic(topic, validate_only=False, now_ms=now_ms)
         except KafkaError as exc:
             return CreateTopicsResponse(
                 correlation_id=request.correlation_id,
@@ -527,10 +521,6 @@ class QuorumController:
         except KafkaError as exc:
             return answer(exc.code)
         return answer(ErrorCode.none)
-
-
-def _unused_read_chunk(chunk: Chunk) -> bytes:
-    raise AssertionError("the quorum controller never reads a local metadata log")
 
 
 def not_controller_answer(body: Any) -> Any:
