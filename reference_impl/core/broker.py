@@ -57,8 +57,6 @@ from .boundary import (
     Step,
 )
 from .cleaning import CleanerSchedule
-from .cluster.quorum import ADMIN_TIMEOUT_MS, ClusterQuorum, QuorumPorts
-from .cluster.roles import CONTROLLER_LISTENER_APIS, CONTROLLER_ONLY_APIS
 from .configs.model import parse_peer_addresses
 from .configs.resolution import BrokerConfig, effective_topic_configs
 from .controller import messages as cm
@@ -70,6 +68,8 @@ from .group.coordinator import GroupCoordinator
 from .handlers import HANDLERS, Deferred, NoResponse, Respond
 from .handlers.forwarding import forward
 from .handlers.registry import Handler, Reply, Splices
+from .kraft.quorum import ADMIN_TIMEOUT_MS, ClusterQuorum, QuorumPorts
+from .kraft.roles import CONTROLLER_LISTENER_APIS, CONTROLLER_ONLY_APIS
 from .listeners import parse_names
 from .metadata.image import MetadataImage
 from .metadata.records import METADATA_TOPIC, METADATA_TOPIC_ID
@@ -144,7 +144,7 @@ class _Connection:
 
 class Broker:
     """A broker: its own controller (a one-voter KRaft combined node), or, given ``quorum``, a
-    member of a cluster whose metadata comes from a controller quorum (:mod:`.cluster`)."""
+    member of a cluster whose metadata comes from a controller quorum (:mod:`.kraft`)."""
 
     def __init__(
         self,

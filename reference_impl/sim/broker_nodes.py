@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 
 from reference_impl.core.boundary import Event
 from reference_impl.core.broker import Broker
-from reference_impl.core.cluster.quorum import QuorumPorts
 from reference_impl.core.configs.resolution import BrokerConfig
+from reference_impl.core.kraft.quorum import QuorumPorts
 from reference_impl.core.metadata.records import METADATA_TOPIC
 from reference_impl.core.ports import MemoryLogStore
 from reference_impl.core.raft.api import CommittedRecords, RaftStep

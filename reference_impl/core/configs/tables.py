@@ -12,7 +12,7 @@ from collections.abc import Callable
 from reference_impl.defects import ALL as DEFECTS
 from reference_impl.defects import DEFECTS_CONFIG
 
-from ..cluster.roles import parse_roles
+from ..kraft.roles import parse_roles
 from ..mutants import ALL as MUTANTS
 from ..mutants import MUTANT_CONFIG
 from .model import INT_MAX, LONG_MAX, ConfigDef, ConfigType, parse_peer_addresses, parse_quorum_voters

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from reference_impl.protocol.errors import ErrorCode
 
-from ..cluster.quorum import quorum_error
+from ..kraft.quorum import quorum_error
 from .registry import Reply
 
 if TYPE_CHECKING:

@@ -62,7 +62,7 @@ if TYPE_CHECKING:
     from ..broker import Broker, RequestContext
     from ..handlers.registry import Reply
 
-log = logging.getLogger("reference_impl.cluster")
+log = logging.getLogger("reference_impl.kraft")
 
 PRODUCER_ID_PREFETCH = 100
 """Ask for the next producer-id block when this few ids are left in the current one."""
