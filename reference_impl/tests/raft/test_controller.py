@@ -29,9 +29,9 @@ from reference_impl.core.controller.records import (
 )
 from reference_impl.core.metadata.image import NO_LEADER, PartitionInfo
 from reference_impl.core.raft.messages import Envelope
-from reference_impl.sim.brokers import active_controller, build_controller_simulation
-from reference_impl.sim.raft_nodes import RaftDisk
-from reference_impl.sim.simulation import Simulation
+from reference_impl.sim.controller.nodes import active_controller, build_controller_simulation
+from reference_impl.sim.engine.simulation import Simulation
+from reference_impl.sim.raft.nodes import RaftDisk
 
 BROKERS = (101, 102, 103)
 SESSION_MS = ControllerConfig().session_timeout_ms

@@ -16,7 +16,7 @@ from reference_impl.core.controller.messages import (
     ListPartitionReassignmentsRequest,
 )
 from reference_impl.core.controller.quorum import ControllerConfig
-from reference_impl.sim.simulation import Simulation
+from reference_impl.sim.engine.simulation import Simulation
 
 from .test_controller import BROKERS, SESSION_MS, active, alter_isr, ask, cluster, create, partition, settle
 

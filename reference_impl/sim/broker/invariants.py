@@ -1,6 +1,6 @@
 """Claims about replicated partitions, checked on whole simulated brokers after every event.
 
-The quorum's claims (:mod:`.invariants`) hold for the brokers' metadata log
+The quorum's claims (:mod:`..raft.invariants`) hold for the brokers' metadata log
 as they do for bare voters; these are the partition-replication ones, each
 naming its source. They read every live broker's :class:`Partition` objects
 and logs: the replica's LEO, HW, leader epoch, epoch cache and ISR, and the
@@ -22,9 +22,9 @@ from reference_impl.log.api import PartitionLog
 from reference_impl.protocol.record_set import iter_records
 from reference_impl.protocol.records import parse_header
 
-from .clients import Acked
-from .invariants import raft_invariants
-from .simulation import Simulation
+from ..engine.simulation import Simulation
+from ..raft.invariants import raft_invariants
+from .producer import Acked
 
 PartitionKey = tuple[uuid.UUID, int]
 BatchId = tuple[int, int, int]

@@ -14,7 +14,7 @@ from typing import Any
 
 from reference_impl.core.raft.states import LeaderState
 
-from .simulation import Simulation
+from ..engine.simulation import Simulation
 
 
 def _raft(node: Any) -> Any:

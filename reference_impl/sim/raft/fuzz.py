@@ -17,10 +17,10 @@ from dataclasses import dataclass
 
 from reference_impl.core.raft.api import NotLeaderError, RaftConfig
 
+from ..engine.network import LinkFaults
+from ..engine.simulation import Simulation
 from .invariants import consistent_committed_data
-from .network import LinkFaults
-from .raft_nodes import RaftDisk, build_raft_simulation, current_leader
-from .simulation import Simulation
+from .nodes import RaftDisk, build_raft_simulation, current_leader
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .broker_invariants import (
+from ..engine.simulation import Simulation
+from .invariants import (
     CommittedBatchesAgree,
     check_converged,
     live_brokers,
@@ -29,9 +30,8 @@ from .broker_invariants import (
     replicas_agree,
     unreadable_acknowledged,
 )
-from .broker_nodes import EVENT_BUDGET, BrokerCluster, build_broker_simulation
-from .clients import ClientDisk, IdempotentProducer, ProducerReport
-from .simulation import Simulation
+from .nodes import EVENT_BUDGET, BrokerCluster, build_broker_simulation
+from .producer import ClientDisk, IdempotentProducer, ProducerReport
 
 TOPIC = "story"
 CLIENT = 100

@@ -21,9 +21,9 @@ from reference_impl.core.raft.quorum_state import MemoryQuorumStateStore
 from reference_impl.core.raft.raft_log import MemorySnapshotStore, RaftLog, Snapshot
 from reference_impl.log.memory import MemoryLog
 
+from ..engine.network import LinkFaults
+from ..engine.simulation import Simulation
 from .invariants import raft_invariants
-from .network import LinkFaults
-from .simulation import Simulation
 
 
 @dataclass

@@ -26,7 +26,9 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from .broker_invariants import (
+from ..engine.network import LinkFaults
+from ..engine.simulation import Simulation
+from .invariants import (
     CommittedBatchesAgree,
     check_converged,
     live_brokers,
@@ -34,10 +36,8 @@ from .broker_invariants import (
     replicas_agree,
     unreadable_acknowledged,
 )
-from .broker_nodes import EVENT_BUDGET, BrokerCluster, build_broker_simulation
-from .clients import ClientDisk, IdempotentProducer, ProducerReport
-from .network import LinkFaults
-from .simulation import Simulation
+from .nodes import EVENT_BUDGET, BrokerCluster, build_broker_simulation
+from .producer import ClientDisk, IdempotentProducer, ProducerReport
 
 TOPIC = "fuzz"
 CLIENT = 100
@@ -157,7 +157,7 @@ def run_broker_schedule(
     trace: bool = False,
 ) -> tuple[BrokerCluster, BrokerScheduleResult]:
     """Run one random schedule and judge it; raises :class:`ScheduleFailure` or an
-    :class:`~.simulation.InvariantViolation`, each naming the seed."""
+    :class:`~..engine.simulation.InvariantViolation`, each naming the seed."""
     rng = random.Random(f"broker-schedule/{seed}")
     cluster = build_broker_simulation(
         seed,

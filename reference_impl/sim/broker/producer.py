@@ -29,7 +29,7 @@ from reference_impl.protocol.build import build
 from reference_impl.protocol.errors import ErrorCode
 from reference_impl.protocol.record_set import build_batch
 
-from .transport import DEFAULT_REQUEST_TIMEOUT_MS, Dialer, Reset, Segment
+from ..engine.transport import DEFAULT_REQUEST_TIMEOUT_MS, Dialer, Reset, Segment
 
 RETRY_BACKOFF_MS = 100
 """Kafka's ``retry.backoff.ms``."""

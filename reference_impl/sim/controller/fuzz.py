@@ -5,7 +5,7 @@ Three controllers (the voters) and four broker stubs (observers). Every
 an ISR through AlterPartition as the partition leader would, crash or
 restart a broker or a controller, ask a broker for a controlled shutdown,
 partition or heal the network. The Raft invariants and the metadata
-invariants of :mod:`.controller_invariants` run after every event; at the
+invariants of :mod:`.invariants` run after every event; at the
 end everything heals and restarts, every broker must be unfenced again,
 every partition with a live ISR member must have a leader, and every node
 that replayed the same offset must hold the same image.
@@ -22,9 +22,9 @@ from reference_impl.core.controller.quorum import ControllerConfig
 from reference_impl.core.metadata.image import NO_LEADER
 from reference_impl.core.raft.messages import Envelope
 
-from .brokers import active_controller, build_controller_simulation
-from .controller_invariants import controller_invariants, images_agree
-from .simulation import Simulation
+from ..engine.simulation import Simulation
+from .invariants import controller_invariants, images_agree
+from .nodes import active_controller, build_controller_simulation
 
 CONTROLLERS = (1, 2, 3)
 BROKERS = (101, 102, 103, 104)

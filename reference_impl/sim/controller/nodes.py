@@ -33,9 +33,9 @@ from reference_impl.core.raft.client import RaftClient
 from reference_impl.core.raft.messages import RAFT_MESSAGE_TYPES, Envelope
 from reference_impl.core.raft.raft_log import Snapshot
 
-from .invariants import raft_invariants
-from .raft_nodes import RaftDisk
-from .simulation import Simulation
+from ..engine.simulation import Simulation
+from ..raft.invariants import raft_invariants
+from ..raft.nodes import RaftDisk
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,8 +4,8 @@ Each node is the broker the ``kafka-harness broker`` process runs, minus the
 asyncio shell: a KRaft node (broker and quorum voter in combined mode, or an
 observer), with its partition replicas, replica fetcher, purgatory,
 coordinators and controller. Its requests to peers and its answers travel as
-real Kafka frames over :mod:`.transport` connections on the seeded
-:class:`~.network.Network`, so a fetch, a vote or an AlterPartition is
+real Kafka frames over :mod:`..engine.transport` connections on the seeded
+:class:`~..engine.network.Network`, so a fetch, a vote or an AlterPartition is
 encoded, delayed, lost or reset exactly as the network decides.
 
 :class:`BrokerDisk` is what survives a crash. A process crash (SIGKILL) keeps
@@ -37,10 +37,9 @@ from reference_impl.log.api import AppendInfo, PartitionLog
 from reference_impl.log.config import LONG_MAX
 from reference_impl.log.memory import MemoryLog
 
-from .broker_invariants import broker_invariants
-from .network import LinkFaults
-from .simulation import Simulation
-from .transport import (
+from ..engine.network import LinkFaults
+from ..engine.simulation import Simulation
+from ..engine.transport import (
     DEFAULT_REQUEST_TIMEOUT_MS,
     Endpoint,
     Segment,
@@ -48,6 +47,7 @@ from .transport import (
     describe_segment,
     refused,
 )
+from .invariants import broker_invariants
 
 CLUSTER_ID = "kh-simulated-cluster"
 EVENT_BUDGET = 250_000

@@ -12,7 +12,7 @@ from typing import Any
 from reference_impl.core.controller.records import ControllerImage
 from reference_impl.core.metadata.image import NO_LEADER
 
-from .simulation import Simulation
+from ..engine.simulation import Simulation
 
 
 def _images(sim: Simulation) -> list[tuple[int, ControllerImage]]:
