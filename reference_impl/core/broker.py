@@ -19,19 +19,16 @@ import logging
 import random
 import traceback
 from collections import deque
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kio.schema.api_versions.v0.response import ApiVersionsResponse as ApiVersionsResponseV0
 from kio.static.protocol import RequestPayload, ResponsePayload
 
 from reference_impl import defects
-from reference_impl.log.api import FileRegion
 from reference_impl.protocol.apis import API_VERSIONS_KEY, UnknownApiError, api_name
 from reference_impl.protocol.build import build, millis
 from reference_impl.protocol.codec import (
     MalformedRequestError,
-    RequestHeader,
     decode_request_body,
     decode_request_header,
     encode_response,
@@ -68,6 +65,7 @@ from .group.coordinator import GroupCoordinator
 from .handlers import HANDLERS, Deferred, NoResponse, Respond
 from .handlers.forwarding import forward
 from .handlers.registry import Handler, Reply, Splices
+from .host import ResponseCallback
 from .kraft.quorum import ADMIN_TIMEOUT_MS, ClusterQuorum, QuorumPorts
 from .kraft.roles import CONTROLLER_LISTENER_APIS, CONTROLLER_ONLY_APIS
 from .listeners import parse_names
@@ -75,15 +73,15 @@ from .metadata.image import MetadataImage
 from .metadata.records import METADATA_TOPIC, METADATA_TOPIC_ID
 from .partition import Partition
 from .ports import LogStore, TopicPartition
-from .purgatory import DelayedOperation, Purgatory
+from .purgatory import Purgatory
 from .read_gate import ReadGate
 from .replication.fetcher import ReplicaFetcher
 from .replication.isr import IsrProposal
+from .request_context import RequestContext
 from .txn.coordinator import TransactionCoordinator
 
 log = logging.getLogger("reference_impl.broker")
 
-ResponseCallback = Callable[[ResponsePayload | None, str | None], None]
 PRODUCE_KEY = 0
 PIPELINED_PRODUCES = 32
 """Produce requests of one connection that may wait for their replicas at once (see
@@ -92,39 +90,6 @@ ADMIN_WRITES = frozenset({19, 20, 33, 37, 44})
 """CreateTopics, DeleteTopics, AlterConfigs, CreatePartitions, IncrementalAlterConfigs: in a cluster
 their answer waits until the active controller's records are committed."""
 HW_CHECKPOINT_INTERVAL_MS = 5_000
-
-
-@dataclass
-class RequestContext:
-    """One request in flight: who sent it, what it is, and how to answer it."""
-
-    broker: Broker
-    connection_id: int
-    header: RequestHeader
-    client_host: str
-    received_ms: int
-    listener: str = "PLAINTEXT"
-    """The listener the request came in on (see :meth:`Broker.serves`)."""
-    answered: bool = False
-    response: tuple[bytes | FileRegion, ...] | None = None
-    """The encoded response, held until every earlier request of the connection has its own sent."""
-    delayed: DelayedOperation | None = None
-    """The operation the answer waits for (cancelled if the connection closes first)."""
-
-    @property
-    def api_version(self) -> int:
-        return self.header.api_version
-
-    @property
-    def client_id(self) -> str:
-        return self.header.client_id or ""
-
-    def respond(self, body: ResponsePayload, splices: Splices | None = None) -> None:
-        """Send ``body`` as this request's response (once); lets the connection's next request run."""
-        if self.answered:
-            return
-        self.answered = True
-        self.broker._finish(self, body, splices)
 
 
 @dataclass
@@ -572,7 +537,9 @@ class Broker:
             ctx.delayed = reply.op
             self.purgatory.try_complete_else_watch(reply.op, reply.keys, now_ms)
 
-    def _finish(self, ctx: RequestContext, body: ResponsePayload, splices: Splices | None = None) -> None:
+    def finish_request(
+        self, ctx: RequestContext, body: ResponsePayload, splices: Splices | None = None
+    ) -> None:
         conn = self._connections.get(ctx.connection_id)
         if conn is None or conn.closed:
             return

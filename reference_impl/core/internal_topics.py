@@ -19,7 +19,7 @@ on the next FindCoordinator.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from reference_impl import defects
 from reference_impl.protocol.errors import ErrorCode, KafkaError
@@ -27,7 +27,9 @@ from reference_impl.protocol.errors import ErrorCode, KafkaError
 from .controller.writer import NewTopic
 
 if TYPE_CHECKING:
-    from .broker import Broker
+    from .configs.resolution import BrokerConfig
+    from .controller.api import AdminController
+    from .metadata.image import MetadataImage
 
 SEGMENT_BYTES = "104857600"
 
@@ -46,6 +48,22 @@ def partition_for(key: str, partitions: int) -> int:
     return (java_string_hash(key) & 0x7FFFFFFF) % partitions
 
 
+class TopicsHost(Protocol):
+    """What creating an internal topic needs of the broker: its metadata, configs and controller."""
+
+    @property
+    def image(self) -> MetadataImage: ...
+
+    @property
+    def config(self) -> BrokerConfig: ...
+
+    @property
+    def controller(self) -> AdminController: ...
+
+    def sync_partitions(self, now_ms: int) -> None:
+        """Open, lead, follow or drop partitions as the metadata image now says."""
+
+
 @dataclass(frozen=True, slots=True)
 class InternalTopic:
     name: str
@@ -53,13 +71,13 @@ class InternalTopic:
     replication_config: str
     configs: tuple[tuple[str, str], ...]
 
-    def partitions(self, broker: Broker) -> int:
+    def partitions(self, broker: TopicsHost) -> int:
         topic = broker.image.topics.get(self.name)
         if topic is not None:
             return len(topic.partitions)
         return broker.config.get_int(self.partitions_config)
 
-    def ensure(self, broker: Broker, now_ms: int) -> None:
+    def ensure(self, broker: TopicsHost, now_ms: int) -> None:
         """Create the topic if it does not exist, with RF capped at the live brokers."""
         if self.name in broker.image.topics:
             return

@@ -20,7 +20,8 @@ from ..controller.local import LocalController
 from .registry import Reply, Respond
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..broker import Broker
+    from ..request_context import RequestContext
 
 
 def submit(

@@ -25,7 +25,8 @@ from .later import LaterReply
 from .registry import Reply
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..broker import Broker
+    from ..request_context import RequestContext
 
 FORWARD_MARGIN_MS = 5_000
 """How much longer than the request's own timeout a forwarded request waits for the controller's

@@ -33,7 +33,8 @@ from ..validation import RejectedRecords
 from .registry import Deferred, NoResponse, Reply, Respond, handles
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..broker import Broker
+    from ..request_context import RequestContext
 
 _LOG_START_ON_ERROR = frozenset({ErrorCode.invalid_record, ErrorCode.invalid_timestamp})
 """Validation failures Kafka answers with the partition's log start offset (ReplicaManager's

@@ -38,7 +38,8 @@ from ..purgatory import DelayedOperation
 from .registry import Deferred, Reply, Respond, Splices, handles
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..broker import Broker
+    from ..request_context import RequestContext
 
 READ_COMMITTED = 1
 SPLICE_MARK = b"\xfe\xedKH"

@@ -26,7 +26,8 @@ from ..metadata.image import TopicInfo
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..broker import Broker
+    from ..request_context import RequestContext
 
 ZERO_UUID = uuid.UUID(int=0)
 

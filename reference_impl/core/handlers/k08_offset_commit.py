@@ -35,7 +35,8 @@ from ..group.reply import PendingReply
 from .registry import Reply, handles
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..broker import Broker
+    from ..request_context import RequestContext
 
 
 @handles(8, 2, 10)

@@ -23,7 +23,8 @@ from reference_impl.protocol.errors import ErrorCode, KafkaError
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..broker import Broker
+    from ..request_context import RequestContext
 
 
 def _partition(index: int, offset: Any, code: ErrorCode) -> dict[str, Any]:

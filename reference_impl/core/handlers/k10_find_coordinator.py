@@ -27,7 +27,8 @@ from ..internal_topics import CONSUMER_OFFSETS, TRANSACTION_STATE, InternalTopic
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..broker import Broker
+    from ..request_context import RequestContext
 
 _TOPICS: dict[int, InternalTopic] = {0: CONSUMER_OFFSETS, 1: TRANSACTION_STATE}
 _MESSAGES = {

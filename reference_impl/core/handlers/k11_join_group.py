@@ -32,7 +32,8 @@ from ..group.state import Protocol
 from .registry import Reply, handles
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..broker import Broker
+    from ..request_context import RequestContext
 
 
 @handles(11, 0, 9)

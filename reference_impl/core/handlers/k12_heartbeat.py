@@ -18,7 +18,8 @@ from reference_impl.protocol.build import build, get
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..broker import Broker
+    from ..request_context import RequestContext
 
 
 @handles(12, 0, 4)

@@ -26,7 +26,8 @@ from ..group.reply import PendingReply
 from .registry import Reply, handles
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..broker import Broker
+    from ..request_context import RequestContext
 
 
 @handles(14, 0, 5)

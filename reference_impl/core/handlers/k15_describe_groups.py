@@ -22,7 +22,8 @@ from ..group.state import GroupState
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..broker import Broker
+    from ..request_context import RequestContext
 
 GROUP_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8)
 """READ, DELETE, DESCRIBE: AclOperation codes as a bit field."""

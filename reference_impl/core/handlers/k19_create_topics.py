@@ -27,7 +27,8 @@ from ..controller.writer import NewTopic, excessive_partitions, requested_partit
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..broker import Broker
+    from ..request_context import RequestContext
 
 
 @handles(19, 2, 7)

@@ -19,7 +19,8 @@ from ..internal_topics import refuses_client_writes
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..broker import Broker
+    from ..request_context import RequestContext
 
 
 @handles(21, 0, 2)

@@ -29,7 +29,8 @@ from .registry import Reply, Respond, handles
 from .txn_common import TxnReply, fenced_code
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..broker import Broker
+    from ..request_context import RequestContext
 
 
 @handles(22, 0, 5)

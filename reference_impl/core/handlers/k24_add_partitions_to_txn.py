@@ -20,7 +20,8 @@ from .registry import Reply, Respond, handles
 from .txn_common import TxnReply, fenced_code
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..broker import Broker
+    from ..request_context import RequestContext
 
 
 @handles(24, 0, 3)

@@ -19,7 +19,8 @@ from .registry import Reply, handles
 from .txn_common import TxnReply, error_code_only
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..broker import Broker
+    from ..request_context import RequestContext
 
 
 @handles(26, 0, 4)

@@ -20,8 +20,9 @@ from ..txn.markers import MARKER_WRITE_TIMEOUT_MS, MarkerWait, append_marker_as_
 from .registry import Deferred, Reply, Respond, handles
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..broker import Broker
     from ..partition import Partition
+    from ..request_context import RequestContext
 
 
 @handles(27, 1, 2)

@@ -31,7 +31,8 @@ from ..internal_topics import CONSUMER_OFFSETS, partition_for
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..broker import Broker
+    from ..request_context import RequestContext
 
 
 @handles(28, 0, 4)

@@ -22,7 +22,8 @@ from .configs_common import BROKER_LOGGER_RESOURCE, check_resource
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..broker import Broker
+    from ..request_context import RequestContext
 
 
 def _entry(e: ConfigEntry, synonyms: bool, docs: bool) -> dict[str, Any]:

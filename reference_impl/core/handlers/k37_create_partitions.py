@@ -22,7 +22,8 @@ from ..controller.writer import excessive_partitions
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..broker import Broker
+    from ..request_context import RequestContext
 
 
 @handles(37, 0, 3)

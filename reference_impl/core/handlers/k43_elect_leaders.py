@@ -23,7 +23,8 @@ from .controller_admin import by_topic, submit
 from .registry import Reply, handles
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..broker import Broker
+    from ..request_context import RequestContext
 
 
 @handles(43, 0, 2)

@@ -23,7 +23,8 @@ from .configs_common import check_changes, check_resource
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..broker import Broker
+    from ..request_context import RequestContext
 
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 

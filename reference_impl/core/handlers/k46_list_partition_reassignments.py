@@ -18,7 +18,8 @@ from .controller_admin import submit
 from .registry import Reply, handles
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..broker import Broker
+    from ..request_context import RequestContext
 
 
 @handles(46, 0, 0)

@@ -23,7 +23,8 @@ from ..group.reply import PendingReply
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..broker import Broker
+    from ..request_context import RequestContext
 
 
 @handles(47, 0, 0)

@@ -12,7 +12,8 @@ from .quorum_common import serve_quorum_api
 from .registry import Reply, handles
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..broker import Broker
+    from ..request_context import RequestContext
 
 
 @handles(52, 0, 0)

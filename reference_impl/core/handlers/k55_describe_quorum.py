@@ -27,7 +27,8 @@ from .forwarding import forward
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..broker import Broker
+    from ..request_context import RequestContext
 
 LISTENER_NAME = "PLAINTEXT"
 NOT_LEADER_MESSAGE = "this node is not the metadata quorum's leader"

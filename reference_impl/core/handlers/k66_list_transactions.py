@@ -19,7 +19,8 @@ from ..txn.state import TxnState
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..broker import Broker
+    from ..request_context import RequestContext
 
 _KNOWN = {s.label for s in TxnState}
 

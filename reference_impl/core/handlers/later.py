@@ -19,7 +19,8 @@ from ..purgatory import DelayedOperation
 from .registry import Deferred
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..broker import Broker
+    from ..request_context import RequestContext
 
 _ids = itertools.count(1)
 

@@ -18,7 +18,8 @@ from ..kraft.quorum import quorum_error
 from .registry import Reply
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..broker import Broker
+    from ..request_context import RequestContext
 
 CONTROLLER_APIS = frozenset({56, 62, 63, 67})
 

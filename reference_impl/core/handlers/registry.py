@@ -18,8 +18,9 @@ from reference_impl.log.api import FileRegion
 from reference_impl.protocol.apis import api_name, schema_versions
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..broker import Broker
     from ..purgatory import DelayedOperation
+    from ..request_context import RequestContext
 
 
 Splices: TypeAlias = dict[bytes, tuple[tuple[FileRegion, ...], int]]

@@ -15,7 +15,8 @@ from .later import LaterReply
 from .registry import Reply
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..broker import Broker
+    from ..request_context import RequestContext
     from ..txn.coordinator import TransactionCoordinator
 
 

@@ -59,8 +59,9 @@ from .raft_errors import timeout_answer
 from .roles import BROKER_ROLE, CONTROLLER_ROLE, node_roles
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..broker import Broker
     from ..handlers.registry import Reply
+    from ..request_context import RequestContext
 
 log = logging.getLogger("reference_impl.kraft")
 
