@@ -31,7 +31,7 @@ import uuid
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kio.schema.errors import ErrorCode
 
@@ -53,14 +53,18 @@ from reference_impl.core.raft.raft_log import RaftLog, Snapshot, SnapshotStore
 from reference_impl.log.api import PartitionLog
 
 from ..boundary import CONTROLLER_CHANNEL
+from ..host import PeerMessenger
 from ..purgatory import DelayedOperation
 from . import inbound, wire
 from .raft_errors import timeout_answer
 from .roles import BROKER_ROLE, CONTROLLER_ROLE, node_roles
 
 if TYPE_CHECKING:
-    from ..broker import Broker
+    from ..configs.resolution import BrokerConfig
     from ..handlers.registry import Reply
+    from ..metadata.image import MetadataImage
+    from ..ports import LogStore
+    from ..purgatory import Purgatory
     from ..request_context import RequestContext
 
 log = logging.getLogger("reference_impl.kraft")
@@ -184,8 +188,43 @@ class _AdminAnswer(_AwaitAnswer):
         self.ctx.respond(self.to_wire(answer))
 
 
+class MemberHost(PeerMessenger, Protocol):
+    """What KRaft membership needs of the broker: its identity and addresses, configs and stores,
+    requests to peers, and the metadata image it replaces as the metadata log is replayed."""
+
+    image: MetadataImage
+
+    @property
+    def node_id(self) -> int: ...
+
+    @property
+    def config(self) -> BrokerConfig: ...
+
+    @property
+    def rng(self) -> random.Random: ...
+
+    @property
+    def store(self) -> LogStore: ...
+
+    @property
+    def purgatory(self) -> Purgatory: ...
+
+    @property
+    def advertised(self) -> tuple[str, int]: ...
+
+    @property
+    def rack(self) -> str | None: ...
+
+    def on_metadata_ready(self, now_ms: int) -> None:
+        """The image is complete (caught up with the quorum): open the partitions."""
+
+    def sync_partitions(self, now_ms: int) -> None: ...
+
+
 class ClusterQuorum:
-    def __init__(self, broker: Broker, ports: QuorumPorts, metadata_log: PartitionLog, now_ms: int) -> None:
+    def __init__(
+        self, broker: MemberHost, ports: QuorumPorts, metadata_log: PartitionLog, now_ms: int
+    ) -> None:
         config = broker.config
         self.broker = broker
         self.node_id = broker.node_id
@@ -363,7 +402,7 @@ class ClusterQuorum:
 
     def serve(self, ctx: RequestContext, api_key: int, request: Any) -> Reply:
         """Answer a peer's quorum or controller request once the replica or the controller has."""
-        from ..handlers.registry import Deferred  # the handlers package imports the broker
+        from ..handlers.registry import Deferred  # the handlers package imports this module
 
         if not defects.enabled(defects.QUORUM_ON_CLIENT_LISTENER):
             refused = inbound.request_error(api_key, request, self.cluster_id)
