@@ -20,12 +20,12 @@ from ..controller.local import LocalController
 from .registry import Reply, Respond
 
 if TYPE_CHECKING:
-    from ..broker import Broker
     from ..request_context import RequestContext
+    from .host import HandlerHost
 
 
 def submit(
-    broker: Broker,
+    broker: HandlerHost,
     ctx: RequestContext,
     body: cm.AdminRequest,
     to_wire: Callable[[Any], Any],

@@ -26,13 +26,13 @@ from ..metadata.image import TopicInfo
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
-    from ..broker import Broker
     from ..request_context import RequestContext
+    from .host import HandlerHost
 
 ZERO_UUID = uuid.UUID(int=0)
 
 
-def topic_entry(broker: Broker, topic: TopicInfo) -> dict[str, Any]:
+def topic_entry(broker: HandlerHost, topic: TopicInfo) -> dict[str, Any]:
     partitions = []
     for p in sorted(topic.partitions.values(), key=lambda p: p.partition):
         alive = {b for b, info in broker.image.brokers.items() if not info.fenced}
@@ -62,7 +62,7 @@ def _error_entry(name: str | None, code: ErrorCode, topic_id: uuid.UUID = ZERO_U
 
 
 @handles(3, 0, 13)
-def handle_metadata(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
+def handle_metadata(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
     version = ctx.api_version
     requested = request.topics
     if requested is not None and version < 12 and any(
@@ -130,7 +130,7 @@ def _invalid_request_answer(version: int, requested: Any) -> Any:
     )
 
 
-def _auto_create(broker: Broker, name: str, allowed: bool, now_ms: int) -> ErrorCode:
+def _auto_create(broker: HandlerHost, name: str, allowed: bool, now_ms: int) -> ErrorCode:
     try:
         validate_topic_name(name)
     except KafkaError as exc:

@@ -27,12 +27,12 @@ from ..controller.writer import NewTopic, excessive_partitions, requested_partit
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
-    from ..broker import Broker
     from ..request_context import RequestContext
+    from .host import HandlerHost
 
 
 @handles(19, 2, 7)
-def handle_create_topics(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
+def handle_create_topics(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
     counts = Counter(t.name for t in request.topics)
     default_partitions = broker.config.get_int("num.partitions")
     refused = excessive_partitions(

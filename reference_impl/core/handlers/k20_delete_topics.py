@@ -18,14 +18,14 @@ from reference_impl.protocol.errors import ErrorCode, KafkaError
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
-    from ..broker import Broker
     from ..request_context import RequestContext
+    from .host import HandlerHost
 
 ZERO_UUID = uuid.UUID(int=0)
 
 
 @handles(20, 1, 6)
-def handle_delete_topics(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
+def handle_delete_topics(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
     wanted: list[tuple[str | None, uuid.UUID | None]] = [
         (n, None) for n in get(request, "topic_names", ()) or ()
     ]

@@ -22,8 +22,8 @@ from .configs_common import BROKER_LOGGER_RESOURCE, check_resource
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
-    from ..broker import Broker
     from ..request_context import RequestContext
+    from .host import HandlerHost
 
 
 def _entry(e: ConfigEntry, synonyms: bool, docs: bool) -> dict[str, Any]:
@@ -40,7 +40,7 @@ def _entry(e: ConfigEntry, synonyms: bool, docs: bool) -> dict[str, Any]:
 
 
 @handles(32, 1, 4)
-def handle_describe_configs(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
+def handle_describe_configs(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
     synonyms = bool(request.include_synonyms)
     docs = bool(get(request, "include_documentation", False))
     results = []

@@ -19,12 +19,12 @@ from .configs_common import check_changes, check_resource
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
-    from ..broker import Broker
     from ..request_context import RequestContext
+    from .host import HandlerHost
 
 
 @handles(33, 0, 2)
-def handle_alter_configs(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
+def handle_alter_configs(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
     responses = []
     for r in request.resources:
         rtype, rname = int(r.resource_type), r.resource_name

@@ -22,12 +22,12 @@ from ..controller.writer import excessive_partitions
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
-    from ..broker import Broker
     from ..request_context import RequestContext
+    from .host import HandlerHost
 
 
 @handles(37, 0, 3)
-def handle_create_partitions(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
+def handle_create_partitions(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
     counts = Counter(t.name for t in request.topics)
     refused = excessive_partitions(sum(_added(broker, t.name, int(t.count)) for t in request.topics))
     results = []
@@ -53,7 +53,7 @@ def handle_create_partitions(broker: Broker, ctx: RequestContext, request: Any) 
     return Respond(build(response_class(37, ctx.api_version), {"throttle_time": 0, "results": results}))
 
 
-def _added(broker: Broker, name: str, count: int) -> int:
+def _added(broker: HandlerHost, name: str, count: int) -> int:
     """Partitions the entry would add to the topic as this broker's image knows it (0 if none)."""
     topic = broker.image.topics.get(name)
     return max(count - len(topic.partitions), 0) if topic is not None else 0

@@ -23,14 +23,14 @@ from .configs_common import check_changes, check_resource
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
-    from ..broker import Broker
     from ..request_context import RequestContext
+    from .host import HandlerHost
 
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 
 
 @handles(44, 0, 1)
-def handle_incremental_alter_configs(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
+def handle_incremental_alter_configs(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
     responses = []
     for r in request.resources:
         rtype, rname = int(r.resource_type), r.resource_name

@@ -18,12 +18,12 @@ from .controller_admin import submit
 from .registry import Reply, handles
 
 if TYPE_CHECKING:
-    from ..broker import Broker
     from ..request_context import RequestContext
+    from .host import HandlerHost
 
 
 @handles(46, 0, 0)
-def handle_list_partition_reassignments(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
+def handle_list_partition_reassignments(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
     asked = (
         None
         if request.topics is None
