@@ -1,15 +1,14 @@
 """The quorum's durable state in files: ``quorum-state`` and snapshot checkpoints.
 
-This is the only module of the Raft package that touches files; the
-simulator uses the in-memory stores behind the same ports
+The shell's implementation of the Raft ports that touch files (the core
+opens none); the simulator uses the in-memory stores behind the same ports
 (:class:`~reference_impl.core.raft.quorum_state.MemoryQuorumStateStore`,
 :class:`~reference_impl.core.raft.raft_log.MemorySnapshotStore`). Every write
 is atomic as Kafka makes it (write a temporary file, fsync it, rename it
 over the old one, fsync the directory, with the helpers of
 :mod:`reference_impl.log.files`): a crash leaves the old state or the new
 one, never a torn file. Snapshot files are named as Kafka names them,
-``<end offset, 20 digits>-<epoch, 10 digits>.checkpoint``. (The shell may
-move this module next to its other file code; nothing in the core imports it.)
+``<end offset, 20 digits>-<epoch, 10 digits>.checkpoint``.
 """
 
 from __future__ import annotations
@@ -17,12 +16,16 @@ from __future__ import annotations
 import os
 import re
 
+from reference_impl.core.raft.messages import OffsetAndEpoch
+from reference_impl.core.raft.quorum_state import (
+    QuorumStateFormatError,
+    check_storable,
+    decode_quorum_state,
+    encode_quorum_state,
+)
+from reference_impl.core.raft.raft_log import Snapshot
+from reference_impl.core.raft.states import ElectionState
 from reference_impl.log.files import atomic_write, fsync_dir, pwrite_all
-
-from .messages import OffsetAndEpoch
-from .quorum_state import QuorumStateFormatError, check_storable, decode_quorum_state, encode_quorum_state
-from .raft_log import Snapshot
-from .states import ElectionState
 
 QUORUM_STATE_FILE = "quorum-state"
 SNAPSHOT_SUFFIX = ".checkpoint"
