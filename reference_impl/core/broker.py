@@ -10,6 +10,10 @@ connection's later requests back until it completes. The core also decides
 when the shell may read a connection again (``ResumeReading``) and how many
 request bytes may be held (:mod:`.read_gate`), so a client that pipelines
 behind a waiting request cannot make the broker buffer what it sends.
+
+This module is the request pipeline; the partition replicas are the replica manager's
+(:mod:`.replica_manager`), and every subsystem sees the broker through a host protocol of its own
+(:mod:`.host`), so nothing in the core imports this module.
 """
 
 from __future__ import annotations
@@ -18,28 +22,24 @@ import itertools
 import logging
 import random
 import traceback
-import uuid
 from collections import deque
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kio.schema.api_versions.v0.response import ApiVersionsResponse as ApiVersionsResponseV0
 from kio.static.protocol import RequestPayload, ResponsePayload
 
 from reference_impl import defects
-from reference_impl.log.api import FileRegion
 from reference_impl.protocol.apis import API_VERSIONS_KEY, UnknownApiError, api_name
 from reference_impl.protocol.build import build, millis
 from reference_impl.protocol.codec import (
     MalformedRequestError,
-    RequestHeader,
     decode_request_body,
     decode_request_header,
     encode_response,
     encode_response_spliced,
     peek_header,
 )
-from reference_impl.protocol.errors import ErrorCode, KafkaError
+from reference_impl.protocol.errors import ErrorCode
 from reference_impl.timer.wheel import TimingWheel
 
 from .boundary import (
@@ -58,33 +58,33 @@ from .boundary import (
     Step,
 )
 from .cleaning import CleanerSchedule
-from .cluster.controller_client import ClusterControllerClient
-from .cluster.quorum import ADMIN_TIMEOUT_MS, ClusterQuorum, QuorumPorts
-from .cluster.roles import CONTROLLER_LISTENER_APIS, CONTROLLER_ONLY_APIS
-from .configs import BrokerConfig, effective_topic_configs, parse_peer_addresses
+from .configs.model import parse_peer_addresses
+from .configs.resolution import BrokerConfig
+from .controller.broker_client import ClusterControllerClient
+from .controller.local import LocalController
+from .controller.records import ControllerImage
 from .fetch_sessions import FetchSessionCache
 from .group.coordinator import GroupCoordinator
 from .handlers import HANDLERS, Deferred, NoResponse, Respond
 from .handlers.forwarding import forward
 from .handlers.registry import Handler, Reply, Splices
+from .host import ResponseCallback
+from .kraft.quorum import ADMIN_TIMEOUT_MS, ClusterQuorum, QuorumPorts
+from .kraft.roles import CONTROLLER_LISTENER_APIS, CONTROLLER_ONLY_APIS
 from .listeners import parse_names
 from .metadata.image import MetadataImage
-from .metadata.local_controller import METADATA_TOPIC, LocalController
+from .metadata.records import METADATA_TOPIC, METADATA_TOPIC_ID
 from .partition import Partition
 from .ports import LogStore, TopicPartition
-from .purgatory import DelayedOperation, Purgatory
-from .raft.controller import messages as cm
-from .raft.controller.records import ControllerImage
+from .purgatory import Purgatory
 from .read_gate import ReadGate
+from .replica_manager import ReplicaManager
 from .replication.fetcher import ReplicaFetcher
-from .replication.isr import IsrProposal
+from .request_context import RequestContext
 from .txn.coordinator import TransactionCoordinator
 
 log = logging.getLogger("reference_impl.broker")
 
-METADATA_TOPIC_ID = uuid.UUID(int=1)
-
-ResponseCallback = Callable[[ResponsePayload | None, str | None], None]
 PRODUCE_KEY = 0
 PIPELINED_PRODUCES = 32
 """Produce requests of one connection that may wait for their replicas at once (see
@@ -93,39 +93,6 @@ ADMIN_WRITES = frozenset({19, 20, 33, 37, 44})
 """CreateTopics, DeleteTopics, AlterConfigs, CreatePartitions, IncrementalAlterConfigs: in a cluster
 their answer waits until the active controller's records are committed."""
 HW_CHECKPOINT_INTERVAL_MS = 5_000
-
-
-@dataclass
-class RequestContext:
-    """One request in flight: who sent it, what it is, and how to answer it."""
-
-    broker: Broker
-    connection_id: int
-    header: RequestHeader
-    client_host: str
-    received_ms: int
-    listener: str = "PLAINTEXT"
-    """The listener the request came in on (see :meth:`Broker.serves`)."""
-    answered: bool = False
-    response: tuple[bytes | FileRegion, ...] | None = None
-    """The encoded response, held until every earlier request of the connection has its own sent."""
-    delayed: DelayedOperation | None = None
-    """The operation the answer waits for (cancelled if the connection closes first)."""
-
-    @property
-    def api_version(self) -> int:
-        return self.header.api_version
-
-    @property
-    def client_id(self) -> str:
-        return self.header.client_id or ""
-
-    def respond(self, body: ResponsePayload, splices: Splices | None = None) -> None:
-        """Send ``body`` as this request's response (once); lets the connection's next request run."""
-        if self.answered:
-            return
-        self.answered = True
-        self.broker._finish(self, body, splices)
 
 
 @dataclass
@@ -145,7 +112,7 @@ class _Connection:
 
 class Broker:
     """A broker: its own controller (a one-voter KRaft combined node), or, given ``quorum``, a
-    member of a cluster whose metadata comes from a controller quorum (:mod:`.cluster`)."""
+    member of a cluster whose metadata comes from a controller quorum (:mod:`.kraft`)."""
 
     def __init__(
         self,
@@ -188,8 +155,8 @@ class Broker:
             self.controller = controller
             self.image = controller.image
             self.controller.register_broker(self.node_id, advertised_host, advertised_port, rack, now_ms)
-        self.partitions: dict[TopicPartition, Partition] = {}
         self.purgatory = Purgatory(TimingWheel(start_ms=now_ms))
+        self.replica_manager = ReplicaManager(self, self.node_id, config, store, self.purgatory)
         self.fetch_sessions = FetchSessionCache(
             max_slots=config.get_int("max.incremental.fetch.session.cache.slots"), rng=self.rng
         )
@@ -345,161 +312,32 @@ class Broker:
 
     # -- partitions -------------------------------------------------------------------------------
 
+    @property
+    def partitions(self) -> dict[TopicPartition, Partition]:
+        """The partition replicas this broker holds (the replica manager's)."""
+        return self.replica_manager.partitions
+
     def high_watermarks(self) -> dict[TopicPartition, int]:
-        return {key: p.high_watermark for key, p in self.partitions.items()}
+        return self.replica_manager.high_watermarks()
 
     def partition(self, topic: str, index: int) -> Partition | None:
-        return self.partitions.get((topic, index))
+        return self.replica_manager.partition(topic, index)
 
     def sync_partitions(self, now_ms: int) -> None:
-        """Make the open partitions match the image: open new ones, drop deleted ones, apply configs.
+        """Make the open partitions match the image (:meth:`ReplicaManager.sync`)."""
+        self.replica_manager.sync(now_ms)
 
-        A cluster broker whose image has not yet caught up with the metadata log (it has just
-        started) leaves its partitions and logs alone: judged by a partial image, every log on
-        disk would look like a topic deleted while it was down, and be deleted."""
-        if self.quorum is not None and not self.quorum.ready:
-            return
-        self.config.dynamic = dict(self.image.broker_configs)
-        wanted: set[TopicPartition] = set()
-        moved: list[TopicPartition] = []
-        checkpointed: dict[TopicPartition, int] | None = None  # read once, when a partition opens
-        for topic in self.image.topics.values():
-            configs = effective_topic_configs(topic.configs, self.config)
-            for info in topic.partitions.values():
-                if self.node_id not in info.replicas:
-                    continue
-                key = (topic.name, info.partition)
-                wanted.add(key)
-                part = self.partitions.get(key)
-                if part is None or part.topic_id != topic.topic_id:
-                    if part is not None:
-                        self.store.delete_log(*key)
-                    log_ = self.store.open_log(topic.name, info.partition, topic.topic_id, configs, now_ms)
-                    part = self.partitions[key] = Partition(
-                        topic.name,
-                        info.partition,
-                        topic.topic_id,
-                        log_,
-                        configs,
-                        self.node_id,
-                        self.store.read_chunk,
-                    )
-                    if checkpointed is None:
-                        checkpointed = self.store.high_watermarks()
-                    if key in checkpointed:  # Kafka's Partition.createLog: the HW first, then the role
-                        part.restore_high_watermark(checkpointed[key])
-                elif part.configs != configs:
-                    part.update_configs(configs)
-                    self.store.update_configs(topic.name, info.partition, configs)
-                if info.leader == self.node_id:
-                    if (part.leader_epoch, part.partition_epoch, part.is_leader) != (
-                        info.leader_epoch,
-                        info.partition_epoch,
-                        True,
-                    ):
-                        part.become_leader(
-                            info.leader_epoch, info.partition_epoch, info.replicas, info.isr, now_ms
-                        )
-                        moved.append(key)
-                elif (part.leader_id, part.leader_epoch, part.partition_epoch) != (
-                    info.leader,
-                    info.leader_epoch,
-                    info.partition_epoch,
-                ):
-                    part.become_follower(
-                        info.leader, info.leader_epoch, info.partition_epoch, info.replicas, info.isr
-                    )
-                    moved.append(key)
-        for key in [k for k in self.partitions if k not in wanted]:
-            del self.partitions[key]
-            self.store.delete_log(*key)
-            self.purgatory.check_and_complete(key, now_ms)
-        for key in self.store.existing_logs():
-            if key not in wanted and key[0] != METADATA_TOPIC:
-                self.store.delete_log(*key)  # a stray log of a topic deleted while we were down
-        self.group_coordinator.on_partitions_changed(now_ms)  # group coordinator: load or unload shards
-        self.txn_coordinator.load()  # transaction coordinator: replay or forget moved shards
-        for key in moved:  # a new ISR may move the HW; a lost leadership fails what waits on it
-            self.purgatory.check_and_complete(key, now_ms)
+    def on_partitions_changed(self, now_ms: int) -> None:
+        self.group_coordinator.on_partitions_changed(now_ms)  # load or unload __consumer_offsets shards
+        self.txn_coordinator.load()  # replay or forget moved __transaction_state shards
 
     def after_follower_fetch(self, part: Partition, now_ms: int, fetched_by: int) -> None:
         """A follower fetched: the HW may have moved (wake acks=all produces), the ISR may grow."""
-        self.notify_partition_changed(part.key, now_ms)
-        proposal = part.propose_isr_change(
-            now_ms,
-            self.config.get_int("replica.lag.time.max.ms"),
-            fetched_by,
-            lambda replica: replica in self.image.live_brokers(),
-        )
-        if proposal is not None:
-            self.propose_isr(part, proposal, now_ms)
-
-    def propose_isr(self, part: Partition, proposal: IsrProposal, now_ms: int) -> None:
-        """AlterPartition: decided here on a one-node broker, by the active controller in a cluster."""
-        if self.quorum is not None:
-            self._alter_partition(self.quorum, part, proposal)
-            return
-        assert isinstance(self.controller, LocalController)
-        try:
-            self.controller.alter_partition(
-                part.topic_id,
-                part.index,
-                self.node_id,
-                proposal.leader_epoch,
-                proposal.partition_epoch,
-                proposal.new_isr,
-                now_ms,
-            )
-        except KafkaError as exc:
-            log.info(
-                "ISR change of %s-%d to %s refused: %s", part.topic, part.index, list(proposal.new_isr), exc
-            )
-            part.isr_change_failed()
-            return
-        self.sync_partitions(now_ms)
-        self.notify_partition_changed(part.key, now_ms)
-
-    def _alter_partition(self, quorum: ClusterQuorum, part: Partition, proposal: IsrProposal) -> None:
-        """Send AlterPartition; the change takes effect when its record reaches this broker's image."""
-        if quorum.broker_epoch < 0:
-            part.isr_change_failed()
-            return
-        body = cm.AlterPartitionRequest(
-            correlation_id=quorum.next_correlation_id(),
-            broker_id=self.node_id,
-            broker_epoch=quorum.broker_epoch,
-            topic_id=str(part.topic_id),
-            partition=part.index,
-            leader_epoch=proposal.leader_epoch,
-            partition_epoch=proposal.partition_epoch,
-            new_isr=proposal.new_isr,
-        )
-
-        def answered(answer: cm.AlterPartitionResponse | None) -> None:
-            if answer is None or answer.error_code != ErrorCode.none:
-                log.info(
-                    "ISR change of %s-%d to %s refused: %s",
-                    part.topic,
-                    part.index,
-                    list(proposal.new_isr),
-                    "no answer" if answer is None else answer.error_code.name,
-                )
-                part.isr_change_failed()
-
-        quorum.to_controller(body, answered)
-
-    def _check_isr(self, now_ms: int) -> None:
-        """Shrink the ISR of every led partition whose followers lag (every lag/2, as Kafka does)."""
-        lag = self.config.get_int("replica.lag.time.max.ms")
-        for part in list(self.partitions.values()):
-            if part.is_leader and len(part.replicas) > 1:
-                proposal = part.propose_isr_change(now_ms, lag)
-                if proposal is not None:
-                    self.propose_isr(part, proposal, now_ms)
+        self.replica_manager.after_follower_fetch(part, now_ms, fetched_by)
 
     def notify_partition_changed(self, key: TopicPartition, now_ms: int) -> None:
         """New data or a new high watermark: wake delayed operations watching the partition."""
-        self.purgatory.check_and_complete(key, now_ms)
+        self.replica_manager.notify_changed(key, now_ms)
 
     # -- connections and requests ------------------------------------------------------------------
 
@@ -573,7 +411,9 @@ class Broker:
             ctx.delayed = reply.op
             self.purgatory.try_complete_else_watch(reply.op, reply.keys, now_ms)
 
-    def _finish(self, ctx: RequestContext, body: ResponsePayload, splices: Splices | None = None) -> None:
+    def finish_request(
+        self, ctx: RequestContext, body: ResponsePayload, splices: Splices | None = None
+    ) -> None:
         conn = self._connections.get(ctx.connection_id)
         if conn is None or conn.closed:
             return
@@ -743,7 +583,7 @@ class Broker:
     # -- maintenance -----------------------------------------------------------------------------
 
     def _maintain(self, now_ms: int) -> None:
-        self._check_isr(now_ms)
+        self.replica_manager.check_isr(now_ms)
         self.txn_coordinator.expire_timed_out(now_ms)
         self.group_coordinator.maintain(now_ms)  # group coordinator: offsets retention
         self.store.maintain(now_ms, self.high_watermarks())

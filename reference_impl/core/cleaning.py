@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from .configs import BrokerConfig
+from .configs.resolution import BrokerConfig
 from .partition import Partition
 from .ports import LogStore, TopicPartition
 

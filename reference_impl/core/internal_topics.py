@@ -19,13 +19,17 @@ on the next FindCoordinator.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from reference_impl import defects
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
+from .controller.writer import NewTopic
+
 if TYPE_CHECKING:
-    from .broker import Broker
+    from .configs.resolution import BrokerConfig
+    from .controller.api import AdminController
+    from .metadata.image import MetadataImage
 
 SEGMENT_BYTES = "104857600"
 
@@ -44,6 +48,22 @@ def partition_for(key: str, partitions: int) -> int:
     return (java_string_hash(key) & 0x7FFFFFFF) % partitions
 
 
+class TopicsHost(Protocol):
+    """What creating an internal topic needs of the broker: its metadata, configs and controller."""
+
+    @property
+    def image(self) -> MetadataImage: ...
+
+    @property
+    def config(self) -> BrokerConfig: ...
+
+    @property
+    def controller(self) -> AdminController: ...
+
+    def sync_partitions(self, now_ms: int) -> None:
+        """Open, lead, follow or drop partitions as the metadata image now says."""
+
+
 @dataclass(frozen=True, slots=True)
 class InternalTopic:
     name: str
@@ -51,30 +71,21 @@ class InternalTopic:
     replication_config: str
     configs: tuple[tuple[str, str], ...]
 
-    def partitions(self, broker: Broker) -> int:
+    def partitions(self, broker: TopicsHost) -> int:
         topic = broker.image.topics.get(self.name)
         if topic is not None:
             return len(topic.partitions)
         return broker.config.get_int(self.partitions_config)
 
-    def ensure(self, broker: Broker, now_ms: int) -> None:
+    def ensure(self, broker: TopicsHost, now_ms: int) -> None:
         """Create the topic if it does not exist, with RF capped at the live brokers."""
         if self.name in broker.image.topics:
             return
         live = sum(1 for b in broker.image.brokers.values() if not b.fenced)
         rf = max(1, min(broker.config.get_int(self.replication_config), live))
         try:
-            broker.controller.create_topic(
-                self.name,
-                self.partitions(broker),
-                rf,
-                None,
-                dict(self.configs),
-                default_partitions=1,
-                default_replication=1,
-                validate_only=False,
-                now_ms=now_ms,
-            )
+            topic = NewTopic(self.name, self.partitions(broker), rf, configs=dict(self.configs))
+            broker.controller.create_topic(topic, validate_only=False, now_ms=now_ms)
         except KafkaError:
             if self.name not in broker.image.topics:
                 raise

@@ -27,7 +27,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from .configs import ConfigError
+from .configs.model import ConfigError
 
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 SERVED_PROTOCOLS = frozenset({"PLAINTEXT"})

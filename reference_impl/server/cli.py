@@ -31,15 +31,16 @@ import sys
 
 from reference_impl import defects
 from reference_impl.core.broker import Broker
-from reference_impl.core.cluster.quorum import QuorumPorts
-from reference_impl.core.cluster.roles import BROKER_ROLE, CONTROLLER_ROLE, node_roles
-from reference_impl.core.configs import BrokerConfig, ConfigError, parse_quorum_voters
+from reference_impl.core.configs.model import ConfigError, parse_quorum_voters
+from reference_impl.core.configs.resolution import BrokerConfig
+from reference_impl.core.kraft.quorum import QuorumPorts
+from reference_impl.core.kraft.roles import BROKER_ROLE, CONTROLLER_ROLE, node_roles
 from reference_impl.core.listeners import CLIENT_LISTENER, Endpoint, ListenerSetup, listener_setup
 from reference_impl.core.ports import LogStore, MemoryLogStore
-from reference_impl.core.raft.file_store import FileQuorumStateStore, FileSnapshotStore
 from reference_impl.core.raft.quorum_state import MemoryQuorumStateStore, QuorumStateError
 from reference_impl.core.raft.raft_log import MemorySnapshotStore
 from reference_impl.log.manager import LogDirError
+from reference_impl.server.raft_files import FileQuorumStateStore, FileSnapshotStore
 
 from .listener import size_log_descriptor_pool
 from .shell import BrokerShell, wall_clock_ms

@@ -28,12 +28,12 @@ from collections.abc import Callable
 
 from reference_impl.core.raft.api import NotLeaderError, RaftConfig
 
-from .broker_nodes import build_broker_simulation
-from .clients import ClientDisk, IdempotentProducer, ProducerReport
-from .fuzz import run_schedule
-from .network import LinkFaults
-from .raft_nodes import build_raft_simulation, current_leader
-from .simulation import Simulation
+from .broker.nodes import build_broker_simulation
+from .broker.producer import ClientDisk, IdempotentProducer, ProducerReport
+from .engine.network import LinkFaults
+from .engine.simulation import Simulation
+from .raft.fuzz import run_schedule
+from .raft.nodes import build_raft_simulation, current_leader
 
 
 def _replication(seed: int, virtual_ms: int, invariants: bool) -> tuple[Simulation, int, int]:

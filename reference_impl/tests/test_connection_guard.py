@@ -7,7 +7,7 @@ expiry of ``clients/src/main/java/org/apache/kafka/common/network/Selector.java`
 
 from __future__ import annotations
 
-from reference_impl.core.configs import BrokerConfig
+from reference_impl.core.configs.resolution import BrokerConfig
 from reference_impl.server.guard import ConnectionGuard
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from reference_impl import defects
-from reference_impl.core.configs import BrokerConfig, ConfigError
+from reference_impl.core.configs.model import ConfigError
+from reference_impl.core.configs.resolution import BrokerConfig
 
 
 def test_unknown_defect_is_refused_by_name() -> None:

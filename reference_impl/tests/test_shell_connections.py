@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 
 from reference_impl import defects
 from reference_impl.core.broker import Broker
-from reference_impl.core.configs import BrokerConfig
+from reference_impl.core.configs.resolution import BrokerConfig
 from reference_impl.core.ports import MemoryLogStore
 from reference_impl.protocol.codec import encode_request
 from reference_impl.protocol.frames import FrameDecoder

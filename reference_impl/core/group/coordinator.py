@@ -26,18 +26,21 @@ import functools
 import heapq
 import itertools
 import logging
+import random
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 from reference_impl.protocol.record_set import build_batch
 
-from ..internal_topics import CONSUMER_OFFSETS, coordinator_error, partition_for
+from ..host import CoordinatorHost
+from ..internal_topics import CONSUMER_OFFSETS, TopicsHost, coordinator_error, partition_for
 from ..partition import Partition
 from ..purgatory import DelayedOperation
+from ..txn.markers import MarkerHost
 from .loading import load_shard
 from .log_format import (
     CommittedOffset,
@@ -51,9 +54,6 @@ from .log_format import (
 from .membership import JoinRequest, Membership, SyncRequest, join_error, sync_answer
 from .offsets import OffsetStore, TopicPartition
 from .state import ClassicGroup, GroupState, JoinReply, SyncReply
-
-if TYPE_CHECKING:
-    from ..broker import Broker
 
 log = logging.getLogger("reference_impl.group")
 
@@ -110,8 +110,17 @@ class OffsetCommitItem:
     metadata: str | None
 
 
+class GroupHost(CoordinatorHost, TopicsHost, MarkerHost, Protocol):
+    """What the group coordinator needs of the broker: the ``__consumer_offsets`` replicas it writes
+    and replays, the purgatory its timers and writes wait in, ids, and the transaction coordinator's
+    markers (transactional offsets become visible or vanish with them)."""
+
+    @property
+    def rng(self) -> random.Random: ...
+
+
 class GroupCoordinator:
-    def __init__(self, broker: Broker) -> None:
+    def __init__(self, broker: GroupHost) -> None:
         self.broker = broker
         self.groups: dict[str, ClassicGroup] = {}
         self.offsets = OffsetStore()

@@ -21,7 +21,7 @@ from kio.static.protocol import ResponsePayload
 from ..handlers.later import LaterReply
 
 if TYPE_CHECKING:
-    from ..broker import RequestContext
+    from ..request_context import RequestContext
     from .coordinator import GroupCoordinator
 
 SAFETY_MARGIN_MS = 30_000

@@ -6,16 +6,17 @@ from typing import TYPE_CHECKING
 
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
-from ..configs import BROKER_CONFIGS, TOPIC_CONFIGS, ConfigError
+from ..configs.model import ConfigError
+from ..configs.tables import BROKER_CONFIGS, TOPIC_CONFIGS
 from ..metadata.image import BROKER_RESOURCE, TOPIC_RESOURCE
 
 if TYPE_CHECKING:
-    from ..broker import Broker
+    from .host import HandlerHost
 
 BROKER_LOGGER_RESOURCE = 8
 
 
-def check_resource(broker: Broker, resource_type: int, resource_name: str) -> None:
+def check_resource(broker: HandlerHost, resource_type: int, resource_name: str) -> None:
     """Kafka's checks: a known type, an existing topic, this broker's id (or "" for the default)."""
     if resource_type == TOPIC_RESOURCE:
         if resource_name not in broker.image.topics:

@@ -15,16 +15,17 @@ from typing import TYPE_CHECKING, Any
 
 from kio.schema.errors import ErrorCode
 
-from ..metadata.local_controller import LocalController
-from ..raft.controller import messages as cm
+from ..controller import messages as cm
+from ..controller.local import LocalController
 from .registry import Reply, Respond
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..request_context import RequestContext
+    from .host import HandlerHost
 
 
 def submit(
-    broker: Broker,
+    broker: HandlerHost,
     ctx: RequestContext,
     body: cm.AdminRequest,
     to_wire: Callable[[Any], Any],

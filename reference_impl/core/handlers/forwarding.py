@@ -25,7 +25,8 @@ from .later import LaterReply
 from .registry import Reply
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..request_context import RequestContext
+    from .host import HandlerHost
 
 FORWARD_MARGIN_MS = 5_000
 """How much longer than the request's own timeout a forwarded request waits for the controller's
@@ -33,7 +34,7 @@ answer before this node answers it itself (the controller answers a timeout firs
 
 
 def forward(
-    broker: Broker,
+    broker: HandlerHost,
     ctx: RequestContext,
     request: RequestPayload,
     target: int,

@@ -33,14 +33,17 @@ from ..validation import RejectedRecords
 from .registry import Deferred, NoResponse, Reply, Respond, handles
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..request_context import RequestContext
+    from .host import HandlerHost
 
 _LOG_START_ON_ERROR = frozenset({ErrorCode.invalid_record, ErrorCode.invalid_timestamp})
 """Validation failures Kafka answers with the partition's log start offset (ReplicaManager's
 ``processFailedRecord``); its size and CRC refusals carry -1."""
 
 
-def _transaction_check(broker: Broker, request: Any, key: tuple[str, int]) -> Callable[[BatchHeader], None]:
+def _transaction_check(
+    broker: HandlerHost, request: Any, key: tuple[str, int]
+) -> Callable[[BatchHeader], None]:
     """KIP-890 part 1: a transactional batch must belong to a partition its transaction added."""
     transactional_id = get(request, "transactional_id")
 
@@ -57,7 +60,7 @@ def _transaction_check(broker: Broker, request: Any, key: tuple[str, int]) -> Ca
 
 
 @handles(0, 3, 13)
-def handle_produce(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
+def handle_produce(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
     acks = int(request.acks)
     now = ctx.received_ms
     topics = []

@@ -32,13 +32,14 @@ from reference_impl.protocol.apis import response_class
 from reference_impl.protocol.build import build, get, millis
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
-from ..cluster.wire import METADATA_TOPIC, METADATA_TOPIC_ID
 from ..fetch_sessions import FetchPlan, PartitionKey, SessionPartition
+from ..metadata.records import METADATA_TOPIC, METADATA_TOPIC_ID
 from ..purgatory import DelayedOperation
 from .registry import Deferred, Reply, Respond, Splices, handles
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..request_context import RequestContext
+    from .host import HandlerHost
 
 READ_COMMITTED = 1
 SPLICE_MARK = b"\xfe\xedKH"
@@ -74,7 +75,7 @@ class FetchRequestState:
 class DelayedFetch(DelayedOperation):
     """A fetch waiting for ``min_bytes`` of data or its deadline (Kafka's DelayedFetch)."""
 
-    def __init__(self, broker: Broker, state: FetchRequestState, deadline_ms: int) -> None:
+    def __init__(self, broker: HandlerHost, state: FetchRequestState, deadline_ms: int) -> None:
         super().__init__(deadline_ms)
         self.broker = broker
         self.state = state
@@ -128,7 +129,7 @@ def is_metadata_fetch(request: Any) -> bool:
 
 
 @handles(1, 4, 18)
-def handle_fetch(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
+def handle_fetch(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
     version = ctx.api_version
     if broker.is_controller_listener(ctx.listener) or defects.enabled(defects.QUORUM_ON_CLIENT_LISTENER):
         if broker.quorum is not None and is_metadata_fetch(request):
@@ -187,7 +188,7 @@ def handle_fetch(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
     return Deferred(DelayedFetch(broker, state, ctx.received_ms + max_wait), tuple(plan.partitions))
 
 
-def _note_follower_positions(broker: Broker, state: FetchRequestState, now_ms: int) -> None:
+def _note_follower_positions(broker: HandlerHost, state: FetchRequestState, now_ms: int) -> None:
     """A follower's fetch about to wait: its offsets are its LEOs now, so acks=all produces and
     the high watermark move on arrival, not after the wait."""
     for key, want in state.plan.partitions.items():
@@ -202,7 +203,7 @@ def _note_follower_positions(broker: Broker, state: FetchRequestState, now_ms: i
             broker.after_follower_fetch(part, now_ms, state.replica_id)
 
 
-def _topic_name(broker: Broker, topic: Any) -> str | None:
+def _topic_name(broker: HandlerHost, topic: Any) -> str | None:
     name = get(topic, "topic")
     if name is not None:
         return str(name)
@@ -210,7 +211,7 @@ def _topic_name(broker: Broker, topic: Any) -> str | None:
     return found.name if found else None
 
 
-def answer(broker: Broker, state: FetchRequestState, now_ms: int) -> tuple[Any, Splices]:
+def answer(broker: HandlerHost, state: FetchRequestState, now_ms: int) -> tuple[Any, Splices]:
     """Read every partition of the plan now and build the response (and the file regions it carries)."""
     remaining = state.max_bytes
     by_topic: dict[str, list[dict[str, Any]]] = {}
@@ -266,7 +267,7 @@ def _error_entry(index: int, code: ErrorCode, isolation: int) -> dict[str, Any]:
 
 
 def _read_partition(
-    broker: Broker,
+    broker: HandlerHost,
     state: FetchRequestState,
     key: PartitionKey,
     want: SessionPartition,

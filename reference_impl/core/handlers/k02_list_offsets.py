@@ -26,14 +26,15 @@ from ..partition import Partition
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..request_context import RequestContext
+    from .host import HandlerHost
 
 LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED = -1, -2, -3, -4, -5
 DEBUG_REPLICA = -2
 
 
 @handles(2, 1, 11)
-def handle_list_offsets(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
+def handle_list_offsets(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
     committed = int(get(request, "isolation_level", 0)) == 1
     debug = int(request.replica_id) == DEBUG_REPLICA or int(request.replica_id) >= 0  # followers: LEO
     seen = Counter((t.name, p.partition_index) for t in request.topics for p in t.partitions)

@@ -21,17 +21,18 @@ from reference_impl.protocol.apis import response_class
 from reference_impl.protocol.build import build, get
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
+from ..controller.writer import NewTopic, validate_topic_name
 from ..metadata.image import TopicInfo
-from ..metadata.local_controller import validate_topic_name
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..request_context import RequestContext
+    from .host import HandlerHost
 
 ZERO_UUID = uuid.UUID(int=0)
 
 
-def topic_entry(broker: Broker, topic: TopicInfo) -> dict[str, Any]:
+def topic_entry(broker: HandlerHost, topic: TopicInfo) -> dict[str, Any]:
     partitions = []
     for p in sorted(topic.partitions.values(), key=lambda p: p.partition):
         alive = {b for b, info in broker.image.brokers.items() if not info.fenced}
@@ -61,7 +62,7 @@ def _error_entry(name: str | None, code: ErrorCode, topic_id: uuid.UUID = ZERO_U
 
 
 @handles(3, 0, 13)
-def handle_metadata(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
+def handle_metadata(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
     version = ctx.api_version
     requested = request.topics
     if requested is not None and version < 12 and any(
@@ -129,7 +130,7 @@ def _invalid_request_answer(version: int, requested: Any) -> Any:
     )
 
 
-def _auto_create(broker: Broker, name: str, allowed: bool, now_ms: int) -> ErrorCode:
+def _auto_create(broker: HandlerHost, name: str, allowed: bool, now_ms: int) -> ErrorCode:
     try:
         validate_topic_name(name)
     except KafkaError as exc:
@@ -137,17 +138,12 @@ def _auto_create(broker: Broker, name: str, allowed: bool, now_ms: int) -> Error
     if not allowed:
         return ErrorCode.unknown_topic_or_partition
     try:
-        broker.controller.create_topic(
+        topic = NewTopic(
             name,
-            -1,
-            -1,
-            None,
-            {},
             default_partitions=broker.config.get_int("num.partitions"),
             default_replication=broker.config.get_int("default.replication.factor"),
-            validate_only=False,
-            now_ms=now_ms,
         )
+        broker.controller.create_topic(topic, validate_only=False, now_ms=now_ms)
     except KafkaError as exc:
         creating = (ErrorCode.topic_already_exists, ErrorCode.topic_authorization_failed)
         return ErrorCode.leader_not_available if exc.code in creating else exc.code

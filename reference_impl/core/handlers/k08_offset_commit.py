@@ -35,11 +35,12 @@ from ..group.reply import PendingReply
 from .registry import Reply, handles
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..request_context import RequestContext
+    from .host import HandlerHost
 
 
 @handles(8, 2, 10)
-def handle_offset_commit(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
+def handle_offset_commit(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
     version = ctx.api_version
     cls = response_class(8, version)
     by_id = {t.topic_id: t.name for t in broker.image.topics.values()} if version >= 10 else {}

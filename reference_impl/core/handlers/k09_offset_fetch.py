@@ -23,7 +23,8 @@ from reference_impl.protocol.errors import ErrorCode, KafkaError
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..request_context import RequestContext
+    from .host import HandlerHost
 
 
 def _partition(index: int, offset: Any, code: ErrorCode) -> dict[str, Any]:
@@ -37,7 +38,7 @@ def _partition(index: int, offset: Any, code: ErrorCode) -> dict[str, Any]:
 
 
 def fetch_group(
-    broker: Broker, group_id: str, wanted: list[tuple[str, list[int]]] | None, stable: bool, now_ms: int
+    broker: HandlerHost, group_id: str, wanted: list[tuple[str, list[int]]] | None, stable: bool, now_ms: int
 ) -> tuple[ErrorCode, dict[str, list[dict[str, Any]]]]:
     """The group's error and its partitions by topic, in request order."""
     by_topic: dict[str, list[dict[str, Any]]] = {}
@@ -55,7 +56,7 @@ def fetch_group(
 
 
 @handles(9, 1, 10)
-def handle_offset_fetch(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
+def handle_offset_fetch(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
     version = ctx.api_version
     cls = response_class(9, version)
     stable = bool(get(request, "require_stable", False))

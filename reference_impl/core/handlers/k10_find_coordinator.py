@@ -27,7 +27,8 @@ from ..internal_topics import CONSUMER_OFFSETS, TRANSACTION_STATE, InternalTopic
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..request_context import RequestContext
+    from .host import HandlerHost
 
 _TOPICS: dict[int, InternalTopic] = {0: CONSUMER_OFFSETS, 1: TRANSACTION_STATE}
 _MESSAGES = {
@@ -36,7 +37,9 @@ _MESSAGES = {
 }
 
 
-def find_coordinator(broker: Broker, key_type: int, key: str, now_ms: int) -> tuple[ErrorCode, int, str, int]:
+def find_coordinator(
+    broker: HandlerHost, key_type: int, key: str, now_ms: int
+) -> tuple[ErrorCode, int, str, int]:
     """(error, node id, host, port) of the coordinator of ``key``."""
     topic = _TOPICS.get(key_type)
     if topic is None:
@@ -54,7 +57,7 @@ def find_coordinator(broker: Broker, key_type: int, key: str, now_ms: int) -> tu
 
 
 @handles(10, 0, 6)
-def handle_find_coordinator(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
+def handle_find_coordinator(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
     version = ctx.api_version
     key_type = int(get(request, "key_type", 0))
     cls = response_class(10, version)

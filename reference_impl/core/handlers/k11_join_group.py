@@ -32,11 +32,12 @@ from ..group.state import Protocol
 from .registry import Reply, handles
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..request_context import RequestContext
+    from .host import HandlerHost
 
 
 @handles(11, 0, 9)
-def handle_join_group(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
+def handle_join_group(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
     version = ctx.api_version
     session_ms = millis(request.session_timeout)
     rebalance_ms = millis(get(request, "rebalance_timeout", -1))

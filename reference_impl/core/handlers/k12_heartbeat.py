@@ -18,11 +18,12 @@ from reference_impl.protocol.build import build, get
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..request_context import RequestContext
+    from .host import HandlerHost
 
 
 @handles(12, 0, 4)
-def handle_heartbeat(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
+def handle_heartbeat(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
     code = broker.group_coordinator.heartbeat(
         request.group_id,
         int(request.generation_id),

@@ -23,11 +23,12 @@ from reference_impl.protocol.errors import ErrorCode
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..request_context import RequestContext
+    from .host import HandlerHost
 
 
 @handles(13, 0, 5)
-def handle_leave_group(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
+def handle_leave_group(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
     version = ctx.api_version
     cls = response_class(13, version)
     if version < 3:

@@ -26,11 +26,12 @@ from ..group.reply import PendingReply
 from .registry import Reply, handles
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..request_context import RequestContext
+    from .host import HandlerHost
 
 
 @handles(14, 0, 5)
-def handle_sync_group(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
+def handle_sync_group(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
     cls = response_class(14, ctx.api_version)
 
     def render(fields: dict[str, Any]) -> ResponsePayload:

@@ -22,14 +22,15 @@ from ..group.state import GroupState
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..request_context import RequestContext
+    from .host import HandlerHost
 
 GROUP_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8)
 """READ, DELETE, DESCRIBE: AclOperation codes as a bit field."""
 NOT_REQUESTED = -(2**31)
 
 
-def describe_group(broker: Broker, group_id: str, version: int, with_operations: bool) -> dict[str, Any]:
+def describe_group(broker: HandlerHost, group_id: str, version: int, with_operations: bool) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "error_code": ErrorCode.none,
         "error_message": None,
@@ -75,7 +76,7 @@ def describe_group(broker: Broker, group_id: str, version: int, with_operations:
 
 
 @handles(15, 0, 6)
-def handle_describe_groups(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
+def handle_describe_groups(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
     asked = bool(get(request, "include_authorized_operations", False))
     groups = [describe_group(broker, g, ctx.api_version, asked) for g in request.groups]
     return Respond(build(response_class(15, ctx.api_version), {"throttle_time": 0, "groups": groups}))

@@ -19,13 +19,14 @@ from reference_impl.protocol.errors import ErrorCode
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..request_context import RequestContext
+    from .host import HandlerHost
 
 GROUP_TYPE = "classic"
 
 
 @handles(16, 0, 5)
-def handle_list_groups(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
+def handle_list_groups(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
     states = {s.strip().lower() for s in get(request, "states_filter", ())}
     types = {t.strip().lower() for t in get(request, "types_filter", ())}
     groups = []

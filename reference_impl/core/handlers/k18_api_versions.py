@@ -21,14 +21,15 @@ from reference_impl.protocol.errors import ErrorCode
 from .registry import HANDLERS, Reply, Respond, handles
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..request_context import RequestContext
+    from .host import HandlerHost
 
 
 SOFTWARE_NAME = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 
 
 @handles(18, 0, 4)
-def handle_api_versions(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
+def handle_api_versions(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
     if ctx.api_version >= 3 and not all(
         SOFTWARE_NAME.fullmatch(getattr(request, f) or "")
         for f in ("client_software_name", "client_software_version")

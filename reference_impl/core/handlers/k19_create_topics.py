@@ -22,16 +22,17 @@ from reference_impl.protocol.apis import response_class
 from reference_impl.protocol.build import build
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
-from ..configs import describe_topic_configs
-from ..metadata.local_controller import excessive_partitions, requested_partitions
+from ..configs.resolution import describe_topic_configs
+from ..controller.writer import NewTopic, excessive_partitions, requested_partitions
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..request_context import RequestContext
+    from .host import HandlerHost
 
 
 @handles(19, 2, 7)
-def handle_create_topics(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
+def handle_create_topics(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
     counts = Counter(t.name for t in request.topics)
     default_partitions = broker.config.get_int("num.partitions")
     refused = excessive_partitions(
@@ -59,7 +60,7 @@ def handle_create_topics(broker: Broker, ctx: RequestContext, request: Any) -> R
                     f"entries for the following topics: {t.name}",
                 )
             assignments = {a.partition_index: list(a.broker_ids) for a in t.assignments}
-            created = broker.controller.create_topic(
+            topic = NewTopic(
                 t.name,
                 int(t.num_partitions),
                 int(t.replication_factor),
@@ -67,8 +68,9 @@ def handle_create_topics(broker: Broker, ctx: RequestContext, request: Any) -> R
                 {c.name: c.value for c in t.configs},
                 default_partitions=default_partitions,
                 default_replication=broker.config.get_int("default.replication.factor"),
-                validate_only=bool(request.validate_only),
-                now_ms=ctx.received_ms,
+            )
+            created = broker.controller.create_topic(
+                topic, validate_only=bool(request.validate_only), now_ms=ctx.received_ms
             )
         except KafkaError as exc:
             result.update(error_code=exc.code, error_message=exc.message)

@@ -18,13 +18,14 @@ from reference_impl.protocol.errors import ErrorCode, KafkaError
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..request_context import RequestContext
+    from .host import HandlerHost
 
 ZERO_UUID = uuid.UUID(int=0)
 
 
 @handles(20, 1, 6)
-def handle_delete_topics(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
+def handle_delete_topics(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
     wanted: list[tuple[str | None, uuid.UUID | None]] = [
         (n, None) for n in get(request, "topic_names", ()) or ()
     ]
@@ -48,7 +49,7 @@ def handle_delete_topics(broker: Broker, ctx: RequestContext, request: Any) -> R
                     raise KafkaError(ErrorCode.unknown_topic_id, f"no topic with id {topic_id}")
                 name = entry["name"] = topic.name
             assert name is not None
-            entry["topic_id"] = broker.controller.delete_topic(name, ctx.received_ms)
+            entry["topic_id"] = broker.controller.writer().delete_topic(name, ctx.received_ms)
         except KafkaError as exc:
             entry.update(error_code=exc.code, error_message=exc.message)
         responses.append(entry)

@@ -19,11 +19,12 @@ from ..internal_topics import refuses_client_writes
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..request_context import RequestContext
+    from .host import HandlerHost
 
 
 @handles(21, 0, 2)
-def handle_delete_records(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
+def handle_delete_records(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
     topics = []
     for t in request.topics:
         partitions = []

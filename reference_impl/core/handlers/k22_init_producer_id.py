@@ -29,11 +29,12 @@ from .registry import Reply, Respond, handles
 from .txn_common import TxnReply, fenced_code
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..request_context import RequestContext
+    from .host import HandlerHost
 
 
 @handles(22, 0, 5)
-def handle_init_producer_id(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
+def handle_init_producer_id(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
     def render(answer: tuple[ErrorCode, int, int]) -> Any:
         code, pid, epoch = answer
         return build(

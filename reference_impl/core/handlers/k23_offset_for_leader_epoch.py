@@ -19,11 +19,12 @@ from reference_impl.protocol.errors import ErrorCode, KafkaError
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..request_context import RequestContext
+    from .host import HandlerHost
 
 
 @handles(23, 2, 4)
-def handle_offset_for_leader_epoch(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
+def handle_offset_for_leader_epoch(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
     topics = []
     for t in request.topics:
         partitions = []

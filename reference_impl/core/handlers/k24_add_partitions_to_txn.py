@@ -20,11 +20,12 @@ from .registry import Reply, Respond, handles
 from .txn_common import TxnReply, fenced_code
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..request_context import RequestContext
+    from .host import HandlerHost
 
 
 @handles(24, 0, 3)
-def handle_add_partitions_to_txn(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
+def handle_add_partitions_to_txn(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
     wanted = [(t.name, int(p)) for t in request.v3_and_below_topics for p in t.partitions]
     missing = {key for key in wanted if not _exists(broker, key)}
 
@@ -71,7 +72,7 @@ def handle_add_partitions_to_txn(broker: Broker, ctx: RequestContext, request: A
     )
 
 
-def _exists(broker: Broker, key: tuple[str, int]) -> bool:
+def _exists(broker: HandlerHost, key: tuple[str, int]) -> bool:
     """The partition exists in the cluster's metadata (its leader may be another broker)."""
     topic = broker.image.topics.get(key[0])
     return topic is not None and key[1] in topic.partitions

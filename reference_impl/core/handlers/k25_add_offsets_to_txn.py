@@ -16,11 +16,12 @@ from .registry import Reply, handles
 from .txn_common import TxnReply, error_code_only
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..request_context import RequestContext
+    from .host import HandlerHost
 
 
 @handles(25, 0, 4)
-def handle_add_offsets_to_txn(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
+def handle_add_offsets_to_txn(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
     CONSUMER_OFFSETS.ensure(broker, ctx.received_ms)
     key = (CONSUMER_OFFSETS.name, partition_for(request.group_id, CONSUMER_OFFSETS.partitions(broker)))
 

@@ -19,11 +19,12 @@ from .registry import Reply, handles
 from .txn_common import TxnReply, error_code_only
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..request_context import RequestContext
+    from .host import HandlerHost
 
 
 @handles(26, 0, 4)
-def handle_end_txn(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
+def handle_end_txn(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
     render = error_code_only(26, ctx)
     reply = TxnReply(broker, ctx, render, ErrorCode.coordinator_not_available)
     return reply.run(

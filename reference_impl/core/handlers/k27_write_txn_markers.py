@@ -20,12 +20,13 @@ from ..txn.markers import MARKER_WRITE_TIMEOUT_MS, MarkerWait, append_marker_as_
 from .registry import Deferred, Reply, Respond, handles
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
     from ..partition import Partition
+    from ..request_context import RequestContext
+    from .host import HandlerHost
 
 
 @handles(27, 1, 2)
-def handle_write_txn_markers(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
+def handle_write_txn_markers(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
     codes: dict[tuple[int, str, int], ErrorCode] = {}
     waiting: list[tuple[Partition, int, int]] = []
     waiting_for: dict[tuple[str, int], list[tuple[int, str, int]]] = {}

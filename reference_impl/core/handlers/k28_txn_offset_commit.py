@@ -31,11 +31,12 @@ from ..internal_topics import CONSUMER_OFFSETS, partition_for
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..request_context import RequestContext
+    from .host import HandlerHost
 
 
 @handles(28, 0, 4)
-def handle_txn_offset_commit(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
+def handle_txn_offset_commit(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
     cls = response_class(28, ctx.api_version)
     items = [
         OffsetCommitItem(

@@ -16,13 +16,14 @@ from reference_impl.protocol.apis import response_class
 from reference_impl.protocol.build import build, get
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
-from ..configs import ConfigEntry, describe_topic_configs
+from ..configs.resolution import ConfigEntry, describe_topic_configs
 from ..metadata.image import TOPIC_RESOURCE
 from .configs_common import BROKER_LOGGER_RESOURCE, check_resource
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..request_context import RequestContext
+    from .host import HandlerHost
 
 
 def _entry(e: ConfigEntry, synonyms: bool, docs: bool) -> dict[str, Any]:
@@ -39,7 +40,7 @@ def _entry(e: ConfigEntry, synonyms: bool, docs: bool) -> dict[str, Any]:
 
 
 @handles(32, 1, 4)
-def handle_describe_configs(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
+def handle_describe_configs(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
     synonyms = bool(request.include_synonyms)
     docs = bool(get(request, "include_documentation", False))
     results = []

@@ -19,11 +19,12 @@ from .configs_common import check_changes, check_resource
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..request_context import RequestContext
+    from .host import HandlerHost
 
 
 @handles(33, 0, 2)
-def handle_alter_configs(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
+def handle_alter_configs(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
     responses = []
     for r in request.resources:
         rtype, rname = int(r.resource_type), r.resource_name
@@ -44,7 +45,7 @@ def handle_alter_configs(broker: Broker, ctx: RequestContext, request: Any) -> R
             for name in current:
                 if name not in wanted:
                     changes[name] = None
-            broker.controller.set_configs(
+            broker.controller.writer().set_configs(
                 rtype, rname, changes, validate_only=bool(request.validate_only), now_ms=ctx.received_ms
             )
         except KafkaError as exc:

@@ -16,11 +16,12 @@ from reference_impl.protocol.errors import ErrorCode
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..request_context import RequestContext
+    from .host import HandlerHost
 
 
 @handles(35, 1, 5)
-def handle_describe_log_dirs(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
+def handle_describe_log_dirs(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
     if request.topics is None:
         wanted = sorted(broker.partitions)
     else:

@@ -18,15 +18,16 @@ from reference_impl.protocol.apis import response_class
 from reference_impl.protocol.build import build
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
-from ..metadata.local_controller import excessive_partitions
+from ..controller.writer import excessive_partitions
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..request_context import RequestContext
+    from .host import HandlerHost
 
 
 @handles(37, 0, 3)
-def handle_create_partitions(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
+def handle_create_partitions(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
     counts = Counter(t.name for t in request.topics)
     refused = excessive_partitions(sum(_added(broker, t.name, int(t.count)) for t in request.topics))
     results = []
@@ -38,7 +39,7 @@ def handle_create_partitions(broker: Broker, ctx: RequestContext, request: Any) 
             if counts[t.name] > 1:
                 raise KafkaError(ErrorCode.invalid_request, f"topic {t.name} listed twice")
             assignments = [list(a.broker_ids) for a in t.assignments] if t.assignments is not None else None
-            broker.controller.create_partitions(
+            broker.controller.writer().create_partitions(
                 t.name,
                 int(t.count),
                 assignments,
@@ -52,7 +53,7 @@ def handle_create_partitions(broker: Broker, ctx: RequestContext, request: Any) 
     return Respond(build(response_class(37, ctx.api_version), {"throttle_time": 0, "results": results}))
 
 
-def _added(broker: Broker, name: str, count: int) -> int:
+def _added(broker: HandlerHost, name: str, count: int) -> int:
     """Partitions the entry would add to the topic as this broker's image knows it (0 if none)."""
     topic = broker.image.topics.get(name)
     return max(count - len(topic.partitions), 0) if topic is not None else 0

@@ -21,11 +21,12 @@ from ..group.reply import PendingReply
 from .registry import Reply, handles
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..request_context import RequestContext
+    from .host import HandlerHost
 
 
 @handles(42, 0, 2)
-def handle_delete_groups(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
+def handle_delete_groups(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
     names = list(request.groups_names)
     cls = response_class(42, ctx.api_version)
 

@@ -15,19 +15,22 @@ from reference_impl.protocol.apis import response_class
 from reference_impl.protocol.build import build
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
-from ..configs import BROKER_CONFIGS, TOPIC_CONFIGS, ConfigType, effective_topic_configs
+from ..configs.model import ConfigType
+from ..configs.resolution import effective_topic_configs
+from ..configs.tables import BROKER_CONFIGS, TOPIC_CONFIGS
 from ..metadata.image import TOPIC_RESOURCE
 from .configs_common import check_changes, check_resource
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..request_context import RequestContext
+    from .host import HandlerHost
 
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 
 
 @handles(44, 0, 1)
-def handle_incremental_alter_configs(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
+def handle_incremental_alter_configs(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
     responses = []
     for r in request.resources:
         rtype, rname = int(r.resource_type), r.resource_name
@@ -51,7 +54,7 @@ def handle_incremental_alter_configs(broker: Broker, ctx: RequestContext, reques
             for c in r.configs:
                 changes[c.name] = _apply(rtype, c.name, int(c.config_operation), c.value, effective)
             check_changes(rtype, changes)
-            broker.controller.set_configs(
+            broker.controller.writer().set_configs(
                 rtype, rname, changes, validate_only=bool(request.validate_only), now_ms=ctx.received_ms
             )
         except KafkaError as exc:

@@ -18,16 +18,17 @@ from typing import TYPE_CHECKING, Any
 from reference_impl.protocol.apis import response_class
 from reference_impl.protocol.build import build, millis
 
-from ..raft.controller import messages as cm
+from ..controller import messages as cm
 from .controller_admin import by_topic, submit
 from .registry import Reply, handles
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..request_context import RequestContext
+    from .host import HandlerHost
 
 
 @handles(45, 0, 1)
-def handle_alter_partition_reassignments(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
+def handle_alter_partition_reassignments(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
     moves = tuple(
         (t.name, int(p.partition_index), None if p.replicas is None else tuple(int(r) for r in p.replicas))
         for t in request.topics

@@ -13,16 +13,17 @@ from typing import TYPE_CHECKING, Any
 from reference_impl.protocol.apis import response_class
 from reference_impl.protocol.build import build, millis
 
-from ..raft.controller import messages as cm
+from ..controller import messages as cm
 from .controller_admin import submit
 from .registry import Reply, handles
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..request_context import RequestContext
+    from .host import HandlerHost
 
 
 @handles(46, 0, 0)
-def handle_list_partition_reassignments(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
+def handle_list_partition_reassignments(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
     asked = (
         None
         if request.topics is None

@@ -23,11 +23,12 @@ from ..group.reply import PendingReply
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..request_context import RequestContext
+    from .host import HandlerHost
 
 
 @handles(47, 0, 0)
-def handle_offset_delete(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
+def handle_offset_delete(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
     cls = response_class(47, ctx.api_version)
     topics = [(t.name, [int(p.partition_index) for p in t.partitions]) for t in request.topics]
 

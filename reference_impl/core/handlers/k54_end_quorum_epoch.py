@@ -11,9 +11,10 @@ from .quorum_common import serve_quorum_api
 from .registry import Reply, handles
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..request_context import RequestContext
+    from .host import HandlerHost
 
 
 @handles(54, 0, 0)
-def handle_end_quorum_epoch(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
+def handle_end_quorum_epoch(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
     return serve_quorum_api(broker, ctx, 54, request)

@@ -21,20 +21,21 @@ from reference_impl.protocol.apis import response_class
 from reference_impl.protocol.build import build
 from reference_impl.protocol.errors import ErrorCode
 
-from ..cluster.wire import METADATA_TOPIC
-from ..metadata.local_controller import LocalController
+from ..controller.local import LocalController
+from ..metadata.records import METADATA_TOPIC
 from .forwarding import forward
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..request_context import RequestContext
+    from .host import HandlerHost
 
 LISTENER_NAME = "PLAINTEXT"
 NOT_LEADER_MESSAGE = "this node is not the metadata quorum's leader"
 
 
 @handles(55, 0, 2)
-def handle_describe_quorum(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
+def handle_describe_quorum(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
     quorum = broker.quorum
     if quorum is None:
         return _respond(ctx, _single_node(broker, ctx))
@@ -65,7 +66,7 @@ def _render(ctx: RequestContext, described: dict[str, Any]) -> Any:
     return build(response_class(55, ctx.api_version), body)
 
 
-def _described(broker: Broker) -> dict[str, Any]:
+def _described(broker: HandlerHost) -> dict[str, Any]:
     """This node's quorum description: the leader's view, or NOT_LEADER_OR_FOLLOWER elsewhere."""
     assert broker.quorum is not None
     quorum = broker.quorum
@@ -84,7 +85,7 @@ def _described(broker: Broker) -> dict[str, Any]:
     }
 
 
-def _single_node(broker: Broker, ctx: RequestContext) -> dict[str, Any]:
+def _single_node(broker: HandlerHost, ctx: RequestContext) -> dict[str, Any]:
     end = broker.controller.log.log_end_offset if isinstance(broker.controller, LocalController) else 0
     host, port = broker.advertised
     return {

@@ -14,9 +14,10 @@ from .quorum_common import serve_quorum_api
 from .registry import Reply, handles
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..request_context import RequestContext
+    from .host import HandlerHost
 
 
 @handles(56, 2, 2)
-def handle_alter_partition(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
+def handle_alter_partition(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
     return serve_quorum_api(broker, ctx, 56, request)

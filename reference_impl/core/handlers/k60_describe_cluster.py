@@ -19,13 +19,14 @@ from reference_impl.protocol.errors import ErrorCode
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..request_context import RequestContext
+    from .host import HandlerHost
 
 BROKERS, CONTROLLERS = 1, 2
 
 
 @handles(60, 0, 2)
-def handle_describe_cluster(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
+def handle_describe_cluster(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
     endpoint_type = int(get(request, "endpoint_type", BROKERS))
     include_fenced = bool(get(request, "include_fenced_brokers", False))
     error, message = ErrorCode.none, None

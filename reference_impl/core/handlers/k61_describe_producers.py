@@ -16,11 +16,12 @@ from reference_impl.protocol.errors import ErrorCode
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..request_context import RequestContext
+    from .host import HandlerHost
 
 
 @handles(61, 0, 0)
-def handle_describe_producers(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
+def handle_describe_producers(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
     topics = []
     for t in request.topics:
         partitions = []

@@ -14,11 +14,12 @@ from reference_impl.protocol.errors import ErrorCode
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..request_context import RequestContext
+    from .host import HandlerHost
 
 
 @handles(65, 0, 0)
-def handle_describe_transactions(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
+def handle_describe_transactions(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
     states = []
     for txn_id in request.transactional_ids:
         meta = broker.txn_coordinator.txns.get(txn_id)

@@ -19,13 +19,14 @@ from ..txn.state import TxnState
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..request_context import RequestContext
+    from .host import HandlerHost
 
 _KNOWN = {s.label for s in TxnState}
 
 
 @handles(66, 0, 2)
-def handle_list_transactions(broker: Broker, ctx: RequestContext, request: Any) -> Reply:
+def handle_list_transactions(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
     states = set(request.state_filters)
     pids = {int(p) for p in request.producer_id_filters}
     duration = int(get(request, "duration_filter", -1))

@@ -19,7 +19,8 @@ from ..purgatory import DelayedOperation
 from .registry import Deferred
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..request_context import RequestContext
+    from .host import HandlerHost
 
 _ids = itertools.count(1)
 
@@ -32,7 +33,7 @@ class LaterReply(DelayedOperation):
         deadline_ms: int,
         on_timeout: Any,
         kind: str,
-        broker: Broker | None = None,
+        broker: HandlerHost | None = None,
     ) -> None:
         super().__init__(deadline_ms)
         self.broker = broker

@@ -14,16 +14,17 @@ from typing import TYPE_CHECKING, Any
 
 from reference_impl.protocol.errors import ErrorCode
 
-from ..cluster.quorum import quorum_error
+from ..kraft.quorum import quorum_error
 from .registry import Reply
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..request_context import RequestContext
+    from .host import HandlerHost
 
 CONTROLLER_APIS = frozenset({56, 62, 63, 67})
 
 
-def serve_quorum_api(broker: Broker, ctx: RequestContext, api_key: int, request: Any) -> Reply:
+def serve_quorum_api(broker: HandlerHost, ctx: RequestContext, api_key: int, request: Any) -> Reply:
     if broker.quorum is not None:
         return broker.quorum.serve(ctx, api_key, request)
     code = ErrorCode.not_controller if api_key in CONTROLLER_APIS else ErrorCode.none

@@ -18,8 +18,9 @@ from reference_impl.log.api import FileRegion
 from reference_impl.protocol.apis import api_name, schema_versions
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
     from ..purgatory import DelayedOperation
+    from ..request_context import RequestContext
+    from .host import HandlerHost
 
 
 Splices: TypeAlias = dict[bytes, tuple[tuple[FileRegion, ...], int]]
@@ -46,7 +47,7 @@ class Deferred:
 
 
 Reply: TypeAlias = Respond | NoResponse | Deferred
-HandlerFn: TypeAlias = Callable[["Broker", "RequestContext", Any], Reply]
+HandlerFn: TypeAlias = Callable[["HandlerHost", "RequestContext", Any], Reply]
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,8 +15,9 @@ from .later import LaterReply
 from .registry import Reply
 
 if TYPE_CHECKING:
-    from ..broker import Broker, RequestContext
+    from ..request_context import RequestContext
     from ..txn.coordinator import TransactionCoordinator
+    from .host import HandlerHost
 
 
 def fenced_code(code: ErrorCode, version: int, first_fenced_version: int) -> ErrorCode:
@@ -38,11 +39,15 @@ class TxnReply(LaterReply):
     replica)."""
 
     def __init__(
-        self, broker: Broker, ctx: RequestContext, render: Callable[[Any], ResponsePayload], on_timeout: Any
+        self,
+        broker: HandlerHost,
+        ctx: RequestContext,
+        render: Callable[[Any], ResponsePayload],
+        on_timeout: Any,
     ) -> None:
         deadline_ms = ctx.received_ms + REPLY_TIMEOUT_MS
         super().__init__(ctx, render, deadline_ms, on_timeout, "txn-reply", broker)
-        self.broker: Broker = broker
+        self.broker: HandlerHost = broker
 
     def run(
         self, call: Callable[[TransactionCoordinator], None], refused: Callable[[ErrorCode], Any]

@@ -1,7 +1,6 @@
 """Cluster metadata: the records a controller writes, and the image brokers serve from.
 
 KRaft's shape: every change is a record in an ordered metadata log, and the
-image is what replaying that log yields. A single-node broker is its own
-controller (:mod:`.local_controller`); the replicated cluster's Raft quorum
-produces the same records.
+image is what replaying that log yields. The controllers that write them are
+:mod:`reference_impl.core.controller`.
 """

@@ -12,6 +12,10 @@ import uuid
 from dataclasses import asdict, dataclass, fields
 from typing import Any, ClassVar
 
+METADATA_TOPIC = "__cluster_metadata"
+METADATA_TOPIC_ID = uuid.UUID(int=1)
+"""Kafka's ``Uuid.METADATA_TOPIC_ID``: the metadata partition's topic id on Fetch v13+."""
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TopicRecord:

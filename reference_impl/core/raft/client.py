@@ -29,18 +29,16 @@ import itertools
 import json
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from kio.schema.errors import ErrorCode
 
 from reference_impl import defects
-from reference_impl.protocol.record_set import offsets_and_values
 
 from . import request_checks as checks
 from .api import (
     LEADER_CHANGE_KEY,
-    CommittedBatch,
     LeaderAndEpoch,
     NotLeaderError,
     RaftConfig,
@@ -60,12 +58,13 @@ from .messages import (
     FetchResponse,
     FetchSnapshotRequest,
     FetchSnapshotResponse,
-    OffsetAndEpoch,
     VoteRequest,
     VoteResponse,
 )
+from .publisher import Publisher
 from .quorum_state import MAX_EPOCH, QuorumState, QuorumStateStore, Timeouts
 from .raft_log import Diverging, RaftLog, Snapshot, SnapshotNeeded
+from .snapshot_fetch import SnapshotDownload, read_chunk
 from .states import (
     CandidateState,
     EpochState,
@@ -92,12 +91,6 @@ class _ParkedFetch:
     deadline_ms: int
 
 
-@dataclass(slots=True)
-class _PartialSnapshot:
-    snapshot_id: OffsetAndEpoch
-    data: bytearray = field(default_factory=bytearray)
-
-
 class RaftClient:
     def __init__(
         self,
@@ -113,16 +106,15 @@ class RaftClient:
         self.config = config or RaftConfig()
         self.log = log
         self.rng = rng
-        self.listeners: list[RaftListener] = []
+        self.publisher = Publisher()
         self._outbound: list[Envelope] = []
         self._correlation = itertools.count(1)
         self._inflight: _Inflight | None = None
         self._backoff_until_ms = 0
-        self._snapshot_fetch: _PartialSnapshot | None = None
+        self._snapshot_fetch: SnapshotDownload | None = None
         self._parked: list[_ParkedFetch] = []
         self._flush_deadline_ms: int | None = None
         self._begin_epoch_next_ms = 0
-        self._published_offset = -1
         self._leader = LeaderAndEpoch(NO_LEADER, -1)
         self.quorum = QuorumState(
             node_id,
@@ -167,10 +159,10 @@ class RaftClient:
     @property
     def published_offset(self) -> int:
         """Everything below this offset has been handed to the listeners."""
-        return self._published_offset
+        return self.publisher.offset
 
     def register(self, listener: RaftListener) -> None:
-        self.listeners.append(listener)
+        self.publisher.listeners.append(listener)
 
     # -- the entry point -----------------------------------------------------------------------
 
@@ -212,7 +204,7 @@ class RaftClient:
                 self._send(source, self.describe_quorum(body.correlation_id))
             case _:
                 raise TypeError(f"not a Raft message: {type(body).__name__}")
-        self._publish()
+        self.publisher.publish(self.log, self.high_watermark)
 
     def poll(self, now_ms: int) -> None:
         state = self.quorum.state
@@ -222,7 +214,7 @@ class RaftClient:
             self.poll_follower(state, now_ms)
         elif isinstance(state, (CandidateState, UnattachedState, VotedState, ResignedState)):
             self.poll_waiting(state, now_ms)
-        self._publish()
+        self.publisher.publish(self.log, self.high_watermark)
 
     def next_deadline_ms(self) -> int | None:
         state = self.quorum.state
@@ -262,10 +254,8 @@ class RaftClient:
 
     def create_snapshot(self, end_offset: int, data: bytes) -> Snapshot:
         """Keep the state machine's image up to ``end_offset`` (exclusive); the log may then start there."""
-        if end_offset > self._published_offset:
-            raise ValueError(
-                f"snapshot at {end_offset} is past what was committed ({self._published_offset})"
-            )
+        if end_offset > self.publisher.offset:
+            raise ValueError(f"snapshot at {end_offset} is past what was committed ({self.publisher.offset})")
         return self.log.create_snapshot(end_offset, data)
 
     def resign(self, now_ms: int) -> None:
@@ -307,7 +297,7 @@ class RaftClient:
         leader = self._leader_of(new)
         if leader != self._leader:
             self._leader = leader
-            for listener in self.listeners:
+            for listener in self.publisher.listeners:
                 listener.handle_leader_change(leader)
 
     @staticmethod
@@ -657,21 +647,15 @@ class RaftClient:
 
     def handle_fetch_snapshot_request(self, source: int, request: FetchSnapshotRequest, now_ms: int) -> None:
         state = self.quorum.state
-        snapshot = self.log.latest_snapshot()
         error = checks.leader_only_error(self.quorum, request.current_leader_epoch)
         data = b""
         size = 0
         if error is None:
-            if snapshot is None or snapshot.snapshot_id != request.snapshot_id:
-                error = ErrorCode.snapshot_not_found
-            elif not 0 <= request.position <= len(snapshot.data):
-                error = ErrorCode.position_out_of_range
-            else:
-                size = len(snapshot.data)
-                end = request.position + min(request.max_bytes, self.config.snapshot_chunk_bytes)
-                data = snapshot.data[request.position : end]
-                if isinstance(state, LeaderState) and source in state.voters:
-                    state.fetched_since_check.add(source)
+            error, size, data = read_chunk(
+                self.log.latest_snapshot(), request, self.config.snapshot_chunk_bytes
+            )
+            if error is None and isinstance(state, LeaderState) and source in state.voters:
+                state.fetched_since_check.add(source)
         self._send(
             source,
             FetchSnapshotResponse(
@@ -690,19 +674,12 @@ class RaftClient:
 
     def maybe_send_fetch(self, state: FollowerState, now_ms: int) -> None:
         if self._snapshot_fetch is not None:
-            partial = self._snapshot_fetch
             correlation = next(self._correlation)
             self._inflight = _Inflight(correlation, state.leader, now_ms)
+            chunk_bytes = self.config.snapshot_chunk_bytes
             self._send(
                 state.leader,
-                FetchSnapshotRequest(
-                    correlation_id=correlation,
-                    replica_id=self.node_id,
-                    current_leader_epoch=state.epoch,
-                    snapshot_id=partial.snapshot_id,
-                    position=len(partial.data),
-                    max_bytes=self.config.snapshot_chunk_bytes,
-                ),
+                self._snapshot_fetch.request(correlation, self.node_id, state.epoch, chunk_bytes),
             )
             return
         self._send_fetch(state.leader, now_ms)
@@ -748,10 +725,10 @@ class RaftClient:
         state.fetch_deadline_ms = now_ms + self._fetch_timeout_ms()
         state.last_fetched_ms = now_ms
         if response.diverging_epoch is not None:
-            self.log.truncate_to_diverging(response.diverging_epoch, self._published_offset)
+            self.log.truncate_to_diverging(response.diverging_epoch, self.publisher.offset)
             return
         if response.snapshot_id is not None:
-            self._snapshot_fetch = _PartialSnapshot(response.snapshot_id)
+            self._snapshot_fetch = SnapshotDownload(response.snapshot_id)
             return
         if response.records:
             self.log.append_as_follower(response.records)
@@ -774,44 +751,15 @@ class RaftClient:
             self._snapshot_fetch = None  # fetch the log again: the leader says what is needed now
             self._backoff_until_ms = now_ms + self.config.retry_backoff_ms
             return
-        if response.position != len(partial.data):
+        if not partial.is_next_chunk(response):
             return
         state.fetch_deadline_ms = now_ms + self._fetch_timeout_ms()
         state.last_fetched_ms = now_ms
-        partial.data += response.unaligned_records
-        if len(partial.data) >= response.size:
-            snapshot = Snapshot(partial.snapshot_id, bytes(partial.data))
+        snapshot = partial.add(response)
+        if snapshot is not None:
             self._snapshot_fetch = None
             self.log.install_snapshot(snapshot)
             state.update_high_watermark(snapshot.snapshot_id.offset, self.log.end_offset)
-
-    # -- the publisher -------------------------------------------------------------------------
-
-    def _publish(self) -> None:
-        """Hand committed batches (and a snapshot that replaced them) to listeners, in order, once."""
-        snapshot = self.log.latest_snapshot()
-        if (
-            snapshot is not None
-            and self._published_offset < snapshot.snapshot_id.offset
-            and (self._published_offset < 0 or self._published_offset < self.log.start_offset)
-        ):
-            for listener in self.listeners:
-                listener.handle_load_snapshot(snapshot)
-            self._published_offset = snapshot.snapshot_id.offset
-        if self._published_offset < 0:
-            self._published_offset = self.log.start_offset
-        high_watermark = self.high_watermark
-        if high_watermark is None or high_watermark <= self._published_offset:
-            return
-        for header, data in self.log.batches(self._published_offset, high_watermark):
-            if not header.is_control:
-                records = offsets_and_values(data, header)
-                batch = CommittedBatch(
-                    header.base_offset, header.last_offset, header.partition_leader_epoch, records
-                )
-                for listener in self.listeners:
-                    listener.handle_commit(batch)
-            self._published_offset = header.next_offset
 
     def _send(self, destination: int, body: Any) -> None:
         self._outbound.append(Envelope(source_id=self.node_id, destination_id=destination, body=body))

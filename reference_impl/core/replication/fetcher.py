@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kio.static.protocol import ResponsePayload
 
@@ -23,8 +23,9 @@ from reference_impl.protocol.apis import request_class
 from reference_impl.protocol.build import build, get
 from reference_impl.protocol.errors import ErrorCode
 
+from ..host import PeerMessenger, ReplicaHost
+
 if TYPE_CHECKING:
-    from ..broker import Broker
     from ..partition import Partition
 
 log = logging.getLogger("reference_impl.replication")
@@ -35,8 +36,12 @@ EARLIEST = -2
 LATEST = -1
 
 
+class FetcherHost(ReplicaHost, PeerMessenger, Protocol):
+    """What the fetcher needs of the broker: the partitions it follows, and Fetch to their leaders."""
+
+
 class ReplicaFetcher:
-    def __init__(self, broker: Broker) -> None:
+    def __init__(self, broker: FetcherHost) -> None:
         self.broker = broker
         self.in_flight: set[int] = set()
         self.backoff_until: dict[int, int] = {}

@@ -31,7 +31,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from kio.static.protocol import ResponsePayload
 
@@ -40,7 +40,8 @@ from reference_impl.protocol.record_set import build_batch, iter_records
 from reference_impl.protocol.records import iter_headers
 
 from ..boundary import TXN_MARKER_CHANNEL
-from ..internal_topics import TRANSACTION_STATE, coordinator_error, partition_for
+from ..host import CoordinatorHost, PeerMessenger
+from ..internal_topics import TRANSACTION_STATE, TopicsHost, coordinator_error, partition_for
 from ..partition import Partition
 from ..ports import TopicPartition
 from ..purgatory import DelayedOperation, Purgatory
@@ -48,7 +49,9 @@ from .log_format import TxnLogFormatError, decode_key, decode_value, encode_key,
 from .markers import (
     FENCED,
     MARKER_WRITE_TIMEOUT_MS,
+    MarkerHost,
     MarkerJob,
+    MarkerListener,
     MarkerWait,
     Timer,
     append_marker_as_leader,
@@ -57,13 +60,8 @@ from .markers import (
 )
 from .state import MAX_EPOCH, TxnMetadata, TxnState
 
-if TYPE_CHECKING:
-    from ..broker import Broker
-
 log = logging.getLogger("reference_impl.txn")
 
-MarkerListener = Callable[[tuple[str, int], int, bool, int], None]
-"""Called after a marker is written: (partition, producer id, committed, now_ms)."""
 Answer = Callable[[ErrorCode], None]
 InitAnswer = Callable[[ErrorCode, int, int], None]
 STATE_WAIT_REARM_MS = 30_000
@@ -72,8 +70,14 @@ as this broker leads the state partition; the client's answer has its own deadli
 
 
 
+class TxnHost(CoordinatorHost, PeerMessenger, TopicsHost, MarkerHost, Protocol):
+    """What the transaction coordinator needs of the broker: the ``__transaction_state`` replicas
+    and the partitions it writes markers to, WriteTxnMarkers to their leaders, producer ids from
+    the controller, the log store to replay from, and the purgatory to wait in."""
+
+
 class TransactionCoordinator:
-    def __init__(self, broker: Broker) -> None:
+    def __init__(self, broker: TxnHost) -> None:
         self.broker = broker
         self.txns: dict[str, TxnMetadata] = {}
         self.loaded: set[int] = set()

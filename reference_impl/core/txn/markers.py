@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from reference_impl.protocol.apis import request_class
 from reference_impl.protocol.build import build
@@ -31,7 +31,6 @@ from ..ports import TopicPartition
 from ..purgatory import DelayedOperation
 
 if TYPE_CHECKING:
-    from ..broker import Broker
     from ..partition import Partition
 
 WRITE_TXN_MARKERS_VERSION = 1
@@ -46,10 +45,28 @@ FENCED = frozenset(
 """A newer epoch or coordinator has been at the partition: this marker is no longer needed there."""
 
 MarkerCodes = dict[TopicPartition, ErrorCode]
+MarkerListener = Callable[[tuple[str, int], int, bool, int], None]
+"""Called after a marker is written: (partition, producer id, committed, now_ms)."""
+
+
+class MarkerListeners(Protocol):
+    @property
+    def marker_listeners(self) -> list[MarkerListener]:
+        """Who hears of every marker written (the group coordinator, for transactional offsets)."""
+
+
+class MarkerHost(Protocol):
+    """What appending a marker needs of the broker: to wake what waits on the partition, and the
+    transaction coordinator's marker listeners."""
+
+    @property
+    def txn_coordinator(self) -> MarkerListeners: ...
+
+    def notify_partition_changed(self, key: TopicPartition, now_ms: int) -> None: ...
 
 
 def append_marker_as_leader(
-    broker: Broker,
+    broker: MarkerHost,
     part: Partition,
     producer_id: int,
     producer_epoch: int,

@@ -27,8 +27,8 @@ from reference_impl.core.boundary import (
     Step,
 )
 from reference_impl.core.broker import Broker
-from reference_impl.core.configs import BrokerConfig
-from reference_impl.core.metadata.local_controller import LocalController
+from reference_impl.core.configs.resolution import BrokerConfig
+from reference_impl.core.controller.local import LocalController
 from reference_impl.core.ports import MemoryLogStore
 from reference_impl.protocol.codec import decode_response, encode_request
 from reference_impl.protocol.frames import FrameDecoder

@@ -17,7 +17,7 @@ from reference_impl.core.boundary import (
     Step,
 )
 from reference_impl.core.broker import Broker
-from reference_impl.core.configs import BrokerConfig
+from reference_impl.core.configs.resolution import BrokerConfig
 from reference_impl.core.ports import MemoryLogStore
 from reference_impl.protocol.apis import request_class
 from reference_impl.protocol.build import build

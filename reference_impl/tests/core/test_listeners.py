@@ -23,10 +23,11 @@ import pytest
 
 from reference_impl import defects
 from reference_impl.core.broker import Broker
-from reference_impl.core.cluster.quorum import QuorumPorts
-from reference_impl.core.cluster.roles import CONTROLLER_LISTENER_APIS, CONTROLLER_ONLY_APIS
-from reference_impl.core.configs import BrokerConfig, ConfigError
+from reference_impl.core.configs.model import ConfigError
+from reference_impl.core.configs.resolution import BrokerConfig
 from reference_impl.core.handlers import HANDLERS
+from reference_impl.core.kraft.quorum import QuorumPorts
+from reference_impl.core.kraft.roles import CONTROLLER_LISTENER_APIS, CONTROLLER_ONLY_APIS
 from reference_impl.core.listeners import Endpoint, listener_setup
 from reference_impl.core.ports import MemoryLogStore
 from reference_impl.core.raft.quorum_state import MemoryQuorumStateStore, encode_quorum_state

@@ -16,11 +16,8 @@ from typing import Any
 from kio.schema.errors import ErrorCode
 
 from reference_impl import defects
-from reference_impl.core.metadata.local_controller import (
-    EXCESSIVE_PARTITIONS_MESSAGE,
-    MAX_PARTITIONS_PER_REQUEST,
-)
-from reference_impl.core.raft.controller.messages import CreateTopicsRequest
+from reference_impl.core.controller.messages import CreateTopicsRequest
+from reference_impl.core.controller.writer import EXCESSIVE_PARTITIONS_MESSAGE, MAX_PARTITIONS_PER_REQUEST
 
 from ..raft.test_controller import active, ask, cluster
 from .harness import BrokerHarness, request

@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from reference_impl.core.cluster.roles import BROKER_ROLE, CONTROLLER_ROLE, node_roles
-from reference_impl.core.configs import ConfigError
+from reference_impl.core.configs.model import ConfigError
+from reference_impl.core.kraft.roles import BROKER_ROLE, CONTROLLER_ROLE, node_roles
 
 VOTERS = {3: ("127.0.0.1", 1), 4: ("127.0.0.1", 2)}
 

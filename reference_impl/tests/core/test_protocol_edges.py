@@ -6,8 +6,8 @@ import struct
 
 import pytest
 
-from reference_impl.core.cluster.roles import CONTROLLER_ONLY_APIS
 from reference_impl.core.handlers import HANDLERS
+from reference_impl.core.kraft.roles import CONTROLLER_ONLY_APIS
 from reference_impl.protocol.apis import schema_versions
 from reference_impl.protocol.errors import ErrorCode
 

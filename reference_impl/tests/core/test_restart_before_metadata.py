@@ -5,8 +5,8 @@ from __future__ import annotations
 import uuid
 
 from reference_impl.core.broker import Broker
-from reference_impl.core.cluster.quorum import QuorumPorts
-from reference_impl.core.configs import BrokerConfig
+from reference_impl.core.configs.resolution import BrokerConfig
+from reference_impl.core.kraft.quorum import QuorumPorts
 from reference_impl.core.ports import MemoryLogStore
 from reference_impl.core.raft.quorum_state import MemoryQuorumStateStore
 from reference_impl.core.raft.raft_log import MemorySnapshotStore

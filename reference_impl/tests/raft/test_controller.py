@@ -11,16 +11,15 @@ from typing import Any
 import pytest
 from kio.schema.errors import ErrorCode
 
-from reference_impl.core.metadata.image import NO_LEADER, PartitionInfo
-from reference_impl.core.raft.controller.elections import elect_leader
-from reference_impl.core.raft.controller.messages import (
+from reference_impl.core.controller.elections import elect_leader
+from reference_impl.core.controller.messages import (
     AlterPartitionRequest,
     AlterPartitionResponse,
     CreateTopicsRequest,
     CreateTopicsResponse,
 )
-from reference_impl.core.raft.controller.quorum_controller import ControllerConfig
-from reference_impl.core.raft.controller.records import (
+from reference_impl.core.controller.quorum import ControllerConfig
+from reference_impl.core.controller.records import (
     BrokerRegistrationChangeRecord,
     ControllerImage,
     decode_record,
@@ -28,10 +27,11 @@ from reference_impl.core.raft.controller.records import (
     encode_record,
     encode_snapshot,
 )
+from reference_impl.core.metadata.image import NO_LEADER, PartitionInfo
 from reference_impl.core.raft.messages import Envelope
-from reference_impl.sim.brokers import active_controller, build_controller_simulation
-from reference_impl.sim.raft_nodes import RaftDisk
-from reference_impl.sim.simulation import Simulation
+from reference_impl.sim.controller.nodes import active_controller, build_controller_simulation
+from reference_impl.sim.engine.simulation import Simulation
+from reference_impl.sim.raft.nodes import RaftDisk
 
 BROKERS = (101, 102, 103)
 SESSION_MS = ControllerConfig().session_timeout_ms

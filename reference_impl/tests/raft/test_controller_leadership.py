@@ -9,14 +9,14 @@ from typing import Any
 
 from kio.schema.errors import ErrorCode
 
-from reference_impl.core.raft.controller.leadership import PREFERRED, UNCLEAN
-from reference_impl.core.raft.controller.messages import (
+from reference_impl.core.controller.leadership import PREFERRED, UNCLEAN
+from reference_impl.core.controller.messages import (
     AlterPartitionReassignmentsRequest,
     ElectLeadersRequest,
     ListPartitionReassignmentsRequest,
 )
-from reference_impl.core.raft.controller.quorum_controller import ControllerConfig
-from reference_impl.sim.simulation import Simulation
+from reference_impl.core.controller.quorum import ControllerConfig
+from reference_impl.sim.engine.simulation import Simulation
 
 from .test_controller import BROKERS, SESSION_MS, active, alter_isr, ask, cluster, create, partition, settle
 

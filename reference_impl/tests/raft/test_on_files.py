@@ -9,13 +9,13 @@ from pathlib import Path
 
 from reference_impl.core.raft.api import CommittedBatch, LeaderAndEpoch, RaftConfig
 from reference_impl.core.raft.client import RaftClient
-from reference_impl.core.raft.file_store import FileQuorumStateStore, FileSnapshotStore
 from reference_impl.core.raft.messages import OffsetAndEpoch
 from reference_impl.core.raft.raft_log import RaftLog, Snapshot
 from reference_impl.log.api import Chunk
 from reference_impl.log.config import LogConfig
 from reference_impl.log.files import read_region
 from reference_impl.log.partition_log import FileLog
+from reference_impl.server.raft_files import FileQuorumStateStore, FileSnapshotStore
 
 
 def read_chunk(chunk: Chunk) -> bytes:

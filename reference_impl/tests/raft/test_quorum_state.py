@@ -7,7 +7,6 @@ import random
 
 import pytest
 
-from reference_impl.core.raft.file_store import QUORUM_STATE_FILE, FileQuorumStateStore
 from reference_impl.core.raft.quorum_state import (
     TRANSITIONS,
     IllegalTransitionError,
@@ -32,6 +31,7 @@ from reference_impl.core.raft.states import (
     UnattachedState,
     VotedState,
 )
+from reference_impl.server.raft_files import QUORUM_STATE_FILE, FileQuorumStateStore
 
 VOTERS = (1, 2, 3)
 TIMEOUTS = Timeouts(election_timeout_ms=1000, fetch_timeout_ms=1000)

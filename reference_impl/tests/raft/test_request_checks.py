@@ -23,7 +23,6 @@ import pytest
 from kio.schema.errors import ErrorCode
 
 from reference_impl import defects
-from reference_impl.core.raft.file_store import FileQuorumStateStore
 from reference_impl.core.raft.messages import (
     BeginQuorumEpochRequest,
     BeginQuorumEpochResponse,
@@ -41,6 +40,7 @@ from reference_impl.core.raft.quorum_state import (
     encode_quorum_state,
 )
 from reference_impl.core.raft.states import ElectionState, FollowerState, LeaderState, UnattachedState
+from reference_impl.server.raft_files import FileQuorumStateStore
 
 from . import test_client
 from .test_client import VOTERS, Context, fetch

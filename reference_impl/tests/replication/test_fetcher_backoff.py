@@ -12,7 +12,7 @@ def test_a_backoff_for_a_leader_no_longer_followed_is_dropped_when_it_ends() -> 
     stopped following 4 (it became leader itself). The stale entry kept ``next_deadline_ms`` at
     a past instant, so the shell woke the broker again at once, for ever (a busy loop)."""
     broker = SimpleNamespace(partitions={}, node_id=5)
-    fetcher = ReplicaFetcher(broker)  # type: ignore[arg-type]
+    fetcher = ReplicaFetcher(broker)
     fetcher.backoff_until[4] = 1_000
     fetcher.maybe_fetch(500)
     assert fetcher.next_deadline_ms() == 1_000  # still backing off: wake when it ends

@@ -30,7 +30,7 @@ import os
 
 import pytest
 
-from reference_impl.sim.broker_fuzz import run_broker_schedule
+from reference_impl.sim.broker.fuzz import run_broker_schedule
 
 PINNED = [1, 2, 61]
 RANDOM = int(os.environ.get("KH_SIM_BROKER_SCHEDULES", "12"))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 from reference_impl import defects
-from reference_impl.sim.broker_scenarios import (
+from reference_impl.sim.broker.scenarios import (
     ScenarioResult,
     kip101_divergence_after_hard_failures,
     kip101_hw_truncation_then_election,
@@ -21,7 +21,7 @@ from reference_impl.sim.broker_scenarios import (
     kip279_fast_failover,
     restart_then_read_without_writing,
 )
-from reference_impl.sim.simulation import InvariantViolation
+from reference_impl.sim.engine.simulation import InvariantViolation
 
 
 def _clean(result: ScenarioResult) -> None:

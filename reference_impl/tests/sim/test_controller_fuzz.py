@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import pytest
 
-from reference_impl.sim.brokers import active_controller
-from reference_impl.sim.controller_fuzz import run_controller_schedule
+from reference_impl.sim.controller.fuzz import run_controller_schedule
+from reference_impl.sim.controller.nodes import active_controller
 
 
 @pytest.mark.parametrize("seed", range(6))

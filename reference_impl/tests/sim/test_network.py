@@ -8,9 +8,9 @@ import random
 import pytest
 
 from reference_impl.core.raft.messages import Envelope
-from reference_impl.sim.network import LinkFaults, Network
-from reference_impl.sim.scheduler import Action, Scheduler
-from reference_impl.sim.simulation import Simulation
+from reference_impl.sim.engine.network import LinkFaults, Network
+from reference_impl.sim.engine.scheduler import Action, Scheduler
+from reference_impl.sim.engine.simulation import Simulation
 
 
 def test_faults_are_drawn_from_the_seed() -> None:

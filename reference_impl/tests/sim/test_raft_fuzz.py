@@ -27,10 +27,10 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 
 from reference_impl.core.raft.api import NotLeaderError
-from reference_impl.sim.fuzz import run_schedule, settle_and_validate
-from reference_impl.sim.network import LinkFaults
-from reference_impl.sim.raft_nodes import RaftDisk, build_raft_simulation, current_leader
-from reference_impl.sim.simulation import Simulation
+from reference_impl.sim.engine.network import LinkFaults
+from reference_impl.sim.engine.simulation import Simulation
+from reference_impl.sim.raft.fuzz import run_schedule, settle_and_validate
+from reference_impl.sim.raft.nodes import RaftDisk, build_raft_simulation, current_leader
 
 
 class RaftQuorumMachine(RuleBasedStateMachine):

@@ -1,6 +1,6 @@
 """Scripted quorum scenarios in the simulator (issue 4's Raft acceptance, in virtual time).
 
-Every invariant of :mod:`reference_impl.sim.invariants` runs after every
+Every invariant of :mod:`reference_impl.sim.raft.invariants` runs after every
 event of every scenario; the assertions here add what each scenario is
 about. Times are virtual milliseconds, so the bounds are deterministic.
 """
@@ -11,11 +11,11 @@ import pytest
 
 from reference_impl.core.raft.api import RaftConfig
 from reference_impl.core.raft.states import FollowerState
-from reference_impl.sim.fuzz import run_schedule, settle_and_validate
-from reference_impl.sim.invariants import consistent_committed_data
-from reference_impl.sim.network import LinkFaults
-from reference_impl.sim.raft_nodes import build_raft_simulation, current_leader
-from reference_impl.sim.simulation import Simulation
+from reference_impl.sim.engine.network import LinkFaults
+from reference_impl.sim.engine.simulation import Simulation
+from reference_impl.sim.raft.fuzz import run_schedule, settle_and_validate
+from reference_impl.sim.raft.invariants import consistent_committed_data
+from reference_impl.sim.raft.nodes import build_raft_simulation, current_leader
 
 ELECTION_TIMEOUT_MS = RaftConfig().election_timeout_ms
 

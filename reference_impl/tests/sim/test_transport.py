@@ -18,7 +18,7 @@ from reference_impl.core.raft.messages import Envelope
 from reference_impl.protocol.apis import request_class, response_class
 from reference_impl.protocol.build import build
 from reference_impl.protocol.codec import decode_request, encode_response
-from reference_impl.sim.transport import (
+from reference_impl.sim.engine.transport import (
     SYN,
     Dialer,
     Endpoint,

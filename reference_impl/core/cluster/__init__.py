@@ -1,7 +1,0 @@
-"""The reference broker as a member of a multi-node cluster (KRaft-style controller quorum).
-
-``quorum.py`` wires the sans-IO Raft replica and controller of
-:mod:`reference_impl.core.raft` into a :class:`~reference_impl.core.broker.Broker`;
-``wire.py`` carries their messages as Kafka APIs; ``controller_client.py`` is
-what the admin handlers call in place of the one-node controller.
-"""

@@ -1,0 +1,175 @@
+"""A broker's config values and a topic's effective ones, as DescribeConfigs reports them.
+
+A topic's effective value of ``retention.ms`` is its own override if it has
+one, else the broker's ``log.retention.ms`` (or ``log.retention.minutes`` /
+``log.retention.hours``) if set, else Kafka's default: DescribeConfigs reports
+that chain as *synonyms* with their *sources*, and clients (the admin tools,
+kcat -X dump) depend on the shape.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from reference_impl.log.config import LogConfig, LogConfigError
+
+from .model import ConfigError, ConfigSource, ConfigType
+from .tables import BROKER_CONFIGS, TOPIC_CONFIGS
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigEntry:
+    """One row of a DescribeConfigs answer."""
+
+    name: str
+    value: str | None
+    source: ConfigSource
+    type: ConfigType
+    read_only: bool
+    doc: str
+    synonyms: tuple[tuple[str, str | None, ConfigSource], ...] = ()
+
+    @property
+    def is_default(self) -> bool:
+        return self.source is ConfigSource.DEFAULT_CONFIG
+
+
+@dataclass
+class BrokerConfig:
+    """Static broker settings (``--config k=v``) plus dynamic ones (AlterConfigs)."""
+
+    node_id: int
+    static: dict[str, str] = field(default_factory=dict)
+    dynamic: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, node_id: int, pairs: Iterable[str]) -> BrokerConfig:
+        """From ``k=v`` strings; raises :class:`ConfigError` naming a bad key or value."""
+        static: dict[str, str] = {}
+        for pair in pairs:
+            key, sep, value = pair.partition("=")
+            key = key.strip()
+            if not sep or not key:
+                raise ConfigError(f"config {pair!r} is not key=value")
+            definition = BROKER_CONFIGS.get(key) or TOPIC_CONFIGS.get(key)
+            if definition is None:
+                raise ConfigError(f"unknown config {key!r}")
+            normalised = definition.validate(value.strip())
+            static[key] = "" if normalised is None else normalised
+        return cls(node_id, static)
+
+    def get(self, name: str) -> str | None:
+        if name in self.dynamic:
+            return self.dynamic[name]
+        if name in self.static:
+            return self.static[name]
+        definition = BROKER_CONFIGS.get(name)
+        return definition.default if definition else None
+
+    def get_int(self, name: str) -> int:
+        value = self.get(name)
+        if value is None:
+            raise KeyError(name)
+        return int(value)
+
+    def get_bool(self, name: str) -> bool:
+        return self.get(name) == "true"
+
+    def describe(self, names: Iterable[str] | None = None) -> list[ConfigEntry]:
+        wanted = sorted(BROKER_CONFIGS) if names is None else list(names)
+        entries = []
+        for name in wanted:
+            definition = BROKER_CONFIGS.get(name)
+            if definition is None or (definition.hidden and self.get(name) is None):
+                continue
+            synonyms: list[tuple[str, str | None, ConfigSource]] = []
+            if name in self.dynamic:
+                synonyms.append((name, self.dynamic[name], ConfigSource.DYNAMIC_BROKER_CONFIG))
+            if name in self.static:
+                synonyms.append((name, self.static[name], ConfigSource.STATIC_BROKER_CONFIG))
+            if definition.default is not None:
+                synonyms.append((name, definition.default, ConfigSource.DEFAULT_CONFIG))
+            value, source = (
+                (synonyms[0][1], synonyms[0][2]) if synonyms else (None, ConfigSource.DEFAULT_CONFIG)
+            )
+            entries.append(
+                ConfigEntry(
+                    name,
+                    value,
+                    source,
+                    definition.type,
+                    definition.read_only,
+                    definition.doc,
+                    tuple(synonyms),
+                )
+            )
+        return entries
+
+
+def topic_default_chain(name: str, broker: BrokerConfig) -> list[tuple[str, str | None, ConfigSource]]:
+    """Where a topic config's value comes from when the topic does not override it."""
+    definition = TOPIC_CONFIGS[name]
+    chain: list[tuple[str, str | None, ConfigSource]] = []
+    for synonym, convert in definition.synonyms:
+        for store, source in (
+            (broker.dynamic, ConfigSource.DYNAMIC_BROKER_CONFIG),
+            (broker.static, ConfigSource.STATIC_BROKER_CONFIG),
+        ):
+            if synonym in store:
+                chain.append((synonym, convert(store[synonym]), source))
+    chain.append((name, definition.default, ConfigSource.DEFAULT_CONFIG))
+    return chain
+
+
+def effective_topic_configs(overrides: Mapping[str, str], broker: BrokerConfig) -> dict[str, str]:
+    """Every topic config's effective value: override, else broker synonym, else default."""
+    out: dict[str, str] = {}
+    for name in TOPIC_CONFIGS:
+        if name in overrides:
+            out[name] = overrides[name]
+            continue
+        value = topic_default_chain(name, broker)[0][1]
+        if value is not None:
+            out[name] = value
+    return out
+
+
+def describe_topic_configs(
+    overrides: Mapping[str, str], broker: BrokerConfig, names: Iterable[str] | None = None
+) -> list[ConfigEntry]:
+    wanted = sorted(TOPIC_CONFIGS) if names is None else list(names)
+    entries = []
+    for name in wanted:
+        definition = TOPIC_CONFIGS.get(name)
+        if definition is None:
+            continue
+        chain = topic_default_chain(name, broker)
+        if definition.hidden and chain[0][1] is None and name not in overrides:
+            continue
+        if name in overrides:
+            chain.insert(0, (name, overrides[name], ConfigSource.DYNAMIC_TOPIC_CONFIG))
+        value, source = chain[0][1], chain[0][2]
+        entries.append(
+            ConfigEntry(
+                name, value, source, definition.type, definition.read_only, definition.doc, tuple(chain)
+            )
+        )
+    return entries
+
+
+def validate_topic_configs(configs: Mapping[str, str | None]) -> dict[str, str]:
+    """Normalised topic overrides; :class:`ConfigError` for an unknown key or a bad value."""
+    out: dict[str, str] = {}
+    for name, value in configs.items():
+        definition = TOPIC_CONFIGS.get(name)
+        if definition is None:
+            raise ConfigError(f"Unknown topic config name: {name}")
+        normalised = definition.validate(value)
+        if normalised is not None:
+            out[name] = normalised
+    try:
+        LogConfig().with_changes(out)  # the log's own checks (relations between keys, Kafka 4 bounds)
+    except LogConfigError as exc:
+        raise ConfigError(str(exc)) from None
+    return out

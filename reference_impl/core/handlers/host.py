@@ -1,0 +1,70 @@
+"""What the request handlers see of the broker: the services a request is answered from.
+
+Every handler is ``fn(broker, ctx, request) -> Reply`` with ``broker`` a :class:`HandlerHost`:
+the metadata image and configs, the partition replicas, the coordinators, the controller, the
+KRaft membership on a cluster node, and the few broker operations a request triggers. The
+:class:`~reference_impl.core.broker.Broker` is one; handlers never import it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+from ..host import PeerMessenger, ReplicaHost
+
+if TYPE_CHECKING:
+    import random
+
+    from ..controller.broker_client import ClusterControllerClient
+    from ..controller.local import LocalController
+    from ..fetch_sessions import FetchSessionCache
+    from ..group.coordinator import GroupCoordinator
+    from ..kraft.quorum import ClusterQuorum
+    from ..partition import Partition
+    from ..ports import LogStore
+    from ..purgatory import Purgatory
+    from ..txn.coordinator import TransactionCoordinator
+
+
+class HandlerHost(ReplicaHost, PeerMessenger, Protocol):
+    @property
+    def store(self) -> LogStore: ...
+
+    @property
+    def rng(self) -> random.Random: ...
+
+    @property
+    def purgatory(self) -> Purgatory: ...
+
+    @property
+    def advertised(self) -> tuple[str, int]: ...
+
+    @property
+    def fetch_sessions(self) -> FetchSessionCache: ...
+
+    @property
+    def controller(self) -> LocalController | ClusterControllerClient: ...
+
+    @property
+    def quorum(self) -> ClusterQuorum | None:
+        """The KRaft membership of a cluster node; None on a single broker (its own controller)."""
+
+    @property
+    def group_coordinator(self) -> GroupCoordinator: ...
+
+    @property
+    def txn_coordinator(self) -> TransactionCoordinator: ...
+
+    def sync_partitions(self, now_ms: int) -> None:
+        """Open, lead, follow or drop partitions as the metadata image now says."""
+
+    def after_follower_fetch(self, part: Partition, now_ms: int, fetched_by: int) -> None:
+        """A follower's fetch moved its position: the ISR and high watermark may move."""
+
+    def controller_for_clients(self) -> int:
+        """The controller id Metadata and DescribeCluster give clients."""
+
+    def serves(self, api_key: int, listener: str) -> bool:
+        """Whether ``listener`` serves ``api_key`` (the controller listener serves the controller's)."""
+
+    def is_controller_listener(self, listener: str) -> bool: ...

@@ -1,0 +1,600 @@
+"""Raft and controller messages as Kafka wire entities, and back.
+
+The sans-IO quorum (:mod:`reference_impl.core.raft`) and controller speak
+plain dataclasses; between processes they travel as the Kafka APIs KRaft
+uses: Vote (52), BeginQuorumEpoch (53), EndQuorumEpoch (54), Fetch (1, v13,
+on the ``__cluster_metadata`` partition by its topic id), FetchSnapshot (59),
+BrokerRegistration (62), BrokerHeartbeat (63), AlterPartition (56) and
+AllocateProducerIds (67). Each function maps field to field with
+:func:`~reference_impl.protocol.build.build`, so a version's missing fields
+take their schema defaults. Correlation ids are not on the wire (the frame
+header carries its own): the caller passes the one the dataclass must carry.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from kio.schema.errors import ErrorCode
+from kio.static.protocol import RequestPayload
+
+from reference_impl.core.controller import messages as cm
+from reference_impl.core.metadata.records import METADATA_TOPIC, METADATA_TOPIC_ID
+from reference_impl.core.raft.messages import (
+    BeginQuorumEpochRequest,
+    BeginQuorumEpochResponse,
+    EndQuorumEpochRequest,
+    EndQuorumEpochResponse,
+    FetchRequest,
+    FetchResponse,
+    FetchSnapshotRequest,
+    FetchSnapshotResponse,
+    OffsetAndEpoch,
+    VoteRequest,
+    VoteResponse,
+)
+from reference_impl.protocol.apis import request_class, response_class
+from reference_impl.protocol.build import build, millis
+
+VOTE, BEGIN_EPOCH, END_EPOCH, FETCH, FETCH_SNAPSHOT = 52, 53, 54, 1, 59
+REGISTRATION, HEARTBEAT, ALTER_PARTITION, ALLOCATE_IDS = 62, 63, 56, 67
+ELECT_LEADERS, ALTER_REASSIGNMENTS, LIST_REASSIGNMENTS = 43, 45, 46
+ADMIN_FORWARD_TIMEOUT_MS = 30_000
+"""Timeout of an admin request a broker forwards to the active controller (KIP-590's forwarding)."""
+RAFT_FETCH_VERSION = 13
+
+
+def _one(topics: tuple[Any, ...]) -> Any:
+    """The single partition of the single topic every quorum message carries (None if absent)."""
+    for topic in topics:
+        for partition in topic.partitions:
+            return partition
+    return None
+
+
+def _topic(partition: dict[str, Any]) -> list[dict[str, Any]]:
+    return [{"topic_name": METADATA_TOPIC, "partitions": [{"partition_index": 0, **partition}]}]
+
+
+# -- requests: dataclass -> wire ------------------------------------------------------------------
+
+
+def request_to_wire(body: Any, cluster_id: str) -> RequestPayload:
+    """The kio request for a quorum or controller request dataclass."""
+    match body:
+        case VoteRequest():
+            part: dict[str, Any] = {
+                "replica_epoch": body.candidate_epoch,
+                "replica_id": body.candidate_id,
+                "last_offset_epoch": body.last_offset_epoch,
+                "last_offset": body.last_offset,
+            }
+            return build(request_class(VOTE, 0), {"cluster_id": cluster_id, "topics": _topic(part)})
+        case BeginQuorumEpochRequest():
+            part = {"leader_id": body.leader_id, "leader_epoch": body.leader_epoch}
+            return build(request_class(BEGIN_EPOCH, 0), {"cluster_id": cluster_id, "topics": _topic(part)})
+        case EndQuorumEpochRequest():
+            part = {
+                "leader_id": body.leader_id,
+                "leader_epoch": body.leader_epoch,
+                "preferred_successors": list(body.preferred_successors),
+            }
+            return build(request_class(END_EPOCH, 0), {"cluster_id": cluster_id, "topics": _topic(part)})
+        case FetchRequest():
+            fetch_part = {
+                "partition": 0,
+                "current_leader_epoch": body.current_leader_epoch,
+                "fetch_offset": body.fetch_offset,
+                "last_fetched_epoch": body.last_fetched_epoch,
+                "log_start_offset": -1,
+                "partition_max_bytes": body.max_bytes,
+            }
+            return build(
+                request_class(FETCH, RAFT_FETCH_VERSION),
+                {
+                    "cluster_id": cluster_id,
+                    "replica_id": body.replica_id,
+                    "max_wait": body.max_wait_ms,
+                    "min_bytes": 0,
+                    "max_bytes": body.max_bytes,
+                    "isolation_level": 0,
+                    "session_id": 0,
+                    "session_epoch": -1,
+                    "topics": [{"topic_id": METADATA_TOPIC_ID, "partitions": [fetch_part]}],
+                    "forgotten_topics_data": [],
+                    "rack_id": "",
+                },
+            )
+        case FetchSnapshotRequest():
+            snap_part = {
+                "partition": 0,
+                "current_leader_epoch": body.current_leader_epoch,
+                "snapshot_id": {"end_offset": body.snapshot_id.offset, "epoch": body.snapshot_id.epoch},
+                "position": body.position,
+            }
+            return build(
+                request_class(FETCH_SNAPSHOT, 0),
+                {
+                    "cluster_id": cluster_id,
+                    "replica_id": body.replica_id,
+                    "max_bytes": body.max_bytes,
+                    "topics": [{"name": METADATA_TOPIC, "partitions": [snap_part]}],
+                },
+            )
+        case cm.BrokerRegistrationRequest():
+            return build(
+                request_class(REGISTRATION, 0),
+                {
+                    "broker_id": body.broker_id,
+                    "cluster_id": cluster_id,
+                    "incarnation_id": uuid.UUID(body.incarnation_id) if body.incarnation_id else uuid.uuid4(),
+                    "listeners": [
+                        {"name": "PLAINTEXT", "host": body.host, "port": body.port, "security_protocol": 0}
+                    ],
+                    "features": [],
+                    "rack": body.rack,
+                },
+            )
+        case cm.BrokerHeartbeatRequest():
+            return build(
+                request_class(HEARTBEAT, 0),
+                {
+                    "broker_id": body.broker_id,
+                    "broker_epoch": body.broker_epoch,
+                    "current_metadata_offset": body.current_metadata_offset,
+                    "want_fence": body.want_fence,
+                    "want_shut_down": body.want_shut_down,
+                },
+            )
+        case cm.AlterPartitionRequest():
+            part = {
+                "partition_index": body.partition,
+                "leader_epoch": body.leader_epoch,
+                "new_isr": list(body.new_isr),
+                "leader_recovery_state": 0,
+                "partition_epoch": body.partition_epoch,
+            }
+            return build(
+                request_class(ALTER_PARTITION, 2),
+                {
+                    "broker_id": body.broker_id,
+                    "broker_epoch": body.broker_epoch,
+                    "topics": [{"topic_id": uuid.UUID(body.topic_id), "partitions": [part]}],
+                },
+            )
+        case cm.AllocateProducerIdsRequest():
+            return build(
+                request_class(ALLOCATE_IDS, 0),
+                {"broker_id": body.broker_id, "broker_epoch": body.broker_epoch},
+            )
+        case cm.CreateTopicsRequest():
+            topic = {
+                "name": body.name,
+                "num_partitions": body.num_partitions,
+                "replication_factor": body.replication_factor,
+                "assignments": [],
+                "configs": [{"name": k, "value": v} for k, v in body.configs],
+            }
+            return build(request_class(19, 4), {"topics": [topic], "timeout": 30_000, "validate_only": False})
+        case cm.ElectLeadersRequest():
+            asked = None if body.partitions is None else _grouped(body.partitions)
+            return build(
+                request_class(ELECT_LEADERS, 2),
+                {
+                    "election_type": body.election_type,
+                    "topic_partitions": None
+                    if asked is None
+                    else [{"topic": t, "partitions": ps} for t, ps in asked.items()],
+                    "timeout": ADMIN_FORWARD_TIMEOUT_MS,
+                },
+            )
+        case cm.AlterPartitionReassignmentsRequest():
+            moves: dict[str, list[dict[str, Any]]] = {}
+            for topic_name, index, target in body.reassignments:
+                replicas = None if target is None else list(target)
+                moves.setdefault(topic_name, []).append({"partition_index": index, "replicas": replicas})
+            return build(
+                request_class(ALTER_REASSIGNMENTS, 1),
+                {
+                    "timeout": ADMIN_FORWARD_TIMEOUT_MS,
+                    "allow_replication_factor_change": body.allow_replication_factor_change,
+                    "topics": [{"name": t, "partitions": ps} for t, ps in moves.items()],
+                },
+            )
+        case cm.ListPartitionReassignmentsRequest():
+            listed = None if body.partitions is None else _grouped(body.partitions)
+            return build(
+                request_class(LIST_REASSIGNMENTS, 0),
+                {
+                    "timeout": ADMIN_FORWARD_TIMEOUT_MS,
+                    "topics": None
+                    if listed is None
+                    else [{"name": t, "partition_indexes": ps} for t, ps in listed.items()],
+                },
+            )
+    raise TypeError(f"no wire form for {type(body).__name__}")
+
+
+def _grouped(partitions: tuple[tuple[str, int], ...]) -> dict[str, list[int]]:
+    out: dict[str, list[int]] = {}
+    for topic, index in partitions:
+        out.setdefault(topic, []).append(index)
+    return out
+
+
+def _results(topics: Any, partitions_field: str, index_field: str) -> tuple[cm.PartitionResult, ...]:
+    return tuple(
+        (
+            str(getattr(t, "topic", None) or t.name),
+            int(getattr(p, index_field)),
+            p.error_code,
+            p.error_message,
+        )
+        for t in topics
+        for p in getattr(t, partitions_field)
+    )
+
+
+# -- responses: wire -> dataclass ----------------------------------------------------------------
+
+
+def response_from_wire(request: Any, wire: Any) -> Any:
+    """The dataclass answer to ``request`` (a dataclass) from its kio response ``wire``."""
+    cid = request.correlation_id
+    match request:
+        case VoteRequest():
+            p = _one(wire.topics)
+            if p is None:
+                return VoteResponse(
+                    correlation_id=cid, error_code=wire.error_code, leader_id=-1, leader_epoch=-1,
+                    vote_granted=False,
+                )  # fmt: skip
+            return VoteResponse(
+                correlation_id=cid,
+                error_code=p.error_code if wire.error_code == ErrorCode.none else wire.error_code,
+                leader_id=int(p.leader_id),
+                leader_epoch=int(p.leader_epoch),
+                vote_granted=bool(p.vote_granted),
+            )
+        case BeginQuorumEpochRequest() | EndQuorumEpochRequest():
+            p = _one(wire.topics)
+            cls: Any = (
+                BeginQuorumEpochResponse
+                if isinstance(request, BeginQuorumEpochRequest)
+                else EndQuorumEpochResponse
+            )
+            if p is None:
+                return cls(correlation_id=cid, error_code=wire.error_code, leader_id=-1, leader_epoch=-1)
+            return cls(
+                correlation_id=cid,
+                error_code=p.error_code if wire.error_code == ErrorCode.none else wire.error_code,
+                leader_id=int(p.leader_id),
+                leader_epoch=int(p.leader_epoch),
+            )
+        case FetchRequest():
+            p = _one(wire.responses)
+            if p is None:
+                return FetchResponse(
+                    correlation_id=cid, error_code=wire.error_code, leader_id=-1, leader_epoch=-1,
+                    high_watermark=-1, log_start_offset=-1, diverging_epoch=None, snapshot_id=None,
+                    records=b"",
+                )  # fmt: skip
+            diverging = p.diverging_epoch
+            snapshot = p.snapshot_id
+            return FetchResponse(
+                correlation_id=cid,
+                error_code=p.error_code,
+                leader_id=int(p.current_leader.leader_id),
+                leader_epoch=int(p.current_leader.leader_epoch),
+                high_watermark=int(p.high_watermark),
+                log_start_offset=int(p.log_start_offset),
+                diverging_epoch=(
+                    OffsetAndEpoch(int(diverging.end_offset), int(diverging.epoch))
+                    if diverging.epoch >= 0
+                    else None
+                ),
+                snapshot_id=(
+                    OffsetAndEpoch(int(snapshot.end_offset), int(snapshot.epoch))
+                    if snapshot.end_offset >= 0
+                    else None
+                ),
+                records=bytes(p.records or b""),
+            )
+        case FetchSnapshotRequest():
+            s = _one(wire.topics)
+            if s is None:
+                return FetchSnapshotResponse(
+                    correlation_id=cid, error_code=wire.error_code, leader_id=-1, leader_epoch=-1,
+                    snapshot_id=request.snapshot_id, size=0, position=0, unaligned_records=b"",
+                )  # fmt: skip
+            return FetchSnapshotResponse(
+                correlation_id=cid,
+                error_code=s.error_code,
+                leader_id=int(s.current_leader.leader_id),
+                leader_epoch=int(s.current_leader.leader_epoch),
+                snapshot_id=OffsetAndEpoch(int(s.snapshot_id.end_offset), int(s.snapshot_id.epoch)),
+                size=int(s.size),
+                position=int(s.position),
+                unaligned_records=bytes(s.unaligned_records or b""),
+            )
+        case cm.BrokerRegistrationRequest():
+            return cm.BrokerRegistrationResponse(
+                correlation_id=cid, error_code=wire.error_code, broker_epoch=int(wire.broker_epoch)
+            )
+        case cm.BrokerHeartbeatRequest():
+            return cm.BrokerHeartbeatResponse(
+                correlation_id=cid,
+                error_code=wire.error_code,
+                is_caught_up=bool(wire.is_caught_up),
+                is_fenced=bool(wire.is_fenced),
+                should_shut_down=bool(wire.should_shut_down),
+            )
+        case cm.AlterPartitionRequest():
+            p = _one(wire.topics)
+            error = wire.error_code if p is None or wire.error_code != ErrorCode.none else p.error_code
+            return cm.AlterPartitionResponse(
+                correlation_id=cid,
+                error_code=error,
+                leader_id=-1 if p is None else int(p.leader_id),
+                leader_epoch=-1 if p is None else int(p.leader_epoch),
+                partition_epoch=-1 if p is None else int(p.partition_epoch),
+                isr=() if p is None else tuple(int(r) for r in p.isr),
+            )
+        case cm.AllocateProducerIdsRequest():
+            return cm.AllocateProducerIdsResponse(
+                correlation_id=cid,
+                error_code=wire.error_code,
+                producer_id_start=int(wire.producer_id_start),
+                producer_id_len=int(wire.producer_id_len),
+            )
+        case cm.CreateTopicsRequest():
+            topics = list(wire.topics)
+            error = topics[0].error_code if topics else ErrorCode.unknown_server_error
+            return cm.CreateTopicsResponse(
+                correlation_id=cid, error_code=error, error_message=None, topic_id=None
+            )
+        case cm.ElectLeadersRequest():
+            return cm.ElectLeadersResponse(
+                correlation_id=cid,
+                error_code=wire.error_code,
+                results=_results(wire.replica_election_results, "partition_result", "partition_id"),
+            )
+        case cm.AlterPartitionReassignmentsRequest():
+            return cm.AlterPartitionReassignmentsResponse(
+                correlation_id=cid,
+                error_code=wire.error_code,
+                results=_results(wire.responses, "partitions", "partition_index"),
+            )
+        case cm.ListPartitionReassignmentsRequest():
+            return cm.ListPartitionReassignmentsResponse(
+                correlation_id=cid,
+                error_code=wire.error_code,
+                ongoing=tuple(
+                    cm.OngoingReassignment(
+                        topic=t.name,
+                        partition=int(p.partition_index),
+                        replicas=tuple(int(r) for r in p.replicas),
+                        adding_replicas=tuple(int(r) for r in p.adding_replicas),
+                        removing_replicas=tuple(int(r) for r in p.removing_replicas),
+                    )
+                    for t in wire.topics
+                    for p in t.partitions
+                ),
+            )
+    raise TypeError(f"no wire form for {type(request).__name__}")
+
+
+# -- requests: wire -> dataclass (the serving side) --------------------------------------------
+
+
+def request_from_wire(api_key: int, wire: Any, correlation_id: int) -> tuple[int, Any] | None:
+    """(source node id, dataclass request) for an inbound quorum or controller request; None if it
+    names no metadata partition."""
+    match api_key:
+        case 52:
+            p = _one(wire.topics)
+            if p is None:
+                return None
+            return int(p.replica_id), VoteRequest(
+                correlation_id=correlation_id,
+                candidate_epoch=int(p.replica_epoch),
+                candidate_id=int(p.replica_id),
+                last_offset_epoch=int(p.last_offset_epoch),
+                last_offset=int(p.last_offset),
+            )
+        case 53:
+            p = _one(wire.topics)
+            if p is None:
+                return None
+            return int(p.leader_id), BeginQuorumEpochRequest(
+                correlation_id=correlation_id, leader_id=int(p.leader_id), leader_epoch=int(p.leader_epoch)
+            )
+        case 54:
+            p = _one(wire.topics)
+            if p is None:
+                return None
+            return int(p.leader_id), EndQuorumEpochRequest(
+                correlation_id=correlation_id,
+                leader_id=int(p.leader_id),
+                leader_epoch=int(p.leader_epoch),
+                preferred_successors=tuple(int(s) for s in p.preferred_successors),
+            )
+        case 1:
+            p = _one(wire.topics)
+            if p is None:
+                return None
+            return int(wire.replica_id), FetchRequest(
+                correlation_id=correlation_id,
+                replica_id=int(wire.replica_id),
+                current_leader_epoch=int(p.current_leader_epoch),
+                fetch_offset=int(p.fetch_offset),
+                last_fetched_epoch=int(p.last_fetched_epoch),
+                max_wait_ms=millis(wire.max_wait),
+                max_bytes=int(p.partition_max_bytes),
+            )
+        case 59:
+            p = _one(wire.topics)
+            if p is None:
+                return None
+            return int(wire.replica_id), FetchSnapshotRequest(
+                correlation_id=correlation_id,
+                replica_id=int(wire.replica_id),
+                current_leader_epoch=int(p.current_leader_epoch),
+                snapshot_id=OffsetAndEpoch(int(p.snapshot_id.end_offset), int(p.snapshot_id.epoch)),
+                position=int(p.position),
+                max_bytes=int(wire.max_bytes),
+            )
+        case 62:
+            listener = wire.listeners[0] if wire.listeners else None
+            return int(wire.broker_id), cm.BrokerRegistrationRequest(
+                correlation_id=correlation_id,
+                broker_id=int(wire.broker_id),
+                host="" if listener is None else listener.host,
+                port=0 if listener is None else int(listener.port),
+                rack=wire.rack,
+                incarnation_id=str(wire.incarnation_id or ""),
+            )
+        case 63:
+            return int(wire.broker_id), cm.BrokerHeartbeatRequest(
+                correlation_id=correlation_id,
+                broker_id=int(wire.broker_id),
+                broker_epoch=int(wire.broker_epoch),
+                current_metadata_offset=int(wire.current_metadata_offset),
+                want_fence=bool(wire.want_fence),
+                want_shut_down=bool(wire.want_shut_down),
+            )
+        case 56:
+            topics = list(wire.topics)
+            if not topics or not topics[0].partitions:
+                return None
+            topic, p = topics[0], topics[0].partitions[0]
+            return int(wire.broker_id), cm.AlterPartitionRequest(
+                correlation_id=correlation_id,
+                broker_id=int(wire.broker_id),
+                broker_epoch=int(wire.broker_epoch),
+                topic_id=str(topic.topic_id),
+                partition=int(p.partition_index),
+                leader_epoch=int(p.leader_epoch),
+                partition_epoch=int(p.partition_epoch),
+                new_isr=tuple(int(getattr(r, "broker_id", r)) for r in p.new_isr),
+            )
+        case 67:
+            return int(wire.broker_id), cm.AllocateProducerIdsRequest(
+                correlation_id=correlation_id,
+                broker_id=int(wire.broker_id),
+                broker_epoch=int(wire.broker_epoch),
+            )
+    return None
+
+
+# -- responses: dataclass -> wire (the serving side) -------------------------------------------
+
+
+def response_to_wire(api_key: int, version: int, body: Any, request: Any = None) -> Any:
+    """The kio response of ``version`` for a dataclass answer to ``request`` (a dataclass)."""
+    cls = response_class(api_key, version)
+    match body:
+        case VoteResponse():
+            part: dict[str, Any] = {
+                "error_code": body.error_code,
+                "leader_id": body.leader_id,
+                "leader_epoch": body.leader_epoch,
+                "vote_granted": body.vote_granted,
+            }
+            return build(cls, {"error_code": 0, "topics": _topic(part)})
+        case BeginQuorumEpochResponse() | EndQuorumEpochResponse():
+            part = {
+                "error_code": body.error_code,
+                "leader_id": body.leader_id,
+                "leader_epoch": body.leader_epoch,
+            }
+            return build(cls, {"error_code": 0, "topics": _topic(part)})
+        case FetchResponse():
+            fetch_part = {
+                "partition_index": 0,
+                "error_code": body.error_code,
+                "high_watermark": body.high_watermark,
+                "last_stable_offset": body.high_watermark,
+                "log_start_offset": body.log_start_offset,
+                "current_leader": {"leader_id": body.leader_id, "leader_epoch": body.leader_epoch},
+                "aborted_transactions": None,
+                "preferred_read_replica": -1,
+                "records": body.records,
+            }
+            if body.diverging_epoch is not None:
+                fetch_part["diverging_epoch"] = {
+                    "epoch": body.diverging_epoch.epoch,
+                    "end_offset": body.diverging_epoch.offset,
+                }
+            if body.snapshot_id is not None:
+                fetch_part["snapshot_id"] = {
+                    "end_offset": body.snapshot_id.offset,
+                    "epoch": body.snapshot_id.epoch,
+                }
+            return build(
+                cls,
+                {
+                    "throttle_time": 0,
+                    "error_code": 0,
+                    "session_id": 0,
+                    "responses": [{"topic_id": METADATA_TOPIC_ID, "partitions": [fetch_part]}],
+                },
+            )
+        case FetchSnapshotResponse():
+            snap_part = {
+                "index": 0,
+                "error_code": body.error_code,
+                "snapshot_id": {"end_offset": body.snapshot_id.offset, "epoch": body.snapshot_id.epoch},
+                "current_leader": {"leader_id": body.leader_id, "leader_epoch": body.leader_epoch},
+                "size": body.size,
+                "position": body.position,
+                "unaligned_records": body.unaligned_records,
+            }
+            return build(
+                cls,
+                {
+                    "throttle_time": 0,
+                    "error_code": 0,
+                    "topics": [{"name": METADATA_TOPIC, "partitions": [snap_part]}],
+                },
+            )
+        case cm.BrokerRegistrationResponse():
+            return build(
+                cls, {"throttle_time": 0, "error_code": body.error_code, "broker_epoch": body.broker_epoch}
+            )
+        case cm.BrokerHeartbeatResponse():
+            return build(
+                cls,
+                {
+                    "throttle_time": 0,
+                    "error_code": body.error_code,
+                    "is_caught_up": body.is_caught_up,
+                    "is_fenced": body.is_fenced,
+                    "should_shut_down": body.should_shut_down,
+                },
+            )
+        case cm.AlterPartitionResponse():
+            part = {
+                "partition_index": getattr(request, "partition", 0),
+                "error_code": body.error_code,
+                "leader_id": body.leader_id,
+                "leader_epoch": body.leader_epoch,
+                "isr": list(body.isr),
+                "leader_recovery_state": 0,
+                "partition_epoch": body.partition_epoch,
+            }
+            topic_id = uuid.UUID(request.topic_id) if request is not None else uuid.UUID(int=0)
+            topic = {"topic_id": topic_id, "partitions": [part]}
+            return build(cls, {"throttle_time": 0, "error_code": 0, "topics": [topic]})
+        case cm.AllocateProducerIdsResponse():
+            return build(
+                cls,
+                {
+                    "throttle_time": 0,
+                    "error_code": body.error_code,
+                    "producer_id_start": body.producer_id_start,
+                    "producer_id_len": body.producer_id_len,
+                },
+            )
+    raise TypeError(f"no wire form for {type(body).__name__}")

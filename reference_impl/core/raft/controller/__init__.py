@@ -1,1 +1,0 @@
-"""The controller state machine on the Raft quorum: records, elections, the active controller."""

@@ -1,0 +1,224 @@
+"""The partition replicas a broker holds: Kafka's ``ReplicaManager``, as a sans-IO part of the broker.
+
+It makes the open partitions match the metadata image (opening, leading, following and dropping
+them, with their checkpointed high watermarks restored before they take a role, as Kafka's
+``Partition.createLog`` does), proposes ISR changes (AlterPartition: decided by the broker's own
+controller on a single broker, sent to the active controller in a cluster), and wakes what waits on
+a partition. Kafka's ``core/src/main/scala/kafka/server/ReplicaManager.scala`` and
+``cluster/Partition.scala``. The broker's request pipeline (:mod:`.broker`) owns it and sees the
+replicas through it; it sees the broker through :class:`ReplicaManagerHost`.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Protocol
+
+from kio.schema.errors import ErrorCode
+
+from reference_impl.protocol.errors import KafkaError
+
+from .configs.resolution import BrokerConfig, effective_topic_configs
+from .controller import messages as cm
+from .controller.local import LocalController
+from .metadata.records import METADATA_TOPIC
+from .partition import Partition
+from .ports import LogStore, TopicPartition
+from .purgatory import Purgatory
+from .replication.isr import IsrProposal
+
+if TYPE_CHECKING:
+    from .controller.broker_client import ClusterControllerClient
+    from .kraft.quorum import ClusterQuorum
+    from .metadata.image import MetadataImage
+
+log = logging.getLogger("reference_impl.broker")
+
+
+class ReplicaManagerHost(Protocol):
+    """What the replica manager needs of the broker: the metadata image (replaced as it is replayed),
+    the controller ISR changes go to, and the coordinators to tell when partitions move."""
+
+    @property
+    def image(self) -> MetadataImage: ...
+
+    @property
+    def quorum(self) -> ClusterQuorum | None: ...
+
+    @property
+    def controller(self) -> LocalController | ClusterControllerClient: ...
+
+    def on_partitions_changed(self, now_ms: int) -> None:
+        """Partitions opened, moved or dropped: the coordinators load or unload their shards."""
+
+
+class ReplicaManager:
+    def __init__(
+        self,
+        host: ReplicaManagerHost,
+        node_id: int,
+        config: BrokerConfig,
+        store: LogStore,
+        purgatory: Purgatory,
+    ) -> None:
+        self.host = host
+        self.node_id = node_id
+        self.config = config
+        self.store = store
+        self.purgatory = purgatory
+        self.partitions: dict[TopicPartition, Partition] = {}
+
+    def high_watermarks(self) -> dict[TopicPartition, int]:
+        return {key: p.high_watermark for key, p in self.partitions.items()}
+
+    def partition(self, topic: str, index: int) -> Partition | None:
+        return self.partitions.get((topic, index))
+
+    def sync(self, now_ms: int) -> None:
+        """Make the open partitions match the image: open new ones, drop deleted ones, apply configs.
+
+        A cluster broker whose image has not yet caught up with the metadata log (it has just
+        started) leaves its partitions and logs alone: judged by a partial image, every log on
+        disk would look like a topic deleted while it was down, and be deleted."""
+        if self.host.quorum is not None and not self.host.quorum.ready:
+            return
+        self.config.dynamic = dict(self.host.image.broker_configs)
+        wanted: set[TopicPartition] = set()
+        moved: list[TopicPartition] = []
+        checkpointed: dict[TopicPartition, int] | None = None  # read once, when a partition opens
+        for topic in self.host.image.topics.values():
+            configs = effective_topic_configs(topic.configs, self.config)
+            for info in topic.partitions.values():
+                if self.node_id not in info.replicas:
+                    continue
+                key = (topic.name, info.partition)
+                wanted.add(key)
+                part = self.partitions.get(key)
+                if part is None or part.topic_id != topic.topic_id:
+                    if part is not None:
+                        self.store.delete_log(*key)
+                    log_ = self.store.open_log(topic.name, info.partition, topic.topic_id, configs, now_ms)
+                    part = self.partitions[key] = Partition(
+                        topic.name,
+                        info.partition,
+                        topic.topic_id,
+                        log_,
+                        configs,
+                        self.node_id,
+                        self.store.read_chunk,
+                    )
+                    if checkpointed is None:
+                        checkpointed = self.store.high_watermarks()
+                    if key in checkpointed:  # Kafka's Partition.createLog: the HW first, then the role
+                        part.restore_high_watermark(checkpointed[key])
+                elif part.configs != configs:
+                    part.update_configs(configs)
+                    self.store.update_configs(topic.name, info.partition, configs)
+                if info.leader == self.node_id:
+                    if (part.leader_epoch, part.partition_epoch, part.is_leader) != (
+                        info.leader_epoch,
+                        info.partition_epoch,
+                        True,
+                    ):
+                        part.become_leader(
+                            info.leader_epoch, info.partition_epoch, info.replicas, info.isr, now_ms
+                        )
+                        moved.append(key)
+                elif (part.leader_id, part.leader_epoch, part.partition_epoch) != (
+                    info.leader,
+                    info.leader_epoch,
+                    info.partition_epoch,
+                ):
+                    part.become_follower(
+                        info.leader, info.leader_epoch, info.partition_epoch, info.replicas, info.isr
+                    )
+                    moved.append(key)
+        for key in [k for k in self.partitions if k not in wanted]:
+            del self.partitions[key]
+            self.store.delete_log(*key)
+            self.purgatory.check_and_complete(key, now_ms)
+        for key in self.store.existing_logs():
+            if key not in wanted and key[0] != METADATA_TOPIC:
+                self.store.delete_log(*key)  # a stray log of a topic deleted while we were down
+        self.host.on_partitions_changed(now_ms)  # the coordinators load or unload their shards
+        for key in moved:  # a new ISR may move the HW; a lost leadership fails what waits on it
+            self.purgatory.check_and_complete(key, now_ms)
+
+    def after_follower_fetch(self, part: Partition, now_ms: int, fetched_by: int) -> None:
+        """A follower fetched: the HW may have moved (wake acks=all produces), the ISR may grow."""
+        self.notify_changed(part.key, now_ms)
+        proposal = part.propose_isr_change(
+            now_ms,
+            self.config.get_int("replica.lag.time.max.ms"),
+            fetched_by,
+            lambda replica: replica in self.host.image.live_brokers(),
+        )
+        if proposal is not None:
+            self.propose_isr(part, proposal, now_ms)
+
+    def propose_isr(self, part: Partition, proposal: IsrProposal, now_ms: int) -> None:
+        """AlterPartition: decided here on a one-node broker, by the active controller in a cluster."""
+        if self.host.quorum is not None:
+            self._alter_partition(self.host.quorum, part, proposal)
+            return
+        assert isinstance(self.host.controller, LocalController)
+        try:
+            self.host.controller.alter_partition(
+                part.topic_id,
+                part.index,
+                self.node_id,
+                proposal.leader_epoch,
+                proposal.partition_epoch,
+                proposal.new_isr,
+                now_ms,
+            )
+        except KafkaError as exc:
+            log.info(
+                "ISR change of %s-%d to %s refused: %s", part.topic, part.index, list(proposal.new_isr), exc
+            )
+            part.isr_change_failed()
+            return
+        self.sync(now_ms)
+        self.notify_changed(part.key, now_ms)
+
+    def _alter_partition(self, quorum: ClusterQuorum, part: Partition, proposal: IsrProposal) -> None:
+        """Send AlterPartition; the change takes effect when its record reaches this broker's image."""
+        if quorum.broker_epoch < 0:
+            part.isr_change_failed()
+            return
+        body = cm.AlterPartitionRequest(
+            correlation_id=quorum.next_correlation_id(),
+            broker_id=self.node_id,
+            broker_epoch=quorum.broker_epoch,
+            topic_id=str(part.topic_id),
+            partition=part.index,
+            leader_epoch=proposal.leader_epoch,
+            partition_epoch=proposal.partition_epoch,
+            new_isr=proposal.new_isr,
+        )
+
+        def answered(answer: cm.AlterPartitionResponse | None) -> None:
+            if answer is None or answer.error_code != ErrorCode.none:
+                log.info(
+                    "ISR change of %s-%d to %s refused: %s",
+                    part.topic,
+                    part.index,
+                    list(proposal.new_isr),
+                    "no answer" if answer is None else answer.error_code.name,
+                )
+                part.isr_change_failed()
+
+        quorum.to_controller(body, answered)
+
+    def check_isr(self, now_ms: int) -> None:
+        """Shrink the ISR of every led partition whose followers lag (every lag/2, as Kafka does)."""
+        lag = self.config.get_int("replica.lag.time.max.ms")
+        for part in list(self.partitions.values()):
+            if part.is_leader and len(part.replicas) > 1:
+                proposal = part.propose_isr_change(now_ms, lag)
+                if proposal is not None:
+                    self.propose_isr(part, proposal, now_ms)
+
+    def notify_changed(self, key: TopicPartition, now_ms: int) -> None:
+        """New data or a new high watermark: wake delayed operations watching the partition."""
+        self.purgatory.check_and_complete(key, now_ms)

@@ -1,0 +1,1 @@
+"""Whole brokers in the simulator: nodes, a producing client, partition invariants, scenarios, the fuzz."""

@@ -1,0 +1,1 @@
+"""The controller quorum in the simulator: controllers and broker stubs, metadata invariants, the fuzz."""
