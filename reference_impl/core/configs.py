@@ -758,6 +758,9 @@ def _register_topic_synonyms() -> None:
 
 
 _register_topic_synonyms()
+from .security.settings import listener_prefixed, register  # noqa: E402  (it imports this module's defs)
+
+register()  # the security configs (issue 18): ssl.*, sasl.*, and their listener.name.NAME. forms
 
 
 @dataclass(frozen=True, slots=True)
@@ -794,7 +797,7 @@ class BrokerConfig:
             key = key.strip()
             if not sep or not key:
                 raise ConfigError(f"config {pair!r} is not key=value")
-            definition = BROKER_CONFIGS.get(key) or TOPIC_CONFIGS.get(key)
+            definition = BROKER_CONFIGS.get(key) or TOPIC_CONFIGS.get(key) or listener_prefixed(key)
             if definition is None:
                 raise ConfigError(f"unknown config {key!r}")
             normalised = definition.validate(value.strip())

@@ -60,6 +60,7 @@ def handle_find_coordinator(broker: Broker, ctx: RequestContext, request: Any) -
     cls = response_class(10, version)
     if version < 4:
         code, node_id, host, port = find_coordinator(broker, key_type, request.key, ctx.received_ms)
+        host, port = broker.endpoint_for(node_id, host, port, ctx.listener)
         body: dict[str, Any] = {
             "throttle_time": 0,
             "error_code": code,
@@ -72,6 +73,7 @@ def handle_find_coordinator(broker: Broker, ctx: RequestContext, request: Any) -
     coordinators = []
     for key in request.coordinator_keys:
         code, node_id, host, port = find_coordinator(broker, key_type, key, ctx.received_ms)
+        host, port = broker.endpoint_for(node_id, host, port, ctx.listener)
         coordinators.append(
             {
                 "key": key,
