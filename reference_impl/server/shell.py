@@ -40,7 +40,7 @@ from reference_impl.core.boundary import (
 )
 from reference_impl.core.broker import Broker
 from reference_impl.log.api import FileRegion
-from reference_impl.log.descriptors import POOL
+from reference_impl.log.descriptors import POOL, PooledFile
 from reference_impl.protocol.codec import decode_response, encode_request
 from reference_impl.protocol.frames import DEFAULT_MAX_FRAME_BYTES, FrameDecoder, FrameSizeError
 
@@ -53,6 +53,7 @@ log = logging.getLogger("reference_impl.server")
 PAUSE_READING_BYTES = 32 << 20
 """The old reader's write buffer bound (``defects.UNBOUNDED_BUFFERING``): reads paused above it."""
 TLS_WRITE_BUFFER_BYTES = 64 << 10
+TLS_COPY_CHUNK_BYTES = 256 << 10
 """What a TLS connection may hold unsent before reading pauses (see ``_Connection.connection_made``)."""
 READ_CHUNK_BYTES = 64 << 10
 """The most one read of a client connection takes (a large frame arrives in several reads)."""
@@ -82,8 +83,26 @@ async def send_region(
     other file (OSError then, and the connection closes; the client refetches).
     """
     reader = POOL.reader(region.path, region.file_id)
+    if transport.get_extra_info("ssl_object") is not None:  # TLS: the bytes must pass through Python
+        return await _copy_region(transport, reader, region)
     with reader.pinned() as fd, os.fdopen(fd, "rb", closefd=False) as handle:
         return await loop.sendfile(transport, handle, region.position, region.length)
+
+
+async def _copy_region(transport: asyncio.Transport, reader: PooledFile, region: FileRegion) -> int:
+    """A file region written through a TLS transport (asyncio's sendfile fallback refuses those), a
+    chunk at a time, waiting while more than TLS_WRITE_BUFFER_BYTES wait unsent."""
+    sent = 0
+    while sent < region.length and not transport.is_closing():
+        with reader.pinned() as fd:
+            chunk = os.pread(fd, min(TLS_COPY_CHUNK_BYTES, region.length - sent), region.position + sent)
+        if not chunk:
+            break  # the segment shrank: the caller closes the connection
+        transport.write(chunk)
+        sent += len(chunk)
+        while transport.get_write_buffer_size() > TLS_WRITE_BUFFER_BYTES and not transport.is_closing():
+            await asyncio.sleep(0.001)
+    return sent
 
 
 def monotonic_ms() -> int:
