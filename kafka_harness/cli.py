@@ -42,6 +42,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "dump-log": ("reference_impl.tools.dump_log", "print and verify the batches of a log segment"),
     "find-record": ("reference_impl.tools.find_record", "search a reference broker's files for a value"),
+    "certs": ("kafka_harness.certs_cli", "write a CA and broker and client certificates as PEM"),
     "topics": ("kafka_harness.admin.topics", "list, describe, create, delete, alter topics"),
     "groups": ("kafka_harness.admin.groups", "list, describe, reset offsets of, delete consumer groups"),
     "offsets": ("kafka_harness.admin.offsets", "earliest, latest and by-time offsets per partition"),

@@ -17,7 +17,8 @@ import time
 from pathlib import Path
 
 from fixtures.clients import CLIENTS
-from fixtures.targets import check_broker_configs, parse_target
+from fixtures.targets import SECURITY_CHOICES, check_broker_configs, parse_target
+from fixtures.wire.security import load_command_config
 from reports.paths import ALLURE_RESULTS, HTML
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -44,9 +45,19 @@ def main(argv: list[str]) -> int:
         metavar="KEY=VALUE",
         help="a config for the reference brokers (repeatable), e.g. reference.defects=name-anchor",
     )
+    parser.add_argument(
+        "--security",
+        choices=SECURITY_CHOICES,
+        help="launch the reference secured (certificates made on the fly, users admin and alice)",
+    )
+    parser.add_argument(
+        "--command-config", metavar="FILE", help="client properties in Kafka's format for every client"
+    )
     args = parser.parse_args(argv)
     try:
         check_broker_configs(args.broker_config, parse_target(args.target).kind)
+        if args.command_config:
+            load_command_config(args.command_config)
     except ValueError as exc:
         print(f"kafka-harness conformance: {exc}", file=sys.stderr)
         return 2
@@ -81,6 +92,10 @@ def main(argv: list[str]) -> int:
         command += ["-k", args.keyword]
     for kv in args.broker_config:
         command += ["--broker-config", kv]
+    if args.security:
+        command += ["--security", args.security]
+    if args.command_config:
+        command += ["--command-config", str(Path(args.command_config).resolve())]
     print(f"$ {' '.join(command)}", flush=True)
     start = time.monotonic()
     code = subprocess.run(command, cwd=ROOT).returncode

@@ -22,6 +22,9 @@ class ConnectionOpened:
     listener: str = "PLAINTEXT"
     """The name of the listener the connection came in on (Kafka's listener names): one named in
     ``controller.listener.names`` serves the quorum and registration APIs and nothing else."""
+    peer_certificate_dn: str | None = None
+    """A TLS client's verified certificate subject (RFC 2253), which names its principal on an SSL
+    listener (:mod:`.security`); None without TLS or a client certificate."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -81,6 +81,7 @@ from .read_gate import ReadGate
 from .replica_manager import ReplicaManager
 from .replication.fetcher import ReplicaFetcher
 from .request_context import RequestContext
+from .security import Authenticator
 from .txn.coordinator import TransactionCoordinator
 
 log = logging.getLogger("reference_impl.broker")
@@ -168,6 +169,10 @@ class Broker:
         self._request_ids = itertools.count(1)
         self._peer_overrides = parse_peer_addresses(config.get("inter.broker.addresses") or "")
         self.controller_listeners = frozenset(parse_names(config.get("controller.listener.names") or ""))
+        self.listener_addresses: dict[str, tuple[str, int]] = {}
+        """This node's advertised address per listener (the shell sets it): a client is told the address
+        of the listener it came in on, as Kafka's ``MetadataCache.getAliveBrokerNodes(listenerName)``."""
+        self.authenticator = Authenticator(config.static, config.get_int("sasl.server.max.receive.size"))
         self._outbox: list[Effect] = []
         self._maintenance_interval_ms = min(
             config.get_int("log.retention.check.interval.ms"),
@@ -212,6 +217,9 @@ class Broker:
         match event:
             case ConnectionOpened(connection_id=cid, client_host=host, client_port=port, listener=name):
                 self._connections[cid] = _Connection(cid, host, port, name)
+                refused = self.authenticator.opened(cid, name, event.peer_certificate_dn)
+                if refused is not None:
+                    self._close(self._connections[cid], refused)
             case FrameReceived(connection_id=cid, frame=frame):
                 conn = self._connections.get(cid)
                 if conn is not None and not conn.closed:
@@ -221,6 +229,7 @@ class Broker:
                     self._release(conn, now_ms)
             case ConnectionClosed(connection_id=cid):
                 self.read_gate.forget(cid)
+                self.authenticator.closed(cid)
                 conn = self._connections.pop(cid, None)
                 if conn is not None:
                     conn.closed = True
@@ -342,6 +351,18 @@ class Broker:
     # -- connections and requests ------------------------------------------------------------------
 
     def _process(self, conn: _Connection, frame: bytes, now_ms: int) -> None:
+        try:
+            screened = self.authenticator.screen(conn.connection_id, frame)  # SASL before anything else
+        except Exception:  # a bug in the authenticator must not take the broker down
+            log.error("authenticating connection %d failed:\n%s", conn.connection_id, traceback.format_exc())
+            self._close(conn, "internal error during authentication")
+            return
+        if screened is not None:
+            if screened.response is not None:
+                self._send(conn, screened.response)
+            if screened.close is not None:
+                self._close(conn, screened.close)
+            return
         try:
             api_key, api_version, correlation_id = peek_header(frame)
         except MalformedRequestError as exc:
@@ -506,6 +527,18 @@ class Broker:
         if conn.muted and not conn.closed and self._readable(conn):
             conn.muted = False
             self._outbox.append(ResumeReading(connection_id=conn.connection_id))
+
+    def frame_limit(self, connection_id: int, limit: int) -> int:
+        """The largest frame ``connection_id`` may send now: ``limit``, or ``sasl.server.max.receive.size``
+        while it has not authenticated (a bigger one closes it)."""
+        return self.authenticator.frame_limit(connection_id, limit)
+
+    def endpoint_for(self, node_id: int, host: str, port: int, listener: str) -> tuple[str, int]:
+        """Where a client on ``listener`` reaches ``node_id`` (registered at ``host:port``): this node's
+        own address on that listener when known (other nodes register one address so far)."""
+        if node_id == self.node_id:
+            return self.listener_addresses.get(listener, (host, port))
+        return host, port
 
     def reserve_frame(self, connection_id: int, size: int) -> bool:
         """Whether the shell may read the body of the next frame of ``connection_id`` (``size`` bytes,

@@ -16,8 +16,9 @@ Kafka's configs (``server/src/main/java/org/apache/kafka/network/SocketServerCon
   not, and ``controller.quorum.voters`` names controller listener addresses;
 * ``inter.broker.listener.name``: the broker listener peers replicate through (default PLAINTEXT).
 
-Only PLAINTEXT is served today; the other protocols parse (issue 18 adds TLS and SASL on these
-names), and a listener mapped to one is refused at start-up with that reason. Nothing here opens
+Clients may use any of the four protocols (:mod:`.security`; TLS in ``server/tls.py``). The links
+between nodes are plain TCP still: in a cluster, a controller listener or the inter-broker
+listener mapped to another protocol is refused at start-up with that reason. Nothing here opens
 a socket: the shell binds what :func:`listener_setup` returns.
 """
 
@@ -30,8 +31,10 @@ from dataclasses import dataclass
 from .configs.model import ConfigError
 
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
-SERVED_PROTOCOLS = frozenset({"PLAINTEXT"})
-"""What the reference broker speaks today (issue 18 adds SSL and SASL)."""
+SERVED_PROTOCOLS = frozenset(SECURITY_PROTOCOLS)
+"""What the reference broker's client listeners speak."""
+PEER_PROTOCOLS = frozenset({"PLAINTEXT"})
+"""What its links between nodes speak (a cluster's controller and inter-broker listeners)."""
 DEFAULT_PROTOCOL_MAP = ",".join(f"{p}:{p}" for p in SECURITY_PROTOCOLS)
 """Kafka's ``LISTENER_SECURITY_PROTOCOL_MAP_DEFAULT``: each protocol's name maps to itself."""
 CLIENT_LISTENER = "PLAINTEXT"
@@ -195,10 +198,17 @@ def listener_setup(
             )
     refused = sorted({e.protocol for e in bound} - SERVED_PROTOCOLS)
     if refused:
-        raise ConfigError(f"security protocol {', '.join(refused)} is not served yet (only PLAINTEXT)")
+        raise ConfigError(f"security protocol {', '.join(refused)} is not served")
     shown = parse_endpoints(advertised, protocols, "advertised.listeners", False) if advertised else bound
     broker_shown = tuple(e for e in shown if e.name not in controllers)
     inter = inter_broker_name.strip().upper() or CLIENT_LISTENER
+    peer_links = [e for e in bound if kraft and (e.name in controllers or e.name == inter)]
+    secured = sorted({f"{e.name} ({e.protocol})" for e in peer_links if e.protocol not in PEER_PROTOCOLS})
+    if secured:
+        raise ConfigError(
+            f"listener {', '.join(secured)}: links between cluster nodes are PLAINTEXT only so far "
+            "(a secured controller or inter-broker listener is not served yet)"
+        )
     if is_broker:
         if not broker_shown:
             raise ConfigError(

@@ -12,6 +12,18 @@
         --controller-quorum-voters 1@127.0.0.1:9093 \\
         --config listeners=CONTROLLER://127.0.0.1:9093 --config controller.listener.names=CONTROLLER
 
+Secured listeners take Kafka's names (``listeners=SASL_SSL://127.0.0.1:9094``,
+``listener.security.protocol.map``, ``ssl.keystore.location``, ``sasl.enabled.mechanisms``,
+``listener.name.sasl_ssl.plain.sasl.jaas.config``; see ``reference_impl/core/security``), with no
+``--listen`` at all if no PLAINTEXT listener is wanted; ``--add-scram`` gives SCRAM users as
+``kafka-storage format --add-scram`` does:
+
+    kafka-harness broker --node-id 1 --data-dir /tmp/kh-1 \
+        --config listeners=SASL_PLAINTEXT://127.0.0.1:9092 \
+        --config inter.broker.listener.name=SASL_PLAINTEXT \
+        --config sasl.enabled.mechanisms=SCRAM-SHA-256 \
+        --add-scram 'SCRAM-SHA-256=[name=admin,password=admin-secret]'
+
 It logs to stderr in plain words, serves until SIGTERM or SIGINT, then
 flushes its logs, writes its checkpoints and exits 0. Bad arguments, a listener setup Kafka
 refuses, an unreadable ``quorum-state`` or an unusable data directory exit 2 with a message,
@@ -27,7 +39,9 @@ import os
 import random
 import signal
 import socket
+import ssl
 import sys
+from collections.abc import Mapping
 
 from reference_impl import defects
 from reference_impl.core.broker import Broker
@@ -39,12 +53,14 @@ from reference_impl.core.listeners import CLIENT_LISTENER, Endpoint, ListenerSet
 from reference_impl.core.ports import LogStore, MemoryLogStore
 from reference_impl.core.raft.quorum_state import MemoryQuorumStateStore, QuorumStateError
 from reference_impl.core.raft.raft_log import MemorySnapshotStore
+from reference_impl.core.security import parse_add_scram
 from reference_impl.log.manager import LogDirError
 from reference_impl.server.raft_files import FileQuorumStateStore, FileSnapshotStore
 
 from .listener import size_log_descriptor_pool
 from .shell import BrokerShell, wall_clock_ms
 from .storage import StorageError, open_file_store
+from .tls import server_context
 
 log = logging.getLogger("reference_impl.server")
 
@@ -103,6 +119,13 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         help="run as a member of a cluster whose metadata quorum has these voters "
         "(controller.quorum.voters; a broker whose id is listed is also a controller)",
     )
+    parser.add_argument(
+        "--add-scram",
+        action="append",
+        default=[],
+        metavar="'MECHANISM=[name=N,password=P]'",
+        help="a SCRAM credential in kafka-storage's syntax (repeatable; kept in memory: give it every start)",
+    )
     parser.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
     return parser.parse_args(argv)
 
@@ -122,6 +145,8 @@ def main(argv: list[str]) -> int:
         voters = parse_quorum_voters(config.get("controller.quorum.voters") or "")
         roles = node_roles(config.get("process.roles") or "", args.node_id, voters)
         listeners = _listeners(args, config, roles, bool(voters))
+        tls = {e.name: server_context(config.static, e.name) for e in listeners.listeners}
+        scram = [parse_add_scram(value) for value in args.add_scram]
     except ConfigError as exc:
         print(f"kafka-harness broker: {exc}", file=sys.stderr)
         return 2
@@ -174,7 +199,10 @@ def main(argv: list[str]) -> int:
     except LogDirError as exc:  # a partition's checkpoint cannot be read: Kafka's log dir goes offline
         print(f"kafka-harness broker: cannot use data directory {args.data_dir}: {exc}", file=sys.stderr)
         return 2
-    return asyncio.run(_serve(broker, listeners.listeners, config.get_int("socket.request.max.bytes")))
+    broker.listener_addresses = {e.name: (e.host or socket.getfqdn(), e.port) for e in listeners.advertised}
+    for mechanism, user, credential in scram:
+        broker.authenticator.scram.put(mechanism, user, credential)
+    return asyncio.run(_serve(broker, listeners.listeners, config.get_int("socket.request.max.bytes"), tls))
 
 
 def _listeners(
@@ -199,7 +227,12 @@ def _listeners(
     )
 
 
-async def _serve(broker: Broker, endpoints: tuple[Endpoint, ...], max_frame_bytes: int) -> int:
+async def _serve(
+    broker: Broker,
+    endpoints: tuple[Endpoint, ...],
+    max_frame_bytes: int,
+    tls: Mapping[str, ssl.SSLContext | None] | None = None,
+) -> int:
     shell = BrokerShell(broker, max_frame_bytes=max_frame_bytes)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -207,12 +240,22 @@ async def _serve(broker: Broker, endpoints: tuple[Endpoint, ...], max_frame_byte
         loop.add_signal_handler(sig, stop.set)
     for endpoint in endpoints:
         try:
-            host, port = await shell.listen(endpoint.host, endpoint.port, endpoint.name)
+            context = (tls or {}).get(endpoint.name)
+            host, port = await shell.listen(endpoint.host, endpoint.port, endpoint.name, context)
         except OSError as exc:
             log.error("cannot listen on %s: %s", endpoint, exc)
             await shell.close()
             return 2
-        log.info("broker %d listening on %s:%d (listener %s)", broker.node_id, host, port, endpoint.name)
+        if broker.listener_addresses.get(endpoint.name, ("", -1))[1] == 0:  # bound to a port the OS chose
+            broker.listener_addresses[endpoint.name] = (broker.listener_addresses[endpoint.name][0], port)
+        log.info(
+            "broker %d listening on %s:%d (listener %s, %s)",
+            broker.node_id,
+            host,
+            port,
+            endpoint.name,
+            endpoint.protocol,
+        )
     await stop.wait()
     if broker.quorum is not None:
         await _controlled_shutdown(shell, broker)

@@ -24,9 +24,12 @@ import errno
 import logging
 import resource
 import socket
+import ssl
 from collections.abc import Callable
 
 from reference_impl.log.descriptors import POOL
+
+from .tls import HANDSHAKE_TIMEOUT_S
 
 log = logging.getLogger("reference_impl.server")
 
@@ -71,9 +74,15 @@ class Listener:
         admit: Callable[[socket.socket, tuple[str, int]], asyncio.BaseProtocol | None],
         open_connections: Callable[[], int],
         max_connections: int | None,
+        ssl_context: ssl.SSLContext | None = None,
+        abandoned: Callable[[asyncio.BaseProtocol], None] | None = None,
     ) -> None:
         """``admit(sock, address)`` gives the protocol of a connection just accepted, or None to close
-        it at once (the shell's connection policy: ``max.connections.per.ip`` and friends)."""
+        it at once (the shell's connection policy: ``max.connections.per.ip`` and friends).
+        With ``ssl_context`` each connection is TLS (handshake bounded by ``HANDSHAKE_TIMEOUT_S``);
+        ``abandoned(protocol)`` hears of an admitted connection that never came up (a failed handshake)."""
+        self._ssl = ssl_context
+        self._abandoned = abandoned
         self._admit = admit
         self._open_connections = open_connections
         self.max_connections = max_connections
@@ -166,10 +175,17 @@ class Listener:
     async def _connect(self, conn: socket.socket, protocol: asyncio.BaseProtocol) -> None:
         assert self._loop is not None
         try:
-            await self._loop.connect_accepted_socket(lambda: protocol, conn)
-        except OSError as exc:  # the peer left before the transport was made
-            log.info("dropped a connection as it was accepted: %s", exc)
+            if self._ssl is None:
+                await self._loop.connect_accepted_socket(lambda: protocol, conn)
+            else:
+                await self._loop.connect_accepted_socket(
+                    lambda: protocol, conn, ssl=self._ssl, ssl_handshake_timeout=HANDSHAKE_TIMEOUT_S
+                )
+        except (OSError, EOFError) as exc:  # the peer left before the transport was made, or TLS failed
+            log.info("dropped a connection as it was accepted: %s", exc or type(exc).__name__)
             conn.close()
+            if self._abandoned is not None:
+                self._abandoned(protocol)
 
     def _back_off(self, exc: OSError) -> None:
         assert self._loop is not None

@@ -18,6 +18,7 @@ import itertools
 import logging
 import os
 import socket
+import ssl
 import struct
 import time
 from collections import deque
@@ -39,17 +40,21 @@ from reference_impl.core.boundary import (
 )
 from reference_impl.core.broker import Broker
 from reference_impl.log.api import FileRegion
-from reference_impl.log.descriptors import POOL
+from reference_impl.log.descriptors import POOL, PooledFile
 from reference_impl.protocol.codec import decode_response, encode_request
 from reference_impl.protocol.frames import DEFAULT_MAX_FRAME_BYTES, FrameDecoder, FrameSizeError
 
 from .guard import ConnectionGuard
 from .listener import Listener, connection_slots, descriptor_limit
+from .tls import peer_dn
 
 log = logging.getLogger("reference_impl.server")
 
 PAUSE_READING_BYTES = 32 << 20
 """The old reader's write buffer bound (``defects.UNBOUNDED_BUFFERING``): reads paused above it."""
+TLS_WRITE_BUFFER_BYTES = 64 << 10
+TLS_COPY_CHUNK_BYTES = 256 << 10
+"""What a TLS connection may hold unsent before reading pauses (see ``_Connection.connection_made``)."""
 READ_CHUNK_BYTES = 64 << 10
 """The most one read of a client connection takes (a large frame arrives in several reads)."""
 LEGACY_READ_BYTES = 256 << 10
@@ -78,8 +83,26 @@ async def send_region(
     other file (OSError then, and the connection closes; the client refetches).
     """
     reader = POOL.reader(region.path, region.file_id)
+    if transport.get_extra_info("ssl_object") is not None:  # TLS: the bytes must pass through Python
+        return await _copy_region(transport, reader, region)
     with reader.pinned() as fd, os.fdopen(fd, "rb", closefd=False) as handle:
         return await loop.sendfile(transport, handle, region.position, region.length)
+
+
+async def _copy_region(transport: asyncio.Transport, reader: PooledFile, region: FileRegion) -> int:
+    """A file region written through a TLS transport (asyncio's sendfile fallback refuses those), a
+    chunk at a time, waiting while more than TLS_WRITE_BUFFER_BYTES wait unsent."""
+    sent = 0
+    while sent < region.length and not transport.is_closing():
+        with reader.pinned() as fd:
+            chunk = os.pread(fd, min(TLS_COPY_CHUNK_BYTES, region.length - sent), region.position + sent)
+        if not chunk:
+            break  # the segment shrank: the caller closes the connection
+        transport.write(chunk)
+        sent += len(chunk)
+        while transport.get_write_buffer_size() > TLS_WRITE_BUFFER_BYTES and not transport.is_closing():
+            await asyncio.sleep(0.001)
+    return sent
 
 
 def monotonic_ms() -> int:
@@ -126,7 +149,12 @@ class _Connection(asyncio.BufferedProtocol):
         self.transport = transport
         peer = transport.get_extra_info("peername") or ("?", 0)
         self.peer = f"{peer[0]}:{peer[1]}"
-        transport.set_write_buffer_limits(high=PAUSE_READING_BYTES if self.unbounded else 0)
+        # Paused as soon as anything waits unsent; over TLS once TLS_WRITE_BUFFER_BYTES wait: asyncio's TLS
+        # transport counts its own handshake leftovers (TLS 1.3 session tickets) and re-checks the bound
+        # only when the application writes, so a lower one would pause a connection that never wrote.
+        tls = transport.get_extra_info("ssl_object") is not None
+        high = PAUSE_READING_BYTES if self.unbounded else TLS_WRITE_BUFFER_BYTES if tls else 0
+        transport.set_write_buffer_limits(high=high)
         self.shell.connections[self.connection_id] = self
         self.shell.feed(
             ConnectionOpened(
@@ -134,6 +162,7 @@ class _Connection(asyncio.BufferedProtocol):
                 client_host=str(peer[0]),
                 client_port=int(peer[1]),
                 listener=self.listener,
+                peer_certificate_dn=peer_dn(transport.get_extra_info("peercert")),
             )
         )
 
@@ -164,8 +193,9 @@ class _Connection(asyncio.BufferedProtocol):
             if len(self._prefix) < 4:
                 return
             (size,) = _SIZE.unpack(self._prefix)
-            if size < 0 or size > self.shell.max_frame_bytes:
-                self._refuse_frame(FrameSizeError(size, self.shell.max_frame_bytes))
+            limit = self.shell.broker.frame_limit(self.connection_id, self.shell.max_frame_bytes)
+            if size < 0 or size > limit:  # smaller until a SASL connection has authenticated
+                self._refuse_frame(FrameSizeError(size, limit))
                 return
             self._size = size
             if not self.shell.broker.reserve_frame(self.connection_id, size):
@@ -399,7 +429,9 @@ class BrokerShell:
         self.peers: dict[tuple[int, str, int, str], _PeerConnection] = {}
         self._tasks: set[asyncio.Task[None]] = set()
 
-    async def listen(self, host: str, port: int, listener: str = "PLAINTEXT") -> tuple[str, int]:
+    async def listen(
+        self, host: str, port: int, listener: str = "PLAINTEXT", ssl_context: ssl.SSLContext | None = None
+    ) -> tuple[str, int]:
         """Open the socket of one named listener (every connection it accepts carries the name).
 
         Every listener shares one bound on open connections, what the descriptor limit leaves after
@@ -409,7 +441,11 @@ class BrokerShell:
         """
         slots = None if self.unbounded else connection_slots(descriptor_limit(), POOL.capacity)
         accepting = Listener(
-            lambda sock, address: self._admit(sock, address, listener), lambda: len(self.connections), slots
+            lambda sock, address: self._admit(sock, address, listener),
+            lambda: len(self.connections),
+            slots,
+            ssl_context,
+            self._abandoned,
         )
         address = accepting.start(host, port, backlog=LISTEN_BACKLOG)
         self.listeners.append(accepting)
@@ -429,6 +465,13 @@ class BrokerShell:
                 return None
             self.watch()
         return _Connection(self, connection_id, listener)
+
+    def _abandoned(self, protocol: asyncio.BaseProtocol) -> None:
+        """An admitted connection whose TLS handshake failed: its guard slot is freed."""
+        if isinstance(protocol, _Connection):
+            self.guard.close(protocol.connection_id)
+            for accepting in self.listeners:
+                accepting.connection_closed()
 
     def feed(self, event: Event) -> None:
         self.apply(self.broker.step(event, self.clock()))

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from reference_impl.log.config import LogConfig, LogConfigError
 
+from ..security.settings import listener_prefixed
 from .model import ConfigError, ConfigSource, ConfigType
 from .tables import BROKER_CONFIGS, TOPIC_CONFIGS
 
@@ -52,7 +53,7 @@ class BrokerConfig:
             key = key.strip()
             if not sep or not key:
                 raise ConfigError(f"config {pair!r} is not key=value")
-            definition = BROKER_CONFIGS.get(key) or TOPIC_CONFIGS.get(key)
+            definition = BROKER_CONFIGS.get(key) or TOPIC_CONFIGS.get(key) or listener_prefixed(key)
             if definition is None:
                 raise ConfigError(f"unknown config {key!r}")
             normalised = definition.validate(value.strip())

@@ -15,6 +15,7 @@ from reference_impl.defects import DEFECTS_CONFIG
 from ..kraft.roles import parse_roles
 from ..mutants import ALL as MUTANTS
 from ..mutants import MUTANT_CONFIG
+from ..security.settings import SECURITY_CONFIGS
 from .model import INT_MAX, LONG_MAX, ConfigDef, ConfigType, parse_peer_addresses, parse_quorum_voters
 
 
@@ -638,3 +639,13 @@ def _register_topic_synonyms() -> None:
 
 
 _register_topic_synonyms()
+
+
+def _register_security_configs() -> None:
+    """The security configs (issue 18: ``ssl.*``, ``sasl.*``) are defined by the module that reads
+    them; they join the table so that ``--config`` and DescribeConfigs know them."""
+    for definition in SECURITY_CONFIGS:
+        BROKER_CONFIGS.setdefault(definition.name, definition)
+
+
+_register_security_configs()

@@ -68,3 +68,6 @@ class HandlerHost(ReplicaHost, PeerMessenger, Protocol):
         """Whether ``listener`` serves ``api_key`` (the controller listener serves the controller's)."""
 
     def is_controller_listener(self, listener: str) -> bool: ...
+
+    def endpoint_for(self, node_id: int, host: str, port: int, listener: str) -> tuple[str, int]:
+        """Where a client on ``listener`` reaches ``node_id`` (registered at ``host:port``)."""

@@ -93,9 +93,10 @@ def handle_metadata(broker: HandlerHost, ctx: RequestContext, request: Any) -> R
                 continue
             topics.append(_error_entry(name, _auto_create(broker, name, allow_auto, ctx.received_ms)))
     brokers = [
-        {"node_id": b.node_id, "host": b.host, "port": b.port, "rack": b.rack}
+        {"node_id": b.node_id, "host": h, "port": p, "rack": b.rack}
         for b in sorted(broker.image.brokers.values(), key=lambda b: b.node_id)
         if not b.fenced
+        for h, p in [broker.endpoint_for(b.node_id, b.host, b.port, ctx.listener)]
     ]
     return Respond(
         build(

@@ -63,6 +63,7 @@ def handle_find_coordinator(broker: HandlerHost, ctx: RequestContext, request: A
     cls = response_class(10, version)
     if version < 4:
         code, node_id, host, port = find_coordinator(broker, key_type, request.key, ctx.received_ms)
+        host, port = broker.endpoint_for(node_id, host, port, ctx.listener)
         body: dict[str, Any] = {
             "throttle_time": 0,
             "error_code": code,
@@ -75,6 +76,7 @@ def handle_find_coordinator(broker: HandlerHost, ctx: RequestContext, request: A
     coordinators = []
     for key in request.coordinator_keys:
         code, node_id, host, port = find_coordinator(broker, key_type, key, ctx.received_ms)
+        host, port = broker.endpoint_for(node_id, host, port, ctx.listener)
         coordinators.append(
             {
                 "key": key,

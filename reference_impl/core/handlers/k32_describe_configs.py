@@ -16,6 +16,7 @@ from reference_impl.protocol.apis import response_class
 from reference_impl.protocol.build import build, get
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
+from ..configs.model import ConfigType
 from ..configs.resolution import ConfigEntry, describe_topic_configs
 from ..metadata.image import TOPIC_RESOURCE
 from .configs_common import BROKER_LOGGER_RESOURCE, check_resource
@@ -27,15 +28,20 @@ if TYPE_CHECKING:
 
 
 def _entry(e: ConfigEntry, synonyms: bool, docs: bool) -> dict[str, Any]:
+    sensitive = e.type is ConfigType.PASSWORD  # Kafka never shows a password config's value
     return {
         "name": e.name,
-        "value": e.value,
+        "value": None if sensitive else e.value,
         "read_only": e.read_only,
         "config_source": int(e.source),
-        "is_sensitive": False,
+        "is_sensitive": sensitive,
         "config_type": int(e.type),
         "documentation": e.doc if docs else None,
-        "synonyms": [{"name": n, "value": v, "source": int(s)} for n, v, s in e.synonyms] if synonyms else [],
+        "synonyms": [
+            {"name": n, "value": None if sensitive else v, "source": int(s)} for n, v, s in e.synonyms
+        ]
+        if synonyms
+        else [],
     }
 
 

@@ -43,9 +43,10 @@ def handle_describe_cluster(broker: HandlerHost, ctx: RequestContext, request: A
         ]
     else:
         brokers = [
-            {"broker_id": b.node_id, "host": b.host, "port": b.port, "rack": b.rack, "is_fenced": b.fenced}
+            {"broker_id": b.node_id, "host": h, "port": p, "rack": b.rack, "is_fenced": b.fenced}
             for b in sorted(broker.image.brokers.values(), key=lambda b: b.node_id)
             if include_fenced or not b.fenced
+            for h, p in [broker.endpoint_for(b.node_id, b.host, b.port, ctx.listener)]
         ]
     return Respond(
         build(

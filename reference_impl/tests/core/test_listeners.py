@@ -83,7 +83,17 @@ def test_a_combined_node_binds_both_and_advertises_the_broker_listener() -> None
             "different port",
         ),
         ("INTERNAL://h:1", {}, "no security protocol defined for listener INTERNAL"),
-        ("SSL://h:1", {"inter_broker_name": "SSL"}, "security protocol SSL is not served yet"),
+        (
+            "SSL://h:1,CONTROLLER://h:2",
+            {
+                "inter_broker_name": "SSL",
+                "kraft": True,
+                "controller_names": "CONTROLLER",
+                "is_controller": True,
+                "explicit_protocol_map": "SSL:SSL,CONTROLLER:PLAINTEXT",
+            },
+            "links between cluster nodes are PLAINTEXT only so far",
+        ),
         ("PLAINTEXT://h:1", {"explicit_protocol_map": "PLAINTEXT:TLS"}, "Invalid security protocol `TLS`"),
         ("PLAINTEXT:/h:1", {}, "is not NAME://HOST:PORT"),
         ("PLAINTEXT://0.0.0.0:1", {}, "cannot use the nonroutable meta-address 0.0.0.0"),

@@ -1,0 +1,186 @@
+"""The security configs of a node (Kafka's names) and what they make of each listener.
+
+Registered with the broker's other configs (:mod:`..configs`): ``sasl.enabled.mechanisms``,
+``sasl.server.max.receive.size``, the ``ssl.*`` store and client-authentication configs, and
+their listener-prefixed forms ``listener.name.NAME.CONFIG`` (Kafka's ``ListenerName.configPrefix``,
+the name lower-cased) with the mechanism-prefixed ``listener.name.NAME.MECHANISM.sasl.jaas.config``
+(``KafkaConfig`` / ``JaasContext.loadServerContext``; a broker has no unprefixed JAAS config).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from ..configs.model import ConfigDef, ConfigError, ConfigType
+from ..listeners import effective_protocol_map, parse_names
+from .jaas import JaasError, parse_jaas
+from .mechanisms import PLAIN, SCRAM_HASHES, SUPPORTED_MECHANISMS
+from .principal import PrincipalMappingError, SslPrincipalMapper
+
+PLAIN_LOGIN_MODULE = "org.apache.kafka.common.security.plain.PlainLoginModule"
+SASL_PROTOCOLS = frozenset({"SASL_PLAINTEXT", "SASL_SSL"})
+TLS_PROTOCOLS = frozenset({"SSL", "SASL_SSL"})
+CLIENT_AUTH = ("none", "requested", "required")
+_T = ConfigType
+
+SECURITY_CONFIGS = (
+    ConfigDef("sasl.enabled.mechanisms", _T.LIST, "GSSAPI", "SASL mechanisms a SASL listener offers."),
+    ConfigDef(
+        "sasl.mechanism.inter.broker.protocol", _T.STRING, "GSSAPI", "SASL mechanism peers authenticate with."
+    ),
+    ConfigDef(
+        "sasl.mechanism.controller.protocol", _T.STRING, "GSSAPI", "SASL mechanism of controller links."
+    ),
+    ConfigDef(
+        "sasl.server.max.receive.size",
+        _T.INT,
+        "524288",
+        "Largest frame read before a connection has authenticated.",
+        valid=lambda v: int(v) >= 1,
+    ),
+    ConfigDef("sasl.jaas.config", _T.PASSWORD, None, "JAAS login module (listener- and mechanism-prefixed)."),
+    ConfigDef(
+        "ssl.keystore.type", _T.STRING, "JKS", "Keystore format (the reference reads PEM).", read_only=True
+    ),
+    ConfigDef("ssl.keystore.location", _T.STRING, None, "Keystore: private key then certificate chain."),
+    ConfigDef("ssl.keystore.password", _T.PASSWORD, None, "Keystore password (PEM: unused)."),
+    ConfigDef("ssl.key.password", _T.PASSWORD, None, "Password of an encrypted private key."),
+    ConfigDef("ssl.truststore.type", _T.STRING, "JKS", "Truststore format (the reference reads PEM)."),
+    ConfigDef("ssl.truststore.location", _T.STRING, None, "Trusted CA certificates."),
+    ConfigDef("ssl.truststore.password", _T.PASSWORD, None, "Truststore password (PEM: unused)."),
+    ConfigDef(
+        "ssl.client.auth",
+        _T.STRING,
+        "none",
+        "Client certificates: none, requested, required.",
+        choices=CLIENT_AUTH,
+    ),
+    ConfigDef(
+        "ssl.enabled.protocols",
+        _T.LIST,
+        "TLSv1.2,TLSv1.3",
+        "TLS versions served.",
+        choices=("TLSv1.2", "TLSv1.3"),
+    ),
+    ConfigDef("ssl.protocol", _T.STRING, "TLSv1.3", "The SSLContext protocol (informational)."),
+    ConfigDef("ssl.cipher.suites", _T.LIST, "", "Cipher suites (empty: the TLS library's defaults)."),
+    ConfigDef("ssl.principal.mapping.rules", _T.STRING, "DEFAULT", "Certificate DN to principal name."),
+    ConfigDef("ssl.endpoint.identification.algorithm", _T.STRING, "https", "Host name check of peers."),
+)
+_BY_NAME = {d.name: d for d in SECURITY_CONFIGS}
+_LISTENER_SCOPED = frozenset(
+    n for n in _BY_NAME if n.startswith(("ssl.", "sasl.")) and n != "sasl.jaas.config"
+)
+
+
+def listener_prefixed(key: str) -> ConfigDef | None:
+    """The definition of a ``listener.name.NAME.CONFIG`` (or ``...NAME.MECHANISM.sasl.jaas.config``) key."""
+    if not key.startswith("listener.name."):
+        return None
+    name, _, rest = key[len("listener.name.") :].partition(".")
+    if not name or not rest:
+        return None
+    if rest in _LISTENER_SCOPED:
+        return _BY_NAME[rest]
+    mechanism, _, tail = rest.partition(".")
+    if tail == "sasl.jaas.config" and mechanism:
+        return _BY_NAME["sasl.jaas.config"]
+    return None
+
+
+def listener_value(config: Mapping[str, str], listener: str, name: str) -> str | None:
+    """A config as one listener sees it: its ``listener.name.`` form first, else the plain one, else
+    the default."""
+    prefixed = config.get(f"listener.name.{listener.lower()}.{name}")
+    if prefixed is not None:
+        return prefixed
+    if name in config:
+        return config[name]
+    return _BY_NAME[name].default if name in _BY_NAME else None
+
+
+@dataclass(frozen=True, slots=True)
+class ListenerSecurity:
+    """What one listener asks of its connections."""
+
+    name: str
+    protocol: str
+    mechanisms: tuple[str, ...] = ()
+    plain_users: Mapping[str, str] = field(default_factory=dict)
+    client_auth: str = "none"
+    mapper: SslPrincipalMapper | None = None
+
+    @property
+    def sasl(self) -> bool:
+        return self.protocol in SASL_PROTOCOLS
+
+    @property
+    def tls(self) -> bool:
+        return self.protocol in TLS_PROTOCOLS
+
+
+def protocol_map(config: Mapping[str, str]) -> dict[str, str]:
+    return effective_protocol_map(
+        config.get("listener.security.protocol.map"),
+        config.get("listeners", ""),
+        parse_names(config.get("controller.listener.names", "")),
+    )
+
+
+def listener_security(config: Mapping[str, str], listener: str) -> ListenerSecurity:
+    """A listener's security, checked as Kafka checks it at start-up (:class:`ConfigError` otherwise)."""
+    protocol = protocol_map(config).get(listener, "PLAINTEXT")
+    mechanisms: tuple[str, ...] = ()
+    users: dict[str, str] = {}
+    if protocol in SASL_PROTOCOLS:
+        raw = listener_value(config, listener, "sasl.enabled.mechanisms") or ""
+        mechanisms = tuple(m.strip() for m in raw.split(",") if m.strip())
+        if not mechanisms:
+            raise ConfigError(f"listener {listener}: sasl.enabled.mechanisms is empty")
+        unsupported = [m for m in mechanisms if m not in SUPPORTED_MECHANISMS]
+        if unsupported:
+            raise ConfigError(
+                f"listener {listener}: SASL mechanism {', '.join(unsupported)} is not served by the "
+                f"reference broker ({', '.join(SUPPORTED_MECHANISMS)}); set sasl.enabled.mechanisms"
+            )
+        if PLAIN in mechanisms:
+            key = f"listener.name.{listener.lower()}.plain.sasl.jaas.config"
+            text = config.get(key)
+            if text is None:
+                raise ConfigError(f"listener {listener} enables PLAIN but {key} is not set")
+            try:
+                entry = parse_jaas(text)
+            except JaasError as exc:
+                raise ConfigError(f"{key}: {exc}") from None
+            if entry.module != PLAIN_LOGIN_MODULE:
+                raise ConfigError(f"{key}: login module {entry.module} is not {PLAIN_LOGIN_MODULE}")
+            users = entry.users()
+    client_auth = "none"
+    mapper = None
+    if protocol in TLS_PROTOCOLS:
+        for store in ("ssl.keystore.type", "ssl.truststore.type"):
+            kind = (listener_value(config, listener, store) or "").upper()
+            if kind != "PEM" and (
+                store == "ssl.keystore.type"
+                or listener_value(config, listener, "ssl.truststore.location") is not None
+            ):
+                raise ConfigError(f"listener {listener}: {store}={kind}: the reference broker reads PEM only")
+        if listener_value(config, listener, "ssl.keystore.location") is None:
+            raise ConfigError(f"listener {listener} ({protocol}) needs ssl.keystore.location")
+        client_auth = listener_value(config, listener, "ssl.client.auth") or "none"
+        if client_auth not in CLIENT_AUTH:
+            raise ConfigError(f"ssl.client.auth={client_auth}: one of {', '.join(CLIENT_AUTH)}")
+        if client_auth != "none" and listener_value(config, listener, "ssl.truststore.location") is None:
+            raise ConfigError(
+                f"listener {listener}: ssl.client.auth={client_auth} needs ssl.truststore.location"
+            )
+        try:
+            mapper = SslPrincipalMapper(listener_value(config, listener, "ssl.principal.mapping.rules") or "")
+        except PrincipalMappingError as exc:
+            raise ConfigError(f"ssl.principal.mapping.rules: {exc}") from None
+    return ListenerSecurity(listener, protocol, mechanisms, users, client_auth, mapper)
+
+
+def is_scram(mechanism: str) -> bool:
+    return mechanism in SCRAM_HASHES
