@@ -169,16 +169,34 @@ def relabel(payload: bytes, api_key: int | None, version: int | None) -> bytes:
     return _int_bytes(key, 2, True) + _int_bytes(ver, 2, True) + payload[4:]
 
 
-FIELD_MUTATORS: dict[str, Callable[[Encoded, bytes, random.Random], tuple[bytes, str] | None]] = {
-    "length": length,
-    "null": null,
-    "integer": integer,
-    "truncate": truncate,
-    "overlong-varint": overlong_varint,
-    "drop-field": drop_field,
-    "double-field": double_field,
-    "unknown-tag": unknown_tag,
-    "header": header,
+FieldMutator = Callable[[Encoded, bytes, random.Random], tuple[bytes, str] | None]
+
+
+def _must_change(mutator: FieldMutator) -> FieldMutator:
+    """A mutator that reports nothing done (None) rather than bytes equal to its input (an
+    extreme integer the field already held, a null where there was one)."""
+
+    def changed(enc: Encoded, payload: bytes, rng: random.Random) -> tuple[bytes, str] | None:
+        result = mutator(enc, payload, rng)
+        return None if result is None or result[0] == payload else result
+
+    changed.__doc__ = mutator.__doc__
+    return changed
+
+
+FIELD_MUTATORS: dict[str, FieldMutator] = {
+    name: _must_change(mutator)
+    for name, mutator in {
+        "length": length,
+        "null": null,
+        "integer": integer,
+        "truncate": truncate,
+        "overlong-varint": overlong_varint,
+        "drop-field": drop_field,
+        "double-field": double_field,
+        "unknown-tag": unknown_tag,
+        "header": header,
+    }.items()
 }
 FIELD_WEIGHTS = {"length": 6, "null": 3, "integer": 5, "truncate": 3, "overlong-varint": 1, "drop-field": 2,
                  "double-field": 1, "unknown-tag": 2, "header": 1}
