@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import signal
 import sys
 import time
 from collections import Counter
@@ -123,8 +124,19 @@ def default_out(target: str, seed: int) -> Path:
     return output("fuzz") / f"{name}-seed{seed}"
 
 
+def _exit_on_sigterm() -> None:
+    """SIGTERM (``timeout``, the main job's budget) ends the run through ``finally``, so the target
+    launched here is stopped rather than left running."""
+
+    def stop(signum: int, _frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, stop)
+
+
 def fuzz_main(args: argparse.Namespace, apis: list[int] | None) -> int:
     started = time.monotonic()
+    _exit_on_sigterm()
     try:
         target = open_target(args.target, list(args.broker_config))
     except (TargetUnavailableError, ValueError, OSError) as exc:
