@@ -247,3 +247,20 @@ def test_a_target_that_stops_answering_is_counted_dead_and_ends_an_attached_run(
     crashes, stopped = asyncio.run(go())
     assert crashes >= 1 and stopped is not None
 
+
+
+def test_a_diff_counts_differing_outcome_classes_per_api_version() -> None:
+    """``--diff``: case i went to both targets; only a different class (answered vs closed, not
+    decode_ok vs answered) is a difference, filed under the case's API and version, with examples."""
+    from chaos.fuzz.diff import compare
+    from chaos.fuzz.engine import Stats
+
+    plan = CasePlan(2, EVERY_VERSION, _ctx())
+    a, b = Stats(), Stats()
+    a.outcomes = {0: DECODE_OK, 1: CLOSED, 2: DECODE_OK, 3: "answered"}
+    b.outcomes = {0: DECODE_OK, 1: DECODE_OK, 2: HANG, 3: DECODE_OK}
+    table, examples = compare(plan, a, b)
+    first, second = plan.case(1), plan.case(2)
+    assert table == Counter({(first.api, first.version, CLOSED, DECODE_OK): 1,
+                             (second.api, second.version, DECODE_OK, HANG): 1})
+    assert examples[(second.api, second.version, DECODE_OK, HANG)][0]["hex"] == second.frame.hex()
