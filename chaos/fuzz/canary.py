@@ -23,6 +23,11 @@ from kio.schema.errors import ErrorCode
 from fixtures.wire import Capabilities, WireClient, WireError, ops
 
 BATCH = 50
+SETTLED = 5
+"""Answers in a row, without error, whose high watermark says the rest is not there: then the
+check stops waiting for the rest (a restarted target that lost the records would otherwise
+hold every check to its timeout)."""
+GONE = (ErrorCode.unknown_topic_or_partition, ErrorCode.unknown_topic_id)
 
 
 class CanaryError(RuntimeError):
@@ -34,6 +39,8 @@ class Canary:
         self.address = address
         self.count = count
         self.topic = f"kh-canary-{seed}-{hashlib.sha256(str(time.time_ns()).encode()).hexdigest()[:8]}"
+        self.last_answer = ""
+        """What the last fetch of a check that found nothing answered (for the report)."""
         self.acked: dict[int, tuple[bytes, bytes]] = {}
         """offset → (key, value) of every acknowledged record."""
 
@@ -85,7 +92,8 @@ class Canary:
         seen: dict[int, tuple[bytes | None, bytes | None]] = {}
         deadline = time.monotonic() + timeout_s
         offset, last = min(self.acked), max(self.acked)
-        while offset <= last and time.monotonic() < deadline:
+        settled = 0
+        while offset <= last and time.monotonic() < deadline and settled < SETTLED:
             try:
                 client = WireClient(self.address, client_id="kh-fuzz-canary", timeout_s=10)
             except OSError:
@@ -95,13 +103,21 @@ class Canary:
                 caps = Capabilities(client.api_versions())
                 by_name = caps.versions("fetch", hi=12)
                 version = by_name[-1] if by_name else None
-                while offset <= last and time.monotonic() < deadline:
+                while offset <= last and time.monotonic() < deadline and settled < SETTLED:
                     _response, entry = ops.fetch(client, caps, self.topic, offset, max_wait_ms=100,
                                                  version=version)
                     records = ops.data_records(entry) if entry is not None else []
                     if not records:
+                        # nothing more will come once the partition answers without error and its
+                        # high watermark is at or below the offset asked, or the topic is unknown,
+                        # several times running
+                        self.last_answer = "no partition" if entry is None else entry.error_code.name
+                        ended = entry is not None and (entry.error_code in GONE or (
+                            entry.error_code == ErrorCode.none and int(entry.high_watermark) <= offset))
+                        settled = settled + 1 if ended else 0
                         time.sleep(0.1)
                         continue
+                    settled = 0
                     for record in records:
                         seen[record.offset] = (record.key, record.value)
                     offset = max(r.offset for r in records) + 1

@@ -179,6 +179,9 @@ def _fuzz(args: argparse.Namespace, apis: list[int] | None, target: FuzzTarget, 
     stats.fuzzer_cpu_s = time.process_time() - cpu_before
     if canary is not None:
         stats.lost = max(stats.lost, canary.check())
+        if stats.lost:
+            say(f"canary: {stats.lost} of {len(canary.acked)} acknowledged records missing or changed "
+                f"in {canary.topic} (last fetch answer: {canary.last_answer or 'records'})")
     findings = shrink_findings(args, target, stats, out)
     handler_errors = target.log_text().count("Traceback (most recent call last)")
     summary = summarise(args, target, stats, findings, handler_errors, time.monotonic() - started)
