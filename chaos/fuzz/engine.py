@@ -132,6 +132,7 @@ class Engine:
         self.in_flight: dict[int, Case] = {}
         self.deadline = 0.0
         self.stop = False
+        self.probes: set[asyncio.Task[None]] = set()
 
     # -- the run -----------------------------------------------------------------------------------
 
@@ -141,6 +142,8 @@ class Engine:
         watchers = [asyncio.create_task(self._sampler()), asyncio.create_task(self._reporter(started))]
         try:
             await asyncio.gather(*(self._worker(w) for w in range(self.concurrency)))
+            if self.probes:  # the periodic probes still running judge the end of the run too
+                await asyncio.gather(*self.probes)
         finally:
             for task in watchers:
                 task.cancel()
@@ -330,4 +333,6 @@ class Engine:
                 bucket.append(Example(case.index, case.kind, f"{case.detail} -> {outcome.detail}".strip(),
                                       outcome.cls, case.frame))
         if s.requests % self.probe_every == 0:
-            asyncio.get_running_loop().create_task(self._periodic_probe())
+            task = asyncio.get_running_loop().create_task(self._periodic_probe())
+            self.probes.add(task)
+            task.add_done_callback(self.probes.discard)
