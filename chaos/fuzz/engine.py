@@ -309,7 +309,8 @@ class Engine:
             elapsed = time.monotonic() - started
             self._say(f"{s.requests} requests in {elapsed:.0f} s ({s.requests / elapsed:.0f}/s); "
                       f"crashes={len(s.crashes)} hangs={s.total(HANG)} closed={s.total(CLOSED)} "
-                      f"undecodable={s.total(UNDECODABLE)} rss_peak_mb={self.target.rss_peak_mb:.0f}")
+                      f"undecodable={s.total(UNDECODABLE)} rss_peak_mb={self.target.rss_peak_mb:.0f} "
+                      f"fds_peak={self.target.fds_peak}")
 
     def _say(self, line: str) -> None:
         if self.progress is not None:

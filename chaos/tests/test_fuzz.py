@@ -264,3 +264,25 @@ def test_a_diff_counts_differing_outcome_classes_per_api_version() -> None:
     assert table == Counter({(first.api, first.version, CLOSED, DECODE_OK): 1,
                              (second.api, second.version, DECODE_OK, HANG): 1})
     assert examples[(second.api, second.version, DECODE_OK, HANG)][0]["hex"] == second.frame.hex()
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--target", "nowhere"], "unknown target"),
+        (["--target", "reference", "--broker-config", "reference.defects"], "KEY=VALUE"),
+        (["--target", "tansu", "--broker-config", "a=b"], "for reference brokers"),
+        (["--target", "reference", "--requests", "0"], "must be positive"),
+        (["--target", "reference", "--apis", "no_such_api"], "unknown API"),
+        (["--requests", "10"], "--target is required"),
+        (["--diff", "reference"], "two targets"),
+    ],
+)
+def test_fuzz_refuses_what_it_cannot_run(argv: list[str], message: str,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    from chaos.fuzz import cli
+
+    assert cli.main(argv) == 2
+    out, err = capsys.readouterr()
+    assert message in err
+    assert out.strip().splitlines()[-1] == "VERDICT: could not run"
