@@ -30,6 +30,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "toxiproxy": ("chaos.toxiproxy.cli", "run the project's Toxiproxy-compatible server"),
     "chaos": ("chaos.cli", "run a chaos campaign: workload + nemesis against a target"),
     "check": ("chaos.check_cli", "run the checkers on a recorded history"),
+    "fuzz": ("chaos.fuzz.cli", "structure-aware protocol fuzzing of a target: crashes, hangs, durability"),
     "load": ("spark_load.cli", "generate load with PySpark and verify what came back"),
     "bench": ("kafka_harness.bench", "produce/fetch throughput and latency, reference vs Tansu"),
     "defects": (

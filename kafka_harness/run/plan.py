@@ -4,10 +4,11 @@ Profiles:
 
 * ``quick`` (≤ 10 minutes here): the smoke round trip, conformance and the
   client matrix, the property suite at its CI budget with the mutation check,
-  two short chaos campaigns (kill, with leader and controller isolation on a
+  35 s of protocol fuzzing (``kafka-harness fuzz``: no crash, no hang, RSS bound,
+  the durability canary intact), two short chaos campaigns (kill, with leader and controller isolation on a
   cluster; client-link partition with latency) and a 100,000-record Spark load
   with verification.
-* ``full``: the same suites, the property suite's deep profile, the chaos
+* ``full``: the same suites, the property suite's deep profile, 10 minutes of fuzzing, the chaos
   campaigns of ``tox -e chaos`` (60 s, every client-link fault, the
   transactional workload) and a 1,000,000-record load.
 
@@ -102,6 +103,17 @@ def build_plan(
             3600 if full else 300,
         ),
     ]
+    fuzz_s = 600 if full else 35
+    plan.append(
+        stage(
+            "fuzz",
+            "Fuzz",
+            python_cli("fuzz", "--target", target, "--time", str(fuzz_s), "--requests", "1000000",
+                       "--seed", "1", "--max-shrink", "1", "--shrink-time", "10", "--out", str(out("fuzz"))),
+            fuzz_s + (120 if full else 25),
+            out("fuzz"),
+        )
+    )
     if kind in LAUNCHED_KINDS:
         campaigns = (
             [("chaos-kill", "kill,pause", "queue", 60),

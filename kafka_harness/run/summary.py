@@ -76,8 +76,9 @@ class Row:
 
 
 def stage_figures(out_dir: Path | None) -> str:
-    """What a chaos or load stage measured, from the files it wrote: acknowledged writes and
-    anomaly counts (chaos ``result.json``), throughput and latency (load ``summary.json``)."""
+    """What a chaos, fuzz or load stage measured, from the files it wrote: acknowledged writes and
+    anomaly counts (chaos ``result.json``), requests, rate and failures (fuzz ``summary.json``),
+    throughput and latency (load ``summary.json``)."""
     if out_dir is None or not out_dir.is_dir():
         return ""
     chaos = out_dir / "result.json"
@@ -87,7 +88,12 @@ def stage_figures(out_dir: Path | None) -> str:
         anomalies = " ".join(f"{k}={v}" for k, v in counts.items() if v)
         return f"acked={stats.get('acked', '?')} " + (anomalies or "no anomalies")
     for summary in sorted(out_dir.rglob("summary.json")):
-        metrics = json.loads(summary.read_text()).get("metrics") or {}
+        data = json.loads(summary.read_text())
+        if "requests_per_s" in data:  # kafka-harness fuzz
+            return (f"{data['requests']:,} requests at {data['requests_per_s']:,.0f}/s, "
+                    f"crashes={len(data.get('crashes', []))} hangs={data.get('hangs', 0)} "
+                    f"lost={data.get('lost', 0)} rss_peak_mb={data.get('rss_peak_mb', 0):.0f}")
+        metrics = data.get("metrics") or {}
         if "records_per_s" in metrics:
             return (f"{metrics['records_per_s']:,.0f} records/s, p99 {metrics.get('p99_ms', 0):.0f} ms, "
                     f"acked={metrics.get('acked', '?')}")

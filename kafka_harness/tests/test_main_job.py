@@ -100,7 +100,10 @@ def test_plan_leaves_chaos_out_for_targets_it_cannot_kill(tmp_path: Path) -> Non
     attached = [s.name for s in build_plan("bootstrap:h:1", "bootstrap", "bootstrap", "quick", tmp_path, 1)]
     assert any(n.startswith("chaos") for n in launched)
     assert not any(n.startswith("chaos") for n in attached)
-    assert {"smoke", "conformance", "property", "load"} <= set(attached)
+    assert {"smoke", "conformance", "property", "fuzz", "load"} <= set(attached)
+    fuzz = next(s for s in build_plan("reference", "reference", "reference", "quick", tmp_path, 1)
+                if s.name == "fuzz")
+    assert fuzz.budget_s <= 60 and "--time" in fuzz.argv
     with pytest.raises(ValueError):
         build_plan("reference", "reference", "reference", "slow", tmp_path, 1)
 
