@@ -87,11 +87,17 @@ RESTART_CHECK = command_check(
 """A short kill campaign on one reference broker, ending with the durability-after-restart check
 (:mod:`chaos.workloads.restart`): everything acknowledged readable within 10 s with no new write."""
 
+FUZZ_CHECK = command_check(
+    "fuzz",
+    "fuzz", "--target", "reference", "--requests", "5000", "--time", "30", "--seed", "4",
+    "--max-shrink", "1", "--shrink-time", "10", "--out", str(OUT / "fuzz"), expected_s=60,
+)  # fmt: skip
+"""5,000 requests of the protocol fuzzer (:mod:`chaos.fuzz`): invalid on a crash, a hang or a lost record."""
+
 CHECKS: Mapping[str, tuple[Check, ...]] = {
     defects.UNBOUNDED_DECODE: (
         pytest_check("suites/conformance/test_malformed_requests.py"),
-        # HOOK(fuzz): once `kafka-harness fuzz` (branch fuzz) is merged, the fuzzer is one more check:
-        # command_check("fuzz", "fuzz", "--target", "reference", "--requests", "5000"),
+        FUZZ_CHECK,
     ),
     defects.UNVALIDATED_RECORDS: (pytest_check("suites/conformance/test_k00_produce_validation.py"),),
     defects.UNBOUNDED_DECOMPRESSION: (pytest_check("suites/abuse/test_decompression_bombs.py"),),
