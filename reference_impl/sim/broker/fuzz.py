@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from ..engine.network import LinkFaults
 from ..engine.simulation import Simulation
 from .invariants import (
-    CommittedBatchesAgree,
     check_converged,
+    committed_batches,
     live_brokers,
     partition_leader,
     replicas_agree,
@@ -245,7 +245,7 @@ def _settle(
         raise ScheduleFailure(f"seed {seed}: after every broker restarted, with no write: {hidden[:5]}")
     if not sim.run_until_true(converged, timeout_ms, EVENT_BUDGET):
         raise ScheduleFailure(f"seed {seed}: the replicas did not converge again after the restart")
-    committed = next(i for i in sim.invariants if isinstance(i, CommittedBatchesAgree))
+    committed = committed_batches(sim)
     problems = check_converged(sim, TOPIC, partitions, report.acked, committed)
     if problems:
         raise ScheduleFailure(f"seed {seed}: " + "; ".join(problems[:20]))
