@@ -564,20 +564,38 @@ def replica_claims(*, scanning: bool = True) -> list[ReplicaClaim]:
 
 class ReplicaClaims:
     """The partition claims as one simulator invariant: one :class:`SimReplicas` view per check,
-    read by every claim in turn; a violation carries the failing claim's name."""
+    read by every claim in turn; a violation carries the failing claim's name. :meth:`watch`
+    hands it a producer's acknowledgements, for the claims about acknowledged records."""
 
     def __init__(self, claims: Sequence[ReplicaClaim]) -> None:
         self.claims = list(claims)
         self.name = "ReplicaClaims"
+        self._watched: list[tuple[str, Sequence[Acked]]] = []
+
+    def watch(self, topic: str, acked: Sequence[Acked]) -> None:
+        """Judge ``acked`` (a producer's list, growing as it is acknowledged) after every event."""
+        self._watched.append((topic, acked))
 
     def check(self, sim: Simulation) -> str | None:
-        view = SimReplicas(sim)
+        view = SimReplicas(sim, lambda: self.acknowledged(sim))
         for claim in self.claims:
             problem = claim.check_view(view)
             if problem is not None:
                 self.name = claim.name
                 return problem
         return None
+
+    def acknowledged(self, sim: Simulation) -> dict[PartitionKey, dict[int, bytes | None]]:
+        """offset -> value of every watched acknowledgement, by partition (topic ids from the images)."""
+        out: dict[PartitionKey, dict[int, bytes | None]] = {}
+        for topic, acked in self._watched:
+            info = next(
+                (b.image.topics[topic] for b in live_brokers(sim).values() if topic in b.image.topics), None
+            )
+            if info is not None:
+                for ack in acked:
+                    out.setdefault((info.topic_id, ack.partition), {})[ack.offset] = ack.value
+        return out
 
 
 def committed_batches(sim: Simulation) -> CommittedBatchesAgree | None:

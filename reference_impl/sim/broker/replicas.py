@@ -11,7 +11,7 @@ controller). Each presents itself as a :class:`ReplicaView`, so every claim is w
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -97,19 +97,22 @@ class SimReplicas:
     """A simulated cluster of whole brokers as a :class:`ReplicaView`.
 
     The leader of a partition is the live replica leading it in the newest leader epoch any of
-    them holds. The simulated producer's acknowledgements are judged at the end of a run
-    (:func:`.invariants.check_converged`), so none are handed to the per-event claims; the
-    simulated disks flush what the scenarios need (``flush.messages``), and the simulated
-    controller never elects uncleanly unless a topic asks for it.
+    them holds. ``acknowledged`` gives what a simulated producer was told (none by default: the
+    end-of-run verdict, :func:`.invariants.check_converged`, judges it). The simulated disks
+    flush what the scenarios need (``flush.messages``), and the simulated controller never
+    elects uncleanly unless a topic asks for it.
     """
 
     durability_lost = False
     unclean_elections = False
 
-    def __init__(self, sim: Simulation) -> None:
+    def __init__(
+        self, sim: Simulation, acknowledged: Callable[[], Mapping[PartitionKey, Values]] | None = None
+    ) -> None:
         self.sim = sim
         self._brokers = live_brokers(sim)
         self._replicas: list[Replica] | None = None
+        self._acknowledged = acknowledged
 
     def replicas(self) -> list[Replica]:
         if self._replicas is None:  # one view serves every claim of one check
@@ -142,7 +145,7 @@ class SimReplicas:
         return out
 
     def acknowledged(self) -> Mapping[PartitionKey, Values]:
-        return {}
+        return {} if self._acknowledged is None else self._acknowledged()
 
     def consumed(self) -> Mapping[PartitionKey, Values]:
         return {}
