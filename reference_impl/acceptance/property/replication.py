@@ -1,5 +1,5 @@
 """Three replicas of one partition under a controller, faults and a virtual clock: the model the
-property suite drives, and the invariants it checks after every step.
+property suite drives, checked after every step against the simulator's partition claims.
 
 The replicas are the reference broker's own :class:`Partition` state machines
 on in-memory logs (a crash loses what was not flushed); the controller is the
@@ -9,7 +9,9 @@ messages between leader and followers are single fetch round trips that a
 rule may drop; a network partition cuts one node off, an isolated leader going on as a zombie of
 its old epoch until the partition heals. The election is the controller's own rule
 (:func:`reference_impl.core.controller.elections.elect_leader`), steered by the rule's choice of
-successor.
+successor; an ISR change is accepted by the controller's own AlterPartition checks, and each
+replica takes its role from the controller's decision as a broker does from its metadata image
+(:meth:`Partition.take_role`).
 
 The invariants are not here: the model presents itself as a
 :class:`~reference_impl.sim.broker.replicas.ReplicaView` and :meth:`ReplicationModel.check` runs
@@ -24,7 +26,8 @@ import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from reference_impl.core.controller.elections import elect_leader
+from reference_impl.core.controller.elections import accepted_isr, elect_leader
+from reference_impl.core.metadata.image import PartitionInfo
 from reference_impl.core.mutants import MUTANT_CONFIG, UNCLEAN_ELECTION
 from reference_impl.core.partition import Partition
 from reference_impl.log.api import Chunk
@@ -139,23 +142,12 @@ class ReplicationModel:
         return self.partitions[node] if node in self.reachable else None
 
     def _publish(self) -> None:
-        """Every live replica learns the controller's decision (leader, epochs, ISR)."""
+        """Every reachable replica learns the controller's decision (leader, epochs, ISR) and takes
+        its role as a broker does when the decision reaches its metadata image."""
         c = self.controller
         for node in sorted(self.reachable):
             part = self.partitions[node]
-            if node == c.leader:
-                if (part.leader_epoch, part.partition_epoch, part.is_leader) != (
-                    c.leader_epoch,
-                    c.partition_epoch,
-                    True,
-                ):
-                    part.become_leader(c.leader_epoch, c.partition_epoch, NODES, c.isr, self.now_ms)
-            elif (part.leader_id, part.leader_epoch, part.partition_epoch) != (
-                c.leader,
-                c.leader_epoch,
-                c.partition_epoch,
-            ):
-                part.become_follower(c.leader, c.leader_epoch, c.partition_epoch, NODES, c.isr)
+            part.take_role(c.leader, c.leader_epoch, c.partition_epoch, NODES, c.isr, self.now_ms)
 
     def _elect(self, choice: int) -> None:
         """The controller's election rule, with ``choice`` first in the preference order (the rule
@@ -294,7 +286,8 @@ class ReplicationModel:
 
     def _maybe_alter_isr(self, fetched_by: int | None) -> None:
         """The leader proposes an ISR change (after each follower fetch and on its timer, as Kafka's
-        ReplicaManager does); the controller accepts it when its epochs are current (AlterPartition)."""
+        ReplicaManager does); the controller accepts it when its epochs are current (AlterPartition,
+        :func:`~reference_impl.core.controller.elections.accepted_isr`)."""
         leader = self.leader
         if leader is None:
             return
@@ -302,13 +295,19 @@ class ReplicationModel:
         if proposal is None:
             return
         c = self.controller
-        if (proposal.leader_epoch, proposal.partition_epoch) != (c.leader_epoch, c.partition_epoch):
+        registration = PartitionInfo(0, NODES, c.isr, c.leader, c.leader_epoch, c.partition_epoch)
+        eligible = [n for n in proposal.new_isr if n in self.reachable or n == c.leader]
+        try:  # the controller's own AlterPartition checks
+            isr = accepted_isr(
+                registration, leader.local_id, proposal.leader_epoch, proposal.partition_epoch, eligible
+            )
+        except KafkaError:
             leader.isr_change_failed()
             return
         problem = isr_join_problem(leader, set(proposal.new_isr) - set(c.isr))
         if problem is not None:
             raise self.violation("IsrJoinAfterEpochStart", problem)
-        c.isr = tuple(n for n in proposal.new_isr if n in self.reachable or n == c.leader)
+        c.isr = isr
         c.partition_epoch += 1
         self.trace.append(f"t={self.now_ms}: ISR becomes {list(c.isr)}")
         self._publish()

@@ -12,10 +12,11 @@ Pure functions of the image, as KRaft's ``PartitionChangeBuilder``:
 
 from __future__ import annotations
 
-from collections.abc import Set
+from collections.abc import Sequence, Set
 
 from reference_impl.core.metadata.image import NO_LEADER, PartitionInfo, TopicInfo
 from reference_impl.core.metadata.records import PartitionChangeRecord
+from reference_impl.protocol.errors import ErrorCode, KafkaError
 
 from .records import ControllerImage
 
@@ -34,6 +35,32 @@ def elect_leader(
             if replica in live:
                 return replica, (replica,)
     return NO_LEADER, isr
+
+
+def accepted_isr(
+    info: PartitionInfo, leader_id: int, leader_epoch: int, partition_epoch: int, new_isr: Sequence[int]
+) -> tuple[int, ...]:
+    """The ISR an AlterPartition from ``leader_id`` commits, or KafkaError naming why it is refused.
+
+    Kafka's AlterPartition checks (``ReplicationControlManager.alterPartition``): the leader and
+    its epoch are current (FENCED_LEADER_EPOCH), the partition epoch matches
+    (INVALID_UPDATE_VERSION), every ISR member is a replica and the leader stays in it
+    (INVALID_REQUEST).
+    """
+    if leader_id != info.leader or leader_epoch != info.leader_epoch:
+        raise KafkaError(
+            ErrorCode.fenced_leader_epoch,
+            f"leader {leader_id} epoch {leader_epoch} is not the current {info.leader}/{info.leader_epoch}",
+        )
+    if partition_epoch != info.partition_epoch:
+        raise KafkaError(
+            ErrorCode.invalid_update_version,
+            f"partition epoch {partition_epoch} is not the current {info.partition_epoch}",
+        )
+    isr = tuple(sorted(set(new_isr)))
+    if leader_id not in isr or any(r not in info.replicas for r in isr):
+        raise KafkaError(ErrorCode.invalid_request, f"ISR {list(isr)} must hold the leader and only replicas")
+    return isr
 
 
 def unclean_allowed(image: ControllerImage, topic: TopicInfo, default: bool) -> bool:
