@@ -26,9 +26,9 @@ import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from reference_impl.core.controller.elections import accepted_isr, elect_leader
+from reference_impl.core.controller.elections import accepted_isr, elect_leader, unclean_configured
 from reference_impl.core.metadata.image import PartitionInfo
-from reference_impl.core.mutants import MUTANT_CONFIG, UNCLEAN_ELECTION
+from reference_impl.core.mutants import MUTANT_CONFIG
 from reference_impl.core.partition import Partition
 from reference_impl.log.api import Chunk
 from reference_impl.log.memory import MemoryLog
@@ -119,12 +119,16 @@ class ReplicationModel:
 
     # -- plumbing ------------------------------------------------------------------------------
 
-    def _open(self, node: int) -> Partition:
-        self.starts[node] += 1
+    @property
+    def topic_configs(self) -> dict[str, str]:
         configs = {"min.insync.replicas": "1"}
         if self.mutant:
             configs[MUTANT_CONFIG] = self.mutant
-        return Partition("t", 0, TOPIC_ID, self.logs[node], configs, node, _bytes)
+        return configs
+
+    def _open(self, node: int) -> Partition:
+        self.starts[node] += 1
+        return Partition("t", 0, TOPIC_ID, self.logs[node], self.topic_configs, node, _bytes)
 
     @property
     def reachable(self) -> set[int]:
@@ -151,14 +155,12 @@ class ReplicationModel:
 
     def _elect(self, choice: int) -> None:
         """The controller's election rule, with ``choice`` first in the preference order (the rule
-        picks the successor, e.g. the most lagging ISR member); the unclean-election bug mode elects
-        ``choice`` whether or not it is in the ISR."""
+        picks the successor, e.g. the most lagging ISR member), unclean when the topic's configs say
+        so (the unclean-election bug mode does)."""
         c = self.controller
         order = (choice, *(n for n in NODES if n != choice))
-        if self.mutant == UNCLEAN_ELECTION and choice in self.reachable:
-            new, isr = elect_leader((choice,), (), self.reachable, unclean=True)
-        else:
-            new, isr = elect_leader(order, c.isr, self.reachable, c.unclean)
+        unclean = c.unclean or unclean_configured(self.topic_configs, {}, default=False)
+        new, isr = elect_leader(order, c.isr, self.reachable, unclean)
         if new < 0:
             c.leader = -1
             self.trace.append(f"no live ISR member: partition offline (ISR {list(c.isr)})")

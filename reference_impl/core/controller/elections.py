@@ -12,12 +12,13 @@ Pure functions of the image, as KRaft's ``PartitionChangeBuilder``:
 
 from __future__ import annotations
 
-from collections.abc import Sequence, Set
+from collections.abc import Mapping, Sequence, Set
 
 from reference_impl.core.metadata.image import NO_LEADER, PartitionInfo, TopicInfo
 from reference_impl.core.metadata.records import PartitionChangeRecord
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
+from ..mutants import MUTANT_CONFIG, UNCLEAN_ELECTION
 from .records import ControllerImage
 
 UNCLEAN_CONFIG = "unclean.leader.election.enable"
@@ -64,7 +65,18 @@ def accepted_isr(
 
 
 def unclean_allowed(image: ControllerImage, topic: TopicInfo, default: bool) -> bool:
-    value = topic.configs.get(UNCLEAN_CONFIG, image.broker_configs.get(UNCLEAN_CONFIG))
+    return unclean_configured(topic.configs, image.broker_configs, default)
+
+
+def unclean_configured(
+    topic_configs: Mapping[str, str], broker_configs: Mapping[str, str], default: bool
+) -> bool:
+    """Whether a partition of a topic with ``topic_configs`` may be led by a replica outside its
+    ISR: the topic's ``unclean.leader.election.enable``, else the brokers', else ``default``.
+    The unclean-election bug mode (:mod:`..mutants`) says yes whatever they say."""
+    if topic_configs.get(MUTANT_CONFIG) == UNCLEAN_ELECTION:
+        return True
+    value = topic_configs.get(UNCLEAN_CONFIG, broker_configs.get(UNCLEAN_CONFIG))
     if value is None:
         return default
     return value.strip().lower() == "true"
