@@ -9,11 +9,12 @@ idle, so a topic deletion, a compaction, or a deletion while a ``sendfile``
 was in flight left them open until the pool evicted them, which a pool far
 below its 4,096 descriptors never does. The disk space stayed taken too.
 
-Kafka closes a segment's channel and indexes as it deletes it
-(core/src/main/scala/kafka/log/LocalLog.scala, ``deleteSegmentFiles``:
-``segment.deleteIfExists()`` after ``closeHandlers``); here the shared
-readers go with the segment (``LogSegment.close_without_flush``), a pinned one
-as its send ends.
+Kafka closes a segment's files as it deletes them
+(storage/src/main/java/org/apache/kafka/storage/internals/log/LocalLog.java,
+``deleteSegmentFiles``: renamed ``.deleted``, then ``LogSegment.deleteIfExists``,
+whose ``FileRecords.deleteIfExists`` closes the channel before deleting the
+file); here the shared readers go with the segment
+(``LogSegment.close_without_flush``), a pinned one as its send ends.
 """
 
 from __future__ import annotations

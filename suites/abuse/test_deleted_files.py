@@ -3,9 +3,11 @@
 ``kafka-harness fuzz --target reference --seed 1`` found the reference's descriptors growing by about
 0.5 per 1,000 requests, some of them segment files already removed: ``/proc/PID/fd`` names them
 "(deleted)", and neither the descriptor nor the disk space comes back until the process closes it.
-Kafka closes a segment's channel and indexes as it deletes its files
-(storage/src/main/java/org/apache/kafka/storage/internals/log/LocalLog.java, ``deleteSegmentFiles``
-via ``LogSegment.deleteIfExists``, which closes the file records and indexes first).
+Kafka closes a segment's files as it deletes them
+(storage/src/main/java/org/apache/kafka/storage/internals/log/LocalLog.java, ``deleteSegmentFiles``:
+renamed ``.deleted``, then, ``file.delete.delay.ms`` later, ``LogSegment.deleteIfExists``, whose
+``FileRecords.deleteIfExists`` closes the channel before deleting the file), so it never holds a
+removed file either.
 
 One test, every way a broker removes segment files while a consumer has read them (so that a broker
 serving fetches from its own descriptors holds them):
