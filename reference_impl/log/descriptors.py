@@ -110,6 +110,8 @@ class PooledFile:
             yield fd
         finally:
             self._pins -= 1
+            if self._closed and not self._pins:
+                self.release()  # closed while the send was in flight: the deferred close
 
     @property
     def pins(self) -> int:
@@ -128,9 +130,15 @@ class PooledFile:
             os.close(fd)
 
     def close(self) -> None:
-        """Close for good: a later :meth:`fd` raises instead of reopening."""
+        """Close for good: a later :meth:`fd` raises instead of reopening.
+
+        A pinned file (a ``sendfile`` in flight) keeps its descriptor until
+        the last :meth:`pinned` block ends, then closes it there; never later,
+        so a deleted file's space is freed as soon as no send needs it.
+        """
         self._closed = True
-        self.release()
+        if not self._pins:
+            self.release()
 
 
 class DescriptorPool:
@@ -233,12 +241,28 @@ class DescriptorPool:
         self._reader_keys[file] = key
         return file
 
-    def close_readers(self, path: str) -> None:
-        """Close the idle shared readers of a deleted file, so its disk space is freed now."""
-        for key, file in [(k, f) for k, f in self._readers.items() if k[0] == path and not f.pins]:
+    def close_readers(self, path: str, file_id: int) -> int:
+        """Close every shared reader of the file ``file_id`` (inode) named ``path``; returns how many.
+
+        Called when a segment's life ends (deleted, compacted away, its topic
+        deleted, the log closed): an idle reader closes now, a pinned one as
+        its send ends (:meth:`PooledFile.close`), and none stays in the table,
+        so a deleted file never stays open ("(deleted)" in ``/proc/PID/fd``)
+        until eviction, which a pool far below its capacity never reaches.
+        Matched by inode as well as by name: the cleaner renames a segment to
+        ``.deleted`` before removing it, and a reader may be keyed by either.
+        """
+        doomed = [(k, f) for k, f in self._readers.items()
+                  if f.file_id == file_id or (k[0] == path and k[1] in (0, file_id))]
+        for key, file in doomed:
             del self._readers[key]
             del self._reader_keys[file]
             file.close()
+        return len(doomed)
+
+    def has_reader(self, path: str, file_id: int) -> bool:
+        """Whether a shared reader of ``path`` as the file ``file_id`` is in the table (for tests)."""
+        return (path, file_id) in self._readers
 
     def _forget_reader(self, file: PooledFile) -> None:
         """An evicted reader is dropped, so the table of readers stays as small as the pool."""

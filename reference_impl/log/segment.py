@@ -379,14 +379,23 @@ class LogSegment:
         self.close_without_flush()
 
     def close_without_flush(self) -> None:
-        """Drop the file handles and write nothing more (a crash, or before deleting)."""
+        """Drop the file handles and write nothing more (a crash, or before deleting).
+
+        Every way a segment ends passes here: :meth:`close`, :meth:`delete`
+        (retention, DeleteRecords, truncation, a roll over an empty segment),
+        the cleaner's swap and a deleted topic's :meth:`FileLog.abandon
+        <reference_impl.log.partition_log.FileLog.abandon>`. So the shared
+        readers the fetch path opened on the ``.log`` file (``sendfile``,
+        :func:`~.files.read_region`) are closed here too, pinned ones when
+        their send ends: a removed file is never held open.
+        """
         self._file.close()
         self.offset_index.close()
         self.time_index.close()
+        POOL.close_readers(self.log_path, self.file_id)
 
     def delete(self) -> None:
         """Remove the segment's files (retention, truncation, topic deletion)."""
         self.close_without_flush()
         for path in (self.log_path, self.offset_index.path, self.time_index.path):
             remove_if_exists(path)
-        POOL.close_readers(self.log_path)

@@ -104,10 +104,20 @@ class AbusedTarget:
 
 @pytest.fixture
 def abused(target_session: TargetSession, request: pytest.FixtureRequest) -> Iterator[AbusedTarget]:
+    with abused_target(target_session, request) as target:
+        yield target
+
+
+@contextlib.contextmanager
+def abused_target(
+    target_session: TargetSession, request: pytest.FixtureRequest, extra_configs: dict[str, str] | None = None
+) -> Iterator[AbusedTarget]:
+    """What the ``abused`` fixture yields; a reference broker gets ``extra_configs`` after
+    :data:`REFERENCE_CONFIGS` (and before the run's own), for a test that needs a shorter period."""
     kind = target_session.spec.kind
     launched: Target | None = None
     if kind in LAUNCHED_KINDS:
-        ours = [f"{k}={v}" for k, v in REFERENCE_CONFIGS.items()]
+        ours = [f"{k}={v}" for k, v in {**REFERENCE_CONFIGS, **(extra_configs or {})}.items()]
         try:
             launched = target_session.launch_fresh(ours)
         except TargetUnavailableError as exc:
