@@ -17,8 +17,7 @@ import time
 from pathlib import Path
 
 from fixtures.clients import CLIENTS
-from fixtures.targets import SECURITY_CHOICES, check_broker_configs, parse_target
-from fixtures.wire.security import load_command_config
+from fixtures.targets import add_security_options, check_broker_configs, parse_target, security_from_args
 from reports.paths import ALLURE_RESULTS, HTML
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -45,19 +44,11 @@ def main(argv: list[str]) -> int:
         metavar="KEY=VALUE",
         help="a config for the reference brokers (repeatable), e.g. reference.defects=name-anchor",
     )
-    parser.add_argument(
-        "--security",
-        choices=SECURITY_CHOICES,
-        help="launch the reference secured (certificates made on the fly, users admin and alice)",
-    )
-    parser.add_argument(
-        "--command-config", metavar="FILE", help="client properties in Kafka's format for every client"
-    )
+    add_security_options(parser, launches=True)
     args = parser.parse_args(argv)
     try:
         check_broker_configs(args.broker_config, parse_target(args.target).kind)
-        if args.command_config:
-            load_command_config(args.command_config)
+        security_from_args(args)
     except ValueError as exc:
         print(f"kafka-harness conformance: {exc}", file=sys.stderr)
         return 2

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Callable
@@ -22,7 +24,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fixtures.targets import TargetSession, TargetUnavailableError, parse_target
+from fixtures.targets import (
+    TargetSession,
+    TargetUnavailableError,
+    add_security_options,
+    parse_target,
+    security_from_args,
+)
 from fixtures.wire import Capabilities, Exchange, NotAdvertisedError, WireClient, WireError, ops
 from reference_impl.protocol.record_set import build_batch
 from reports.paths import ALLURE_RESULTS, output
@@ -65,7 +73,7 @@ KEYED_BY = ("api_key", "name", "partition_index", "partition", "index")
 @dataclass
 class Step:
     name: str
-    run: Callable[[WireClient, Capabilities, dict[str, int]], None]
+    run: Callable[[WireClient, Capabilities, dict[str, int]], object]
     apis: tuple[str, ...]
 
 
@@ -250,7 +258,8 @@ def compare(a: Recorded, b: Recorded, apis: dict[str, tuple[str, ...]] | None = 
         xb = [e for s, e in b.exchanges if s == step and (not about or e.api in about)]
         for i in range(max(len(xa), len(xb))):
             ea, eb = (xa[i] if i < len(xa) else None), (xb[i] if i < len(xb) else None)
-            where = {"step": step, "exchange": i, "api": (ea or eb).api if (ea or eb) else "?"}
+            either = ea or eb
+            where = {"step": step, "exchange": i, "api": either.api if either is not None else "?"}
             if ea is None or eb is None:
                 out.append(
                     {
@@ -296,15 +305,19 @@ def main(argv: list[str]) -> int:
         default=ALLURE_RESULTS,
         help="Allure results folder for the diff's result",
     )
+    add_security_options(parser, launches=True)
     args = parser.parse_args(argv)
     try:
         specs = parse_target(args.a), parse_target(args.b)
+        security_from_args(args, as_default=True)  # both targets' raw clients use it
+        # two secured references share one CA and one client.properties (the raw clients' default)
+        shared = Path(tempfile.mkdtemp(prefix="kh-security-")) if args.security else None
+        sessions = [TargetSession(s, security=args.security, _security_dir=shared) for s in specs]
     except ValueError as exc:
         print(f"kafka-harness diff: {exc}", file=sys.stderr)
         return 2
     label = f"{specs[0].name}-vs-{specs[1].name}"
     out = args.out or output("diff") / f"{label}.json"
-    sessions = [TargetSession(s) for s in specs]
     start_ms = int(time.time() * 1000)
     try:
         for s in sessions:
@@ -326,7 +339,9 @@ def main(argv: list[str]) -> int:
     finally:
         for s in sessions:
             s.close()
-    found = compare(*recorded, apis={st.name: st.apis for st in steps})
+        if shared is not None:
+            shutil.rmtree(shared, ignore_errors=True)
+    found = compare(recorded[0], recorded[1], apis={st.name: st.apis for st in steps})
     report = {
         "a": args.a,
         "b": args.b,

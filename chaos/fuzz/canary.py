@@ -21,6 +21,7 @@ import time
 from kio.schema.errors import ErrorCode
 
 from fixtures.wire import Capabilities, WireClient, WireError, ops
+from fixtures.wire.security import ClientSecurity
 
 BATCH = 50
 SETTLED = 5
@@ -35,8 +36,11 @@ class CanaryError(RuntimeError):
 
 
 class Canary:
-    def __init__(self, address: str, seed: int, count: int = 200) -> None:
+    def __init__(
+        self, address: str, seed: int, count: int = 200, security: ClientSecurity | None = None
+    ) -> None:
         self.address = address
+        self.security = security
         self.count = count
         self.topic = f"kh-canary-{seed}-{hashlib.sha256(str(time.time_ns()).encode()).hexdigest()[:8]}"
         self.last_answer = ""
@@ -51,7 +55,8 @@ class Canary:
     def write(self) -> None:
         """Create the topic and produce the records (acks=-1) in batches; remember the offsets."""
         try:
-            client = WireClient(self.address, client_id="kh-fuzz-canary", timeout_s=15)
+            client = WireClient(self.address, client_id="kh-fuzz-canary", timeout_s=15,
+                                security=self.security)
         except OSError as exc:
             raise CanaryError(f"cannot connect to {self.address}: {exc}") from exc
         try:
@@ -95,7 +100,8 @@ class Canary:
         settled = 0
         while offset <= last and time.monotonic() < deadline and settled < SETTLED:
             try:
-                client = WireClient(self.address, client_id="kh-fuzz-canary", timeout_s=10)
+                client = WireClient(self.address, client_id="kh-fuzz-canary", timeout_s=10,
+                                    security=self.security)
             except OSError:
                 time.sleep(0.5)
                 continue

@@ -24,7 +24,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from fixtures.targets import TargetUnavailableError
+from fixtures.targets import TargetUnavailableError, add_security_options, security_from_args
 from reference_impl.protocol.apis import API_KEYS
 from reports.paths import output
 
@@ -67,6 +67,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--replay", type=Path, default=None, metavar="FILE", help="send one reproducer; exit 1 if "
                    "its crash or hang reproduces")
     p.add_argument("--diff", default=None, metavar="A,B", help="the same requests to two targets; compare")
+    add_security_options(p, launches=True)
     return p
 
 
@@ -102,6 +103,7 @@ def main(argv: list[str]) -> int:
         return _could_not_run("--valid-ratio is a share between 0 and 1")
     try:
         apis = _api_keys(args.apis)
+        args.client_security = security_from_args(args)
     except ValueError as exc:
         return _could_not_run(str(exc))
     if args.diff:
@@ -138,7 +140,7 @@ def fuzz_main(args: argparse.Namespace, apis: list[int] | None) -> int:
     started = time.monotonic()
     _exit_on_sigterm()
     try:
-        target = open_target(args.target, list(args.broker_config))
+        target = open_target(args.target, list(args.broker_config), args.security, args.client_security)
     except (TargetUnavailableError, ValueError, OSError) as exc:
         return _could_not_run(f"target {args.target}: {exc}")
     try:
@@ -151,12 +153,12 @@ def _fuzz(args: argparse.Namespace, apis: list[int] | None, target: FuzzTarget, 
     out: Path = args.out or default_out(args.target, args.seed)
     ctx = Context()
     try:
-        advertised = prepare(target.address, ctx)
+        advertised = prepare(target.address, ctx, security=target.security)
     except SetupError as exc:
         return _could_not_run(f"setting up: {exc}")
     canary: Canary | None = None
     if args.canary_records > 0:
-        canary = Canary(target.address, args.seed, args.canary_records)
+        canary = Canary(target.address, args.seed, args.canary_records, target.security)
         try:
             canary.write()
         except CanaryError as exc:
@@ -350,7 +352,7 @@ def replay_main(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as exc:
         return _could_not_run(str(exc))
     try:
-        target = open_target(args.target, list(args.broker_config))
+        target = open_target(args.target, list(args.broker_config), args.security, args.client_security)
     except (TargetUnavailableError, ValueError, OSError) as exc:
         return _could_not_run(f"target {args.target}: {exc}")
     try:

@@ -45,11 +45,13 @@ def diff_main(args: argparse.Namespace, apis: list[int] | None) -> int:
     targets: list[FuzzTarget] = []
     try:
         for name in names:
-            configs = list(args.broker_config) if name == "reference" else []
-            targets.append(open_target(name, configs))
+            reference = name == "reference"
+            configs = list(args.broker_config) if reference else []
+            security = args.security if reference else None  # the other target: --command-config
+            targets.append(open_target(name, configs, security, args.client_security))
         contexts = [Context() for _ in targets]
         pairs = zip(targets, contexts, strict=True)
-        advertised = [prepare(t.address, ctx, with_ids=False) for t, ctx in pairs]
+        advertised = [prepare(t.address, ctx, with_ids=False, security=t.security) for t, ctx in pairs]
         common = _intersection(advertised[0], advertised[1])
         plan_ctx = contexts[0]
         plan = CasePlan(args.seed, common, plan_ctx, apis)

@@ -206,14 +206,14 @@ class Engine:
     async def _connect(self) -> _Conn | None:
         """A fresh connection, opened with a liveness probe; on failure, the death is handled."""
         gen = self.generation
-        pair = await probe(self.target.host, self.target.port, self.hang_s)
+        pair = await probe(self.target.host, self.target.port, self.hang_s, self.target.security)
         self.stats.probes += 1
         if pair is not None:
             return _Conn(pair[0], pair[1], gen)
         await self._suspect(gen, "a fresh connection got no answer")
         if self.stop:
             return None
-        pair = await probe(self.target.host, self.target.port, self.hang_s)
+        pair = await probe(self.target.host, self.target.port, self.hang_s, self.target.security)
         return None if pair is None else _Conn(pair[0], pair[1], self.generation)
 
     async def _after_close(self, gen: int) -> tuple[Outcome, _Conn | None]:
@@ -233,7 +233,7 @@ class Engine:
         if self.generation != gen:
             return in_flight, None
         if self.target.process_alive() is not False:
-            pair = await probe(self.target.host, self.target.port, self.hang_s)
+            pair = await probe(self.target.host, self.target.port, self.hang_s, self.target.security)
             self.stats.probes += 1
             if pair is not None:
                 if self.generation != gen:
@@ -252,7 +252,7 @@ class Engine:
             alive = self.target.process_alive()
             if alive is not False:
                 for _ in range(2):
-                    pair = await probe(self.target.host, self.target.port, self.hang_s)
+                    pair = await probe(self.target.host, self.target.port, self.hang_s, self.target.security)
                     self.stats.probes += 1
                     if pair is not None:
                         pair[1].close()
@@ -290,7 +290,7 @@ class Engine:
 
     async def _periodic_probe(self) -> None:
         gen = self.generation
-        pair = await probe(self.target.host, self.target.port, self.hang_s)
+        pair = await probe(self.target.host, self.target.port, self.hang_s, self.target.security)
         self.stats.probes += 1
         if pair is not None:
             pair[1].close()

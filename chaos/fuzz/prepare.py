@@ -13,6 +13,7 @@ import uuid
 from kio.schema.errors import ErrorCode
 
 from fixtures.wire import Capabilities, WireClient, WireError, ops
+from fixtures.wire.security import ClientSecurity
 
 from .generate import Context
 
@@ -21,11 +22,13 @@ class SetupError(RuntimeError):
     """The target did not answer what every run needs (ApiVersions, Metadata)."""
 
 
-def prepare(address: str, ctx: Context, *, with_ids: bool = True) -> dict[int, tuple[int, int]]:
+def prepare(
+    address: str, ctx: Context, *, with_ids: bool = True, security: ClientSecurity | None = None
+) -> dict[int, tuple[int, int]]:
     """Create the fuzz topics, fill ``ctx.topic_ids`` and ``ctx.node_ids``; return the advertised
-    versions (api key → (min, max))."""
+    versions (api key → (min, max)). ``security``: the target's TLS and SASL (None: the run's default)."""
     try:
-        with WireClient(address, client_id="kh-fuzz-setup", timeout_s=15) as client:
+        with WireClient(address, client_id="kh-fuzz-setup", timeout_s=15, security=security) as client:
             advertised = client.api_versions()
             caps = Capabilities(advertised)
             for topic in ctx.topics:

@@ -13,6 +13,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from fixtures.wire import WireError
+from fixtures.wire.streams import open_authenticated
+
 from .classify import (
     CLOSED,
     DIED,
@@ -33,8 +36,8 @@ MAX_FILE = 1 << 20
 async def _send_one(target: FuzzTarget, frame: bytes, hang_s: float) -> Outcome:
     try:
         async with asyncio.timeout(hang_s):
-            reader, writer = await asyncio.open_connection(target.host, target.port)
-    except (TimeoutError, OSError):
+            reader, writer = await open_authenticated(target.host, target.port, target.security)
+    except (TimeoutError, OSError, WireError):
         return Outcome(DIED, "the target accepts no connection")
     try:
         writer.write(frame)
@@ -62,7 +65,7 @@ async def _judge(target: FuzzTarget, hang_s: float, otherwise: str) -> Outcome:
             return Outcome(DIED, "the process exited")
         await asyncio.sleep(0.05)
     for _ in range(2):
-        pair = await probe(target.host, target.port, hang_s)
+        pair = await probe(target.host, target.port, hang_s, target.security)
         if pair is not None:
             pair[1].close()
             return Outcome(otherwise)
@@ -83,7 +86,7 @@ def ensure_up(target: FuzzTarget, hang_s: float) -> None:
 
 def _answers(target: FuzzTarget, hang_s: float) -> bool:
     async def go() -> bool:
-        pair = await probe(target.host, target.port, hang_s)
+        pair = await probe(target.host, target.port, hang_s, target.security)
         if pair is None:
             return False
         pair[1].close()

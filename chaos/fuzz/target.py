@@ -13,8 +13,13 @@ import os
 import re
 import struct
 from dataclasses import dataclass, field
+from typing import Any
 
 from fixtures.targets import Node, PeakTracker, Target, TargetUnavailableError, launch
+from fixtures.wire import WireError
+from fixtures.wire.security import ClientSecurity
+from fixtures.wire.streams import authenticate_stream, open_stream
+from reference_impl.protocol.codec import MalformedResponseError, decode_response
 
 _HOST_PORT = re.compile(r"^[A-Za-z0-9.\-]+:\d+$")
 _I32 = struct.Struct(">i")
@@ -56,6 +61,8 @@ class FuzzTarget:
     restarts: int = 0
     trackers: list[PeakTracker] = field(default_factory=list)
     cpu_s: dict[int, float] = field(default_factory=dict)
+    security: ClientSecurity | None = None
+    """TLS and SASL for every connection (the probe's, the workers', the canary's); None: PLAINTEXT."""
 
     @property
     def local(self) -> bool:
@@ -113,29 +120,40 @@ class FuzzTarget:
             self.target.close()
 
 
-def open_target(spec: str, broker_configs: list[str]) -> FuzzTarget:
-    """Launch or attach to ``spec`` (one broker)."""
+def open_target(
+    spec: str, broker_configs: list[str], security: str | None = None, client: ClientSecurity | None = None
+) -> FuzzTarget:
+    """Launch or attach to ``spec`` (one broker). ``security`` launches a reference secured (its own
+    client settings then); ``client`` are the settings for an attached or other target
+    (``--command-config``)."""
     spec = normalise(spec)
     if broker_configs and not spec.startswith("reference"):
         raise TargetUnavailableError("--broker-config is for reference brokers (launched here)")
-    target = launch(spec, broker_configs=broker_configs)
+    if security is not None and spec != "reference":
+        raise TargetUnavailableError(f"--security launches a reference; give {spec} --command-config")
+    target = launch(spec, broker_configs=broker_configs, security=security)
+    if target.secured is not None:
+        client = target.secured.client
     if target.nodes:
         node = target.nodes[0]
-        ft = FuzzTarget(target.name, node.host, node.port, target, node)
+        ft = FuzzTarget(target.name, node.host, node.port, target, node, security=client)
         ft.track()
         return ft
     host, _, port = target.bootstrap_servers.split(",")[0].rpartition(":")
-    return FuzzTarget(target.name, host, int(port), target)
+    return FuzzTarget(target.name, host, int(port), target, security=client)
 
 
 Pair = tuple[asyncio.StreamReader, asyncio.StreamWriter]
 
 
-async def probe(host: str, port: int, timeout_s: float) -> Pair | None:
-    """A fresh connection that answered ApiVersions v0 within ``timeout_s``; None if none did."""
+async def probe(
+    host: str, port: int, timeout_s: float, security: ClientSecurity | None = None
+) -> Pair | None:
+    """A fresh connection that answered ApiVersions v0 within ``timeout_s`` (and, on a SASL target,
+    then authenticated); None if none did."""
     try:
         async with asyncio.timeout(timeout_s):
-            reader, writer = await asyncio.open_connection(host, port)
+            reader, writer = await open_stream(host, port, security)
     except (TimeoutError, OSError):
         return None
     try:
@@ -144,8 +162,20 @@ async def probe(host: str, port: int, timeout_s: float) -> Pair | None:
             size = _I32.unpack(await reader.readexactly(4))[0]
             if not 0 < size <= 1 << 20:
                 raise ConnectionError(f"probe answer of {size} bytes")
-            await reader.readexactly(size)
+            answer = await reader.readexactly(size)
+            if security is not None and security.sasl:
+                await authenticate_stream(reader, writer, security, f"{host}:{port}", _advertised(answer))
         return reader, writer
-    except (TimeoutError, OSError, asyncio.IncompleteReadError, ConnectionError):
+    except (TimeoutError, OSError, asyncio.IncompleteReadError, ConnectionError, WireError):
         writer.close()
         return None
+
+
+def _advertised(answer: bytes) -> dict[int, tuple[int, int]] | None:
+    """api key → (min, max) from the probe's ApiVersions v0 answer; None when it does not parse."""
+    try:
+        _, body = decode_response(18, PROBE_VERSION, answer)
+    except MalformedResponseError:
+        return None
+    keys: Any = getattr(body, "api_keys", ())
+    return {int(k.api_key): (int(k.min_version), int(k.max_version)) for k in keys}

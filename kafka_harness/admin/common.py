@@ -8,7 +8,11 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from fixtures.targets import add_security_options, security_from_args
+
 TIMEOUT_S = 30.0
+_limit = {"timeout_s": TIMEOUT_S}
+"""This command's ``--timeout`` (one command per process)."""
 
 
 class AdminError(Exception):
@@ -19,6 +23,35 @@ def add_connection_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--bootstrap", "-b", help="HOST:PORT[,HOST:PORT...] of the cluster")
     parser.add_argument("--target", help="bootstrap:HOST:PORT[,...] (same as --bootstrap)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    parser.add_argument("--timeout", type=float, default=TIMEOUT_S, help="seconds per request (default 30)")
+    add_security_options(parser)
+
+
+def timeout_s() -> float:
+    return _limit["timeout_s"]
+
+
+def admin_client(args: argparse.Namespace, parser: argparse.ArgumentParser, prog: str) -> Any:
+    """confluent-kafka's AdminClient for ``--bootstrap``, with ``--command-config``'s settings translated
+    for librdkafka; a file that cannot be used ends the command with one line (exit 2)."""
+    from confluent_kafka.admin import AdminClient
+
+    bootstrap = bootstrap_of(args, parser)
+    try:
+        security = security_from_args(args)
+    except ValueError as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+    if not 0 < args.timeout <= 3600:
+        parser.error("--timeout is seconds, more than 0 and at most 3600")
+    _limit["timeout_s"] = args.timeout
+    settings: dict[str, str | int | float | bool] = {
+        "bootstrap.servers": bootstrap,
+        "socket.timeout.ms": 10000,
+    }
+    if security is not None:
+        settings.update(security.confluent())
+    return AdminClient(settings)
 
 
 def bootstrap_of(args: argparse.Namespace, parser: argparse.ArgumentParser) -> str:
@@ -45,7 +78,7 @@ def describe_error(exc: BaseException) -> str:
 
 def wait(future: Any) -> Any:
     try:
-        return future.result(timeout=TIMEOUT_S)
+        return future.result(timeout=timeout_s())
     except Exception as exc:  # confluent-kafka raises KafkaException wrapping a KafkaError
         raise AdminError(describe_error(exc)) from None
 

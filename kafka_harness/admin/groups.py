@@ -18,17 +18,11 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .common import AdminError, add_connection_args, bootstrap_of, emit, run, wait
+from .common import AdminError, add_connection_args, admin_client, emit, run, timeout_s, wait
 
 DESCRIBE_COLUMNS = ["group", "state", "topic", "partition", "current_offset", "log_end_offset", "lag",
                     "member_id", "host", "client_id"]
 INACTIVE_STATES = ("EMPTY", "DEAD")
-
-
-def _admin(bootstrap: str) -> Any:
-    from confluent_kafka.admin import AdminClient
-
-    return AdminClient({"bootstrap.servers": bootstrap, "socket.timeout.ms": 10000})
 
 
 def _state(description: Any) -> str:
@@ -100,7 +94,7 @@ def _targets(spec: str, admin: Any) -> set[tuple[str, int]]:
     topic, _, numbers = spec.partition(":")
     if numbers:
         return {(topic, int(p)) for p in numbers.split(",")}
-    metadata = admin.list_topics(topic, timeout=30).topics.get(topic)
+    metadata = admin.list_topics(topic, timeout=timeout_s()).topics.get(topic)
     if metadata is None or metadata.error is not None:
         raise AdminError(f"{topic}: {metadata.error.name() if metadata else 'UNKNOWN_TOPIC_OR_PARTITION'}")
     return {(topic, p) for p in metadata.partitions}
@@ -164,7 +158,7 @@ def main(argv: list[str]) -> int:
     x = sub.add_parser("delete")
     x.add_argument("groups", nargs="+")
     args = parser.parse_args(argv)
-    admin = _admin(bootstrap_of(args, parser))
+    admin = admin_client(args, parser, "kafka-harness groups")
 
     def act() -> int:
         if args.action == "list":

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .common import AdminError, add_connection_args, bootstrap_of, emit, run, wait
+from .common import AdminError, add_connection_args, admin_client, emit, run, timeout_s, wait
 
 SPECS = {"earliest": "earliest", "latest": "latest", "max-timestamp": "max_timestamp"}
 
@@ -23,14 +23,13 @@ def main(argv: list[str]) -> int:
         parser.error(
             f"--time {args.time!r}: use earliest, latest, max-timestamp or milliseconds since the epoch"
         )
-    bootstrap = bootstrap_of(args, parser)
+    admin = admin_client(args, parser, "kafka-harness offsets")
 
     def act() -> int:
         from confluent_kafka import TopicPartition
-        from confluent_kafka.admin import AdminClient, OffsetSpec
+        from confluent_kafka.admin import OffsetSpec
 
-        admin = AdminClient({"bootstrap.servers": bootstrap})
-        topic = admin.list_topics(args.topic, timeout=30).topics.get(args.topic)
+        topic = admin.list_topics(args.topic, timeout=timeout_s()).topics.get(args.topic)
         if topic is None or topic.error is not None:
             raise AdminError(f"{args.topic}: {topic.error.name() if topic else 'UNKNOWN_TOPIC_OR_PARTITION'}")
         spec: Any = (

@@ -12,13 +12,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .common import AdminError, add_connection_args, bootstrap_of, emit, run, wait
-
-
-def _admin(bootstrap: str) -> Any:
-    from confluent_kafka.admin import AdminClient
-
-    return AdminClient({"bootstrap.servers": bootstrap, "socket.timeout.ms": 10000})
+from .common import AdminError, add_connection_args, admin_client, emit, run, timeout_s, wait
 
 
 def _configs(pairs: list[str], parser: argparse.ArgumentParser) -> dict[str, str]:
@@ -34,7 +28,7 @@ def _configs(pairs: list[str], parser: argparse.ArgumentParser) -> dict[str, str
 def describe(admin: Any, names: list[str] | None) -> list[dict[str, Any]]:
     from confluent_kafka.admin import ConfigResource, ResourceType
 
-    metadata = admin.list_topics(timeout=30)
+    metadata = admin.list_topics(timeout=timeout_s())
     wanted = names or sorted(t for t in metadata.topics if not t.startswith("__"))
     rows = []
     for name in wanted:
@@ -84,13 +78,13 @@ def main(argv: list[str]) -> int:
     a.add_argument("--config", action="append", default=[])
     a.add_argument("--delete-config", action="append", default=[])
     args = parser.parse_args(argv)
-    admin = _admin(bootstrap_of(args, parser))
+    admin = admin_client(args, parser, "kafka-harness topics")
 
     def act() -> int:
         from confluent_kafka import admin as ck
 
         if args.action == "list":
-            metadata = admin.list_topics(timeout=30)
+            metadata = admin.list_topics(timeout=timeout_s())
             emit(
                 args,
                 [{"topic": n, "partitions": len(t.partitions)} for n, t in sorted(metadata.topics.items())],

@@ -1,0 +1,128 @@
+"""The commands on a secured reference (SASL_SSL, SCRAM-SHA-512 as admin): with ``--command-config``
+they work, without it they fail with the reason, and a file they cannot use is one line and exit 2.
+
+One secured reference serves the module (:func:`fixtures.targets.launch` with ``security``); its
+``client.properties`` is the ``--command-config`` given.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("cryptography", reason="secured targets need the cryptography package")
+pytest.importorskip("confluent_kafka", reason="the admin commands use confluent-kafka")
+
+from fixtures.targets import Target, TargetUnavailableError, launch
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def secured() -> Iterator[Target]:
+    try:
+        target = launch("reference", security="sasl_ssl")
+    except TargetUnavailableError as exc:
+        pytest.skip(f"secured reference unavailable: {exc}")
+    try:
+        yield target
+    finally:
+        target.close()
+
+
+def _props(target: Target) -> str:
+    assert target.secured is not None
+    return str(target.secured.properties)
+
+
+def harness(*args: str, timeout_s: float = 180) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "kafka_harness", *args], capture_output=True, text=True,
+                          cwd=ROOT, timeout=timeout_s)
+
+
+def test_admin_commands_work_with_the_command_config(secured: Target) -> None:
+    topic = f"sec-{uuid.uuid4().hex[:6]}"
+    where = ["-b", secured.bootstrap_servers, "--command-config", _props(secured)]
+    created = harness("topics", *where, "create", topic, "--partitions", "2", "--replication-factor", "1")
+    assert created.returncode == 0, created.stderr
+    listed = harness("topics", *where, "--json", "list")
+    assert listed.returncode == 0, listed.stderr
+    assert {"topic": topic, "partitions": 2} in json.loads(listed.stdout)
+    offsets = harness("offsets", *where, topic)
+    assert offsets.returncode == 0, offsets.stderr
+    rows = [line.split()[:3] for line in offsets.stdout.splitlines()[1:]]
+    assert rows == [[topic, "0", "0"], [topic, "1", "0"]]
+    groups = harness("groups", *where, "list")
+    assert groups.returncode == 0, groups.stderr
+    assert groups.stdout.split() == ["GROUP", "STATE", "SIMPLE"]
+
+
+@pytest.mark.parametrize("command", ["topics list", "groups list", "offsets some-topic"])
+def test_admin_commands_fail_clearly_without_it(secured: Target, command: str) -> None:
+    """PLAINTEXT to a SASL_SSL listener: the broker closes the connection; the command says so and
+    exits 1 (no table, no traceback)."""
+    name, *rest = command.split()
+    result = harness(name, "-b", secured.bootstrap_servers, "--timeout", "3", *rest)
+    assert result.returncode == 1
+    assert result.stdout == ""
+    assert f"kafka-harness {name}: " in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["topics", "-b", "127.0.0.1:1", "list"],
+        ["groups", "-b", "127.0.0.1:1", "list"],
+        ["offsets", "-b", "127.0.0.1:1", "t"],
+        ["fuzz", "--target", "127.0.0.1:1"],
+        ["diff", "--a", "bootstrap:127.0.0.1:1", "--b", "bootstrap:127.0.0.1:1"],
+    ],
+)
+def test_an_unusable_command_config_is_one_line_and_exit_2(tmp_path: Path, command: list[str]) -> None:
+    bad = tmp_path / "client.properties"
+    bad.write_text("security.protocol=SASL_SSL\nsasl.mechanism=GSSAPI\n")
+    name, rest = command[0], command[1:]  # the admin commands take it before their action
+    result = harness(name, "--command-config", str(bad), *rest, timeout_s=60)
+    assert result.returncode == 2
+    errors = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(errors) == 1 and "sasl.mechanism=GSSAPI" in errors[0], result.stderr
+    missing = harness(name, "--command-config", str(tmp_path / "absent"), *rest, timeout_s=60)
+    assert missing.returncode == 2 and "cannot read --command-config" in missing.stderr
+
+
+def test_fuzz_launches_a_sasl_ssl_reference() -> None:
+    result = harness("fuzz", "--target", "reference", "--security", "sasl_ssl", "--requests", "2000",
+                     "--canary-records", "50", timeout_s=300)
+    print(result.stdout[-1500:])
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    assert "VERDICT: valid requests=2000 crashes=0 hangs=0" in result.stdout
+    assert "canary: 50 records acknowledged" in result.stdout
+
+
+def test_fuzz_attached_needs_the_command_config(secured: Target, tmp_path: Path) -> None:
+    address = f"bootstrap:{secured.bootstrap_servers}"
+    plain = harness("fuzz", "--target", address, "--requests", "50", "--out", str(tmp_path / "a"))
+    assert plain.returncode == 2
+    assert "VERDICT: could not run" in plain.stdout
+    assert "setting up" in plain.stderr
+    secure = harness("fuzz", "--target", address, "--command-config", _props(secured), "--requests", "300",
+                     "--canary-records", "20", "--out", str(tmp_path / "b"))
+    assert secure.returncode == 0, secure.stdout[-2000:] + secure.stderr[-2000:]
+    assert "VERDICT: valid requests=300" in secure.stdout
+
+
+def test_diff_with_and_without_the_command_config(secured: Target) -> None:
+    address = f"bootstrap:{secured.bootstrap_servers}"
+    plain = harness("diff", "--a", address, "--b", address)
+    assert plain.returncode == 2
+    assert "could not run" in plain.stderr
+    secure = harness("diff", "--a", address, "--b", address, "--command-config", _props(secured))
+    assert secure.returncode in (0, 1), secure.stderr
+    assert "VERDICT:" in secure.stdout and "could_not_run" not in secure.stdout
