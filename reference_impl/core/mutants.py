@@ -31,7 +31,8 @@ NO_DEDUP = "no-dedup"
 STALE_EPOCH_ACCEPTED = "stale-epoch-accepted"
 """A fetch carrying an older leader epoch is served instead of FENCED_LEADER_EPOCH (KIP-320)."""
 UNCLEAN_ELECTION = "unclean-election"
-"""The controller may elect a replica outside the ISR although unclean election is off."""
+"""The controller elects a replica outside the ISR when no ISR member is live, although unclean election
+is off (the controller's own rule, :func:`.controller.elections.unclean_configured`)."""
 
 ALL = (
     TRUNCATE_TO_HW,

@@ -157,6 +157,28 @@ class Partition:
 
     # -- role changes ----------------------------------------------------------------------------
 
+    def take_role(
+        self,
+        leader: int,
+        leader_epoch: int,
+        partition_epoch: int,
+        replicas: tuple[int, ...],
+        isr: tuple[int, ...],
+        now_ms: int,
+    ) -> bool:
+        """Follow the controller's decision for this partition (its registration in the metadata
+        image): lead or follow, unless this replica already holds that role at those epochs. True
+        if the role or an epoch changed. Kafka's ``ReplicaManager.applyDelta`` (``makeLeader``,
+        ``makeFollower``)."""
+        held = (self.leader_id, self.leader_epoch, self.partition_epoch)
+        if held == (leader, leader_epoch, partition_epoch):
+            return False
+        if leader == self.local_id:
+            self.become_leader(leader_epoch, partition_epoch, replicas, isr, now_ms)
+            return True
+        self.become_follower(leader, leader_epoch, partition_epoch, replicas, isr)
+        return True
+
     def become_leader(
         self,
         leader_epoch: int,

@@ -114,24 +114,9 @@ class ReplicaManager:
                 elif part.configs != configs:
                     part.update_configs(configs)
                     self.store.update_configs(topic.name, info.partition, configs)
-                if info.leader == self.node_id:
-                    if (part.leader_epoch, part.partition_epoch, part.is_leader) != (
-                        info.leader_epoch,
-                        info.partition_epoch,
-                        True,
-                    ):
-                        part.become_leader(
-                            info.leader_epoch, info.partition_epoch, info.replicas, info.isr, now_ms
-                        )
-                        moved.append(key)
-                elif (part.leader_id, part.leader_epoch, part.partition_epoch) != (
-                    info.leader,
-                    info.leader_epoch,
-                    info.partition_epoch,
+                if part.take_role(
+                    info.leader, info.leader_epoch, info.partition_epoch, info.replicas, info.isr, now_ms
                 ):
-                    part.become_follower(
-                        info.leader, info.leader_epoch, info.partition_epoch, info.replicas, info.isr
-                    )
                     moved.append(key)
         for key in [k for k in self.partitions if k not in wanted]:
             del self.partitions[key]

@@ -1,5 +1,5 @@
 """Three replicas of one partition under a controller, faults and a virtual clock: the model the
-property suite drives, and the invariants it checks after every step.
+property suite drives, checked after every step against the simulator's partition claims.
 
 The replicas are the reference broker's own :class:`Partition` state machines
 on in-memory logs (a crash loses what was not flushed); the controller is the
@@ -7,25 +7,41 @@ KRaft controller's election rule for one partition (first live ISR member;
 a crashed broker leaves the ISR; an unclean election only when allowed);
 messages between leader and followers are single fetch round trips that a
 rule may drop; a network partition cuts one node off, an isolated leader going on as a zombie of
-its old epoch until the partition heals. Every invariant is a claim with its source (seed line, KIP,
-TLA+ spec) and raises :class:`InvariantViolation` naming itself, so the
-mutation check can say which claim caught which bug.
+its old epoch until the partition heals. The election is the controller's own rule
+(:func:`reference_impl.core.controller.elections.elect_leader`), steered by the rule's choice of
+successor; an ISR change is accepted by the controller's own AlterPartition checks, and each
+replica takes its role from the controller's decision as a broker does from its metadata image
+(:meth:`Partition.take_role`).
+
+The invariants are not here: the model presents itself as a
+:class:`~reference_impl.sim.broker.replicas.ReplicaView` and :meth:`ReplicationModel.check` runs
+every claim of :mod:`reference_impl.sim.broker.invariants` over it, the same claims the simulator
+checks on whole brokers after every event. A failing claim raises :class:`InvariantViolation`
+naming itself, so the mutation check can say which claim caught which bug.
 """
 
 from __future__ import annotations
 
-import itertools
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from reference_impl.core.mutants import MUTANT_CONFIG, UNCLEAN_ELECTION
+from reference_impl.core.controller.elections import accepted_isr, elect_leader, unclean_configured
+from reference_impl.core.metadata.image import PartitionInfo
+from reference_impl.core.mutants import MUTANT_CONFIG
 from reference_impl.core.partition import Partition
 from reference_impl.log.api import Chunk
 from reference_impl.log.memory import MemoryLog
-from reference_impl.protocol.errors import ErrorCode, KafkaError
-from reference_impl.protocol.record_set import build_batch, iter_records
-from reference_impl.protocol.records import iter_headers
+from reference_impl.protocol.errors import KafkaError
+from reference_impl.protocol.record_set import build_batch
+from reference_impl.sim.broker.invariants import (
+    ReplicaClaim,
+    isr_join_problem,
+    record_values,
+    replica_claims,
+    stale_epoch_problem,
+)
+from reference_impl.sim.broker.replicas import PartitionKey, Registration, Replica, Values
 
 NODES = (1, 2, 3)
 TOPIC_ID = uuid.UUID(int=42)
@@ -43,22 +59,6 @@ class InvariantViolation(AssertionError):
 def _bytes(chunk: Chunk) -> bytes:
     assert isinstance(chunk, bytes)
     return chunk
-
-
-def log_entries(part: Partition) -> dict[int, bytes | None]:
-    """offset → value of every data record in the replica's log."""
-    log = part.log
-    data = (
-        b"".join(_bytes(c) for c in log.read(log.log_start_offset, 1 << 30).chunks)
-        if (log.log_end_offset > log.log_start_offset)
-        else b""
-    )
-    out: dict[int, bytes | None] = {}
-    for header in iter_headers(data):
-        if not header.is_control:
-            for record in iter_records(data, header):
-                out[record.offset] = record.value
-    return out
 
 
 @dataclass
@@ -84,7 +84,7 @@ class ReplicationModel:
     mutant: str | None = None
     now_ms: int = 0
     logs: dict[int, MemoryLog] = field(default_factory=lambda: {n: MemoryLog() for n in NODES})
-    replicas: dict[int, Partition] = field(default_factory=dict)
+    partitions: dict[int, Partition] = field(default_factory=dict)
     alive: set[int] = field(default_factory=lambda: set(NODES))
     isolated: set[int] = field(default_factory=set)
     """Live nodes cut off from the controller and the other replicas (a network partition): they keep
@@ -102,25 +102,33 @@ class ReplicationModel:
         )
     )
     """How often the run reached the states where known bugs bite (the search aims for more)."""
-    _entries_cache: dict[int, dict[int, bytes | None]] = field(default_factory=dict)
     durability_lost: bool = False
     """A power loss took unflushed records: Kafka promises nothing about acknowledged data after that."""
     counter: int = 0
     next_sequence: int = 0
     last_idempotent: bytes | None = None
+    starts: dict[int, int] = field(default_factory=lambda: dict.fromkeys(NODES, 0))
+    """How often each node's replica was opened (its incarnation, for claims that remember)."""
+    claims: list[ReplicaClaim] = field(default_factory=replica_claims)
+    """Every partition claim of the simulator, the log-scanning ones included."""
 
     def __post_init__(self) -> None:
         for node in NODES:
-            self.replicas[node] = self._open(node)
+            self.partitions[node] = self._open(node)
         self._publish()
 
     # -- plumbing ------------------------------------------------------------------------------
 
-    def _open(self, node: int) -> Partition:
+    @property
+    def topic_configs(self) -> dict[str, str]:
         configs = {"min.insync.replicas": "1"}
         if self.mutant:
             configs[MUTANT_CONFIG] = self.mutant
-        return Partition("t", 0, TOPIC_ID, self.logs[node], configs, node, _bytes)
+        return configs
+
+    def _open(self, node: int) -> Partition:
+        self.starts[node] += 1
+        return Partition("t", 0, TOPIC_ID, self.logs[node], self.topic_configs, node, _bytes)
 
     @property
     def reachable(self) -> set[int]:
@@ -135,42 +143,32 @@ class ReplicationModel:
     @property
     def leader(self) -> Partition | None:
         node = self.controller.leader
-        return self.replicas[node] if node in self.reachable else None
+        return self.partitions[node] if node in self.reachable else None
 
     def _publish(self) -> None:
-        """Every live replica learns the controller's decision (leader, epochs, ISR)."""
+        """Every reachable replica learns the controller's decision (leader, epochs, ISR) and takes
+        its role as a broker does when the decision reaches its metadata image."""
         c = self.controller
         for node in sorted(self.reachable):
-            part = self.replicas[node]
-            if node == c.leader:
-                if (part.leader_epoch, part.partition_epoch, part.is_leader) != (
-                    c.leader_epoch,
-                    c.partition_epoch,
-                    True,
-                ):
-                    part.become_leader(c.leader_epoch, c.partition_epoch, NODES, c.isr, self.now_ms)
-            elif (part.leader_id, part.leader_epoch, part.partition_epoch) != (
-                c.leader,
-                c.leader_epoch,
-                c.partition_epoch,
-            ):
-                part.become_follower(c.leader, c.leader_epoch, c.partition_epoch, NODES, c.isr)
+            part = self.partitions[node]
+            part.take_role(c.leader, c.leader_epoch, c.partition_epoch, NODES, c.isr, self.now_ms)
 
     def _elect(self, choice: int) -> None:
+        """The controller's election rule, with ``choice`` first in the preference order (the rule
+        picks the successor, e.g. the most lagging ISR member), unclean when the topic's configs say
+        so (the unclean-election bug mode does)."""
         c = self.controller
-        candidates = [n for n in c.isr if n in self.reachable]
-        if (c.unclean or self.mutant == UNCLEAN_ELECTION) and choice in self.reachable:
-            candidates = [choice]  # an unclean election may pick any live replica
-        if not candidates:
+        order = (choice, *(n for n in NODES if n != choice))
+        unclean = c.unclean or unclean_configured(self.topic_configs, {}, default=False)
+        new, isr = elect_leader(order, c.isr, self.reachable, unclean)
+        if new < 0:
             c.leader = -1
             self.trace.append(f"no live ISR member: partition offline (ISR {list(c.isr)})")
             return
-        new = choice if choice in candidates else candidates[0]
         c.leader = new
         c.leader_epoch += 1
         c.partition_epoch += 1
-        if new not in c.isr:
-            c.isr = (new,)
+        c.isr = isr
         self.trace.append(f"controller elects {new} leader of epoch {c.leader_epoch}, ISR {list(c.isr)}")
         self._publish()
 
@@ -242,7 +240,7 @@ class ReplicationModel:
 
     def fetch(self, follower: int, drop_response: bool) -> None:
         leader = self.leader
-        part = self.replicas[follower]
+        part = self.partitions[follower]
         if leader is None or follower not in self.reachable or follower == self.controller.leader:
             return
         offset, epoch = part.follower_fetch_position()
@@ -278,19 +276,11 @@ class ReplicationModel:
     def stale_fetch(self, follower: int) -> None:
         """A fetch carrying an epoch older than the leader's must be fenced (KIP-320)."""
         leader = self.leader
-        if leader is None or follower not in self.reachable or leader.leader_epoch == 0:
+        if leader is None or follower not in self.reachable:
             return
-        try:
-            leader.read_for_follower(follower, 0, -1, leader.leader_epoch - 1, 1024, self.now_ms)
-        except KafkaError as exc:
-            if exc.code in (ErrorCode.fenced_leader_epoch, ErrorCode.not_leader_or_follower):
-                return
-            raise
-        raise self.violation(
-            "StaleEpochFenced",
-            f"leader served a fetch with epoch {leader.leader_epoch - 1} "
-            f"in epoch {leader.leader_epoch} (KIP-320)",
-        )
+        problem = stale_epoch_problem(leader, follower, self.now_ms)
+        if problem is not None:
+            raise self.violation("StaleEpochFenced", problem)
 
     def tick(self, ms: int) -> None:
         self.now_ms += ms
@@ -298,7 +288,8 @@ class ReplicationModel:
 
     def _maybe_alter_isr(self, fetched_by: int | None) -> None:
         """The leader proposes an ISR change (after each follower fetch and on its timer, as Kafka's
-        ReplicaManager does); the controller accepts it when its epochs are current (AlterPartition)."""
+        ReplicaManager does); the controller accepts it when its epochs are current (AlterPartition,
+        :func:`~reference_impl.core.controller.elections.accepted_isr`)."""
         leader = self.leader
         if leader is None:
             return
@@ -306,19 +297,19 @@ class ReplicationModel:
         if proposal is None:
             return
         c = self.controller
-        if (proposal.leader_epoch, proposal.partition_epoch) != (c.leader_epoch, c.partition_epoch):
+        registration = PartitionInfo(0, NODES, c.isr, c.leader, c.leader_epoch, c.partition_epoch)
+        eligible = [n for n in proposal.new_isr if n in self.reachable or n == c.leader]
+        try:  # the controller's own AlterPartition checks
+            isr = accepted_isr(
+                registration, leader.local_id, proposal.leader_epoch, proposal.partition_epoch, eligible
+            )
+        except KafkaError:
             leader.isr_change_failed()
             return
-        joining = set(proposal.new_isr) - set(c.isr)
-        for node in joining:
-            tracked = leader.tracker.followers[node].log_end_offset if leader.tracker else -1
-            if tracked < leader.epoch_start_offset:
-                raise self.violation(
-                    "IsrJoinAfterEpochStart",
-                    f"{node} joins the ISR at LEO {tracked}, before the epoch's start "
-                    f"{leader.epoch_start_offset} (KIP-320)",
-                )
-        c.isr = tuple(n for n in proposal.new_isr if n in self.reachable or n == c.leader)
+        problem = isr_join_problem(leader, set(proposal.new_isr) - set(c.isr))
+        if problem is not None:
+            raise self.violation("IsrJoinAfterEpochStart", problem)
+        c.isr = isr
         c.partition_epoch += 1
         self.trace.append(f"t={self.now_ms}: ISR becomes {list(c.isr)}")
         self._publish()
@@ -354,7 +345,7 @@ class ReplicationModel:
         if node in self.alive:
             return
         self.alive.add(node)
-        self.replicas[node] = self._open(node)
+        self.partitions[node] = self._open(node)
         self.trace.append(f"{node} restarts with log end {self.logs[node].log_end_offset}")
         if self.controller.leader == -1:
             self._elect(node)
@@ -383,10 +374,10 @@ class ReplicationModel:
     def zombie_produce(self, count: int) -> None:
         """A client on the isolated side writes to a node that still believes it leads (acks=1: the
         write is acknowledged locally; Kafka promises nothing for it, and acks=all cannot complete)."""
-        zombies = [n for n in sorted(self.isolated) if self.replicas[n].is_leader]
+        zombies = [n for n in sorted(self.isolated) if self.partitions[n].is_leader]
         if not zombies:
             return
-        part = self.replicas[zombies[0]]
+        part = self.partitions[zombies[0]]
         values = [b"z%d" % (self.counter + i) for i in range(count)]
         self.counter += count
         batch = build_batch([(None, v) for v in values], base_timestamp=self.now_ms)
@@ -517,167 +508,42 @@ class ReplicationModel:
         leader = self.leader
         if leader is None:
             return
-        entries = log_entries(leader)
+        entries = record_values(leader.log)
         for offset in range(leader.log.log_start_offset, leader.high_watermark):
             if offset in entries:
                 self.read.setdefault(offset, entries[offset])
 
-    # -- invariants ----------------------------------------------------------------------------
-
-    def entries(self, node: int) -> dict[int, bytes | None]:
-        """The node's log as offset → value, decoded once per check."""
-        cached = self._entries_cache.get(node)
-        if cached is None:
-            cached = self._entries_cache[node] = log_entries(self.replicas[node])
-        return cached
+    # -- the claims: the simulator's, over this model as a ReplicaView ------------------------
 
     def check(self) -> None:
-        self._entries_cache.clear()
-        self._check_hw_not_above_leo()
-        self._check_leader_hw_monotonic()
-        self._check_epoch_caches()
-        self._check_leader_in_isr()
-        self._check_leader_completeness()
-        self._check_strong_isr()
-        self._check_log_matching()
-        self._check_consistent_read()
-        self._check_lso()
-        self._check_hw_not_behind_isr()
-        self._check_no_duplicate_sequences()
+        for claim in self.claims:
+            problem = claim.check_view(self)
+            if problem is not None:
+                raise self.violation(claim.name, problem)
 
-    def _check_hw_not_above_leo(self) -> None:
-        """Seed 002: a replica's high watermark never exceeds its log end offset."""
-        for node in self.alive:
-            p = self.replicas[node]
-            if p.high_watermark > p.log.log_end_offset:
-                raise self.violation(
-                    "HwNotAboveLeo", f"{node}: HW {p.high_watermark} > LEO {p.log.log_end_offset}"
-                )
+    @property
+    def key(self) -> PartitionKey:
+        return (TOPIC_ID, 0)
 
-    def _check_leader_hw_monotonic(self) -> None:
-        """Seed 002 / Vanlightly's kafka-tlaplus: a leader's HW never decreases within its epoch."""
+    def replicas(self) -> list[Replica]:
+        """Every running replica, an isolated one (perhaps a zombie leader) included."""
+        return [Replica(n, self.starts[n], self.partitions[n]) for n in sorted(self.alive)]
+
+    def leaders(self) -> list[Replica]:
+        """The controller's leader, if it runs and is reachable."""
         leader = self.leader
-        if leader is None:
-            return
-        epoch = self.controller.leader_epoch
-        previous = self.leader_hw.get(epoch, -1)
-        if leader.high_watermark < previous:
-            raise self.violation(
-                "LeaderHwMonotonic", f"epoch {epoch}: HW went from {previous} to {leader.high_watermark}"
-            )
-        self.leader_hw[epoch] = leader.high_watermark
+        return [] if leader is None else [Replica(leader.local_id, self.starts[leader.local_id], leader)]
 
-    def _check_epoch_caches(self) -> None:
-        """KIP-101: each replica's leader-epoch cache is increasing in epoch, non-decreasing in start."""
-        for node in self.alive:
-            entries = self.replicas[node].log.epoch_entries()
-            for a, b in itertools.pairwise(entries):
-                if not (b.epoch > a.epoch and b.start_offset >= a.start_offset):
-                    raise self.violation("EpochCacheMonotonic", f"{node}: {entries}")
-
-    def _check_leader_in_isr(self) -> None:
-        """hachikuji's kafka-specification LeaderInIsr: the leader is always an ISR member."""
+    def registrations(self) -> list[Registration]:
         c = self.controller
-        if c.leader >= 0 and c.leader not in c.isr:
-            raise self.violation("LeaderInIsr", f"leader {c.leader} not in ISR {list(c.isr)}")
+        return [Registration("the controller", "t", 0, c.leader, c.isr, NODES)]
 
-    def _check_leader_completeness(self) -> None:
-        """kafka-specification LeaderCompleteness: with clean elections, the leader holds every record
-        acknowledged with acks=all (seed 002: acks=all + ISR means no acknowledged loss)."""
-        leader = self.leader
-        if leader is None or self.controller.unclean or self.durability_lost or not self.acked:
-            return
-        entries = self.entries(leader.local_id)
-        for offset, value in self.acked.items():
-            if offset >= leader.log.log_start_offset and entries.get(offset) != value:
-                raise self.violation(
-                    "LeaderCompleteness",
-                    f"leader {leader.local_id} lost acknowledged offset "
-                    f"{offset} ({value!r}, has {entries.get(offset)!r})",
-                )
+    def acknowledged(self) -> Mapping[PartitionKey, Values]:
+        return {self.key: self.acked}
 
-    def _check_strong_isr(self) -> None:
-        """kafka-specification StrongIsr: everything below the leader's HW is on every live ISR member."""
-        leader = self.leader
-        if leader is None:
-            return
-        mine = self.entries(leader.local_id)
-        for node in self.controller.isr:
-            if node == leader.local_id or node not in self.alive:
-                continue
-            theirs = self.entries(node)
-            for offset in range(leader.log.log_start_offset, leader.high_watermark):
-                if offset in mine and theirs.get(offset) != mine[offset]:
-                    raise self.violation(
-                        "StrongIsr",
-                        f"ISR member {node} lacks offset {offset} below the leader's "
-                        f"HW {leader.high_watermark}",
-                    )
+    def consumed(self) -> Mapping[PartitionKey, Values]:
+        return {self.key: self.read}
 
-    def _check_log_matching(self) -> None:
-        """Raft's LogMatching, for Kafka (kafka-tlaplus): two replicas agree below min(their HWs)."""
-        if self.durability_lost:
-            return
-        live = sorted(self.alive)
-        entries = {n: self.entries(n) for n in live}
-        for i, a in enumerate(live):
-            for b in live[i + 1 :]:
-                bound = min(self.replicas[a].high_watermark, self.replicas[b].high_watermark)
-                start = max(self.replicas[a].log.log_start_offset, self.replicas[b].log.log_start_offset)
-                for offset in range(start, bound):
-                    if entries[a].get(offset) != entries[b].get(offset):
-                        raise self.violation(
-                            "LogMatching", f"{a} and {b} differ at offset {offset} below HW {bound}"
-                        )
-
-    def _check_consistent_read(self) -> None:
-        """ConsistentRead: an offset a consumer read never changes value on the leader."""
-        leader = self.leader
-        if leader is None or self.controller.unclean or self.durability_lost:
-            return
-        entries = self.entries(leader.local_id)
-        for offset, value in self.read.items():
-            if offset >= leader.log.log_start_offset and offset in entries and entries[offset] != value:
-                raise self.violation(
-                    "ConsistentRead", f"offset {offset} read as {value!r}, now {entries[offset]!r}"
-                )
-
-    def _check_lso(self) -> None:
-        """KIP-98: the last stable offset never exceeds the high watermark."""
-        leader = self.leader
-        if leader is not None and leader.last_stable_offset > leader.high_watermark:
-            raise self.violation(
-                "LsoNotAboveHw", f"LSO {leader.last_stable_offset} > HW {leader.high_watermark}"
-            )
-
-    def _check_hw_not_behind_isr(self) -> None:
-        """Seed 002: HW = min LEO over the ISR, so it is never behind what every ISR member has fetched."""
-        leader = self.leader
-        if leader is None or leader.tracker is None:
-            return
-        lowest = leader.log.log_end_offset
-        for node in leader.effective_isr:
-            if node != leader.local_id:
-                lowest = min(lowest, leader.tracker.followers[node].log_end_offset)
-        if leader.high_watermark < lowest:
-            raise self.violation(
-                "HwIsMinIsrLeo", f"HW {leader.high_watermark} is behind the ISR's minimum LEO {lowest}"
-            )
-
-    def _check_no_duplicate_sequences(self) -> None:
-        """KIP-98 idempotence: no (producer id, sequence) is appended twice to a log."""
-        for node in self.alive:
-            log = self.replicas[node].log
-            if log.log_end_offset <= log.log_start_offset:
-                continue
-            data = b"".join(_bytes(c) for c in log.read(log.log_start_offset, 1 << 30).chunks)
-            seen: set[tuple[int, int]] = set()
-            for header in iter_headers(data):
-                if header.producer_id >= 0 and header.base_sequence >= 0:
-                    key = (header.producer_id, header.base_sequence)
-                    if key in seen:
-                        raise self.violation(
-                            "IdempotentNoDuplicates",
-                            f"{node} holds producer {key[0]} sequence {key[1]} twice",
-                        )
-                    seen.add(key)
+    @property
+    def unclean_elections(self) -> bool:
+        return self.controller.unclean

@@ -12,11 +12,13 @@ Pure functions of the image, as KRaft's ``PartitionChangeBuilder``:
 
 from __future__ import annotations
 
-from collections.abc import Set
+from collections.abc import Mapping, Sequence, Set
 
 from reference_impl.core.metadata.image import NO_LEADER, PartitionInfo, TopicInfo
 from reference_impl.core.metadata.records import PartitionChangeRecord
+from reference_impl.protocol.errors import ErrorCode, KafkaError
 
+from ..mutants import MUTANT_CONFIG, UNCLEAN_ELECTION
 from .records import ControllerImage
 
 UNCLEAN_CONFIG = "unclean.leader.election.enable"
@@ -36,8 +38,45 @@ def elect_leader(
     return NO_LEADER, isr
 
 
+def accepted_isr(
+    info: PartitionInfo, leader_id: int, leader_epoch: int, partition_epoch: int, new_isr: Sequence[int]
+) -> tuple[int, ...]:
+    """The ISR an AlterPartition from ``leader_id`` commits, or KafkaError naming why it is refused.
+
+    Kafka's AlterPartition checks (``ReplicationControlManager.alterPartition``): the leader and
+    its epoch are current (FENCED_LEADER_EPOCH), the partition epoch matches
+    (INVALID_UPDATE_VERSION), every ISR member is a replica and the leader stays in it
+    (INVALID_REQUEST).
+    """
+    if leader_id != info.leader or leader_epoch != info.leader_epoch:
+        raise KafkaError(
+            ErrorCode.fenced_leader_epoch,
+            f"leader {leader_id} epoch {leader_epoch} is not the current {info.leader}/{info.leader_epoch}",
+        )
+    if partition_epoch != info.partition_epoch:
+        raise KafkaError(
+            ErrorCode.invalid_update_version,
+            f"partition epoch {partition_epoch} is not the current {info.partition_epoch}",
+        )
+    isr = tuple(sorted(set(new_isr)))
+    if leader_id not in isr or any(r not in info.replicas for r in isr):
+        raise KafkaError(ErrorCode.invalid_request, f"ISR {list(isr)} must hold the leader and only replicas")
+    return isr
+
+
 def unclean_allowed(image: ControllerImage, topic: TopicInfo, default: bool) -> bool:
-    value = topic.configs.get(UNCLEAN_CONFIG, image.broker_configs.get(UNCLEAN_CONFIG))
+    return unclean_configured(topic.configs, image.broker_configs, default)
+
+
+def unclean_configured(
+    topic_configs: Mapping[str, str], broker_configs: Mapping[str, str], default: bool
+) -> bool:
+    """Whether a partition of a topic with ``topic_configs`` may be led by a replica outside its
+    ISR: the topic's ``unclean.leader.election.enable``, else the brokers', else ``default``.
+    The unclean-election bug mode (:mod:`..mutants`) says yes whatever they say."""
+    if topic_configs.get(MUTANT_CONFIG) == UNCLEAN_ELECTION:
+        return True
+    value = topic_configs.get(UNCLEAN_CONFIG, broker_configs.get(UNCLEAN_CONFIG))
     if value is None:
         return default
     return value.strip().lower() == "true"

@@ -34,7 +34,7 @@ from ..metadata.records import (
     RemoveTopicRecord,
     TopicRecord,
 )
-from . import leadership
+from . import elections, leadership
 from .messages import AdminRequest, AdminResponse
 
 PRODUCER_ID_BLOCK = 1000
@@ -322,32 +322,13 @@ class RecordWriter(abc.ABC):
         new_isr: Sequence[int],
         now_ms: int,
     ) -> None:
-        """Accept an ISR change from the partition's current leader at the current partition epoch.
-
-        Kafka's AlterPartition checks: the leader and its epoch are current
-        (FENCED_LEADER_EPOCH), the partition epoch matches (INVALID_UPDATE_VERSION),
-        every ISR member is a replica (INVALID_REQUEST) and the leader stays in it.
-        """
+        """Accept an ISR change from the partition's current leader at the current partition epoch
+        (the checks of :func:`.elections.accepted_isr`)."""
         topic = self.image.topic_by_id(topic_id)
         if topic is None or partition not in topic.partitions:
             raise KafkaError(ErrorCode.unknown_topic_or_partition, "no such partition")
         info = topic.partitions[partition]
-        if leader_id != info.leader or leader_epoch != info.leader_epoch:
-            raise KafkaError(
-                ErrorCode.fenced_leader_epoch,
-                f"leader {leader_id} epoch {leader_epoch} is not the current {info.leader}/"
-                f"{info.leader_epoch}",
-            )
-        if partition_epoch != info.partition_epoch:
-            raise KafkaError(
-                ErrorCode.invalid_update_version,
-                f"partition epoch {partition_epoch} is not the current {info.partition_epoch}",
-            )
-        isr = tuple(sorted(set(new_isr)))
-        if leader_id not in isr or any(r not in info.replicas for r in isr):
-            raise KafkaError(
-                ErrorCode.invalid_request, f"ISR {list(isr)} must hold the leader and only replicas"
-            )
+        isr = elections.accepted_isr(info, leader_id, leader_epoch, partition_epoch, new_isr)
         self.commit([PartitionChangeRecord(topic_id=topic_id, partition=partition, isr=isr)], now_ms)
         if info.reassigning:  # an added replica may have completed the reassignment (KIP-455)
             self.commit(leadership.reassignment_progress(self.image, self.live_brokers()), now_ms)

@@ -29,8 +29,9 @@ from dataclasses import dataclass
 from ..engine.network import LinkFaults
 from ..engine.simulation import Simulation
 from .invariants import (
-    CommittedBatchesAgree,
+    ReplicaClaims,
     check_converged,
+    committed_batches,
     live_brokers,
     partition_leader,
     replicas_agree,
@@ -155,9 +156,12 @@ def run_broker_schedule(
     actions: int = 12,
     action_interval_ms: int = 1_500,
     trace: bool = False,
+    scanning: bool = False,
 ) -> tuple[BrokerCluster, BrokerScheduleResult]:
     """Run one random schedule and judge it; raises :class:`ScheduleFailure` or an
-    :class:`~..engine.simulation.InvariantViolation`, each naming the seed."""
+    :class:`~..engine.simulation.InvariantViolation`, each naming the seed. With ``scanning``,
+    every partition claim the property model checks runs after every event too, the producer's
+    acknowledgements judged as they come (slower: they rescan whole logs)."""
     rng = random.Random(f"broker-schedule/{seed}")
     cluster = build_broker_simulation(
         seed,
@@ -165,9 +169,13 @@ def run_broker_schedule(
         faults=LinkFaults(min_delay_ms=1, max_delay_ms=5),
         request_timeout_ms=REQUEST_TIMEOUT_MS,
         trace=trace,
+        scanning_claims=scanning,
     )
     sim = cluster.sim
     report = ProducerReport()
+    for invariant in sim.invariants:
+        if isinstance(invariant, ReplicaClaims):
+            invariant.watch(TOPIC, report.acked)
     _producer(sim, tuple(sorted(cluster.disks)), partitions, report)
     if not sim.run_until_true(lambda: len(report.acked) >= 10, 30_000, EVENT_BUDGET):
         raise ScheduleFailure(
@@ -245,7 +253,7 @@ def _settle(
         raise ScheduleFailure(f"seed {seed}: after every broker restarted, with no write: {hidden[:5]}")
     if not sim.run_until_true(converged, timeout_ms, EVENT_BUDGET):
         raise ScheduleFailure(f"seed {seed}: the replicas did not converge again after the restart")
-    committed = next(i for i in sim.invariants if isinstance(i, CommittedBatchesAgree))
+    committed = committed_batches(sim)
     problems = check_converged(sim, TOPIC, partitions, report.acked, committed)
     if problems:
         raise ScheduleFailure(f"seed {seed}: " + "; ".join(problems[:20]))

@@ -236,12 +236,14 @@ def build_broker_simulation(
     request_timeout_ms: int = DEFAULT_REQUEST_TIMEOUT_MS,
     trace: bool = True,
     check_invariants: bool = True,
+    scanning_claims: bool = False,
     start_ms: int = 1_700_000_000_000,
 ) -> BrokerCluster:
     """Brokers 1..``brokers``, the first ``voters`` (default up to 3) also quorum voters.
 
     Virtual time starts at a plausible wall-clock instant, since record timestamps and
-    time-based retention compare against it.
+    time-based retention compare against it. ``scanning_claims`` adds the partition claims that
+    rescan whole logs after every event (:func:`.invariants.replica_claims`).
     """
     count = min(brokers, 3) if voters is None else voters
     voter_ids = tuple(range(1, count + 1))
@@ -251,7 +253,7 @@ def build_broker_simulation(
     sim.describe = describe_segment
     sim.retransmission = TcpRetransmission()
     if check_invariants:
-        sim.invariants.extend(broker_invariants())
+        sim.invariants.extend(broker_invariants(scanning=scanning_claims))
     extra = tuple(configs)
 
     def build(node_id: int, rng: random.Random, now_ms: int) -> BrokerSimNode:

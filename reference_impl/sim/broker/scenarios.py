@@ -22,8 +22,8 @@ from typing import Any
 
 from ..engine.simulation import Simulation
 from .invariants import (
-    CommittedBatchesAgree,
     check_converged,
+    committed_batches,
     live_brokers,
     partition_leader,
     partition_states,
@@ -134,7 +134,7 @@ def _finish(
     producer = sim.node(producer_id)
     _wait(sim, "the producer's last batch", lambda: producer.idle and producer.done, 60_000)
     _wait(sim, "every replica to agree", lambda: replicas_agree(sim, TOPIC, 0), 60_000)
-    committed = next(i for i in sim.invariants if isinstance(i, CommittedBatchesAgree))
+    committed = committed_batches(sim)
     problems = check_converged(sim, TOPIC, 1, report.acked, committed)
     if report.fatal:
         problems += [f"producer: {f}" for f in report.fatal]

@@ -191,3 +191,20 @@ def test_stale_fetches_are_fenced() -> None:
         assert exc.code is ErrorCode.fenced_leader_epoch
     else:
         raise AssertionError("a stale epoch was served")
+
+
+def test_a_replica_takes_the_role_the_controller_decided_once_per_decision() -> None:
+    """``take_role`` is how a broker (its replica manager, from the metadata image) and the property
+    model apply the controller's decision: a new epoch changes the role, the same decision again
+    changes nothing (a leader keeps its follower tracking)."""
+    p = replica(1)
+    assert p.take_role(2, 1, 1, (1, 2, 3), (1, 2, 3), 0)
+    assert (p.is_leader, p.leader_id, p.leader_epoch) == (False, 2, 1)
+    assert not p.take_role(2, 1, 1, (1, 2, 3), (1, 2, 3), 0)
+    assert p.take_role(1, 2, 2, (1, 2, 3), (1, 2, 3), 0)
+    tracker = p.tracker
+    assert p.is_leader and tracker is not None
+    assert not p.take_role(1, 2, 2, (1, 2, 3), (1, 2, 3), 5)
+    assert p.tracker is tracker
+    assert p.take_role(1, 2, 3, (1, 2, 3), (1, 2), 5)  # an ISR change: same epoch, new partition epoch
+    assert p.isr == (1, 2) and p.tracker is tracker
