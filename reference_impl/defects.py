@@ -49,6 +49,8 @@ write (item 9)."""
 FETCH_PLACEHOLDER_ORDER = "fetch-placeholder-order"
 """A Fetch answer's file regions are looked up in request order, so interleaved topics drop the
 connection (item 10)."""
+ALLOW_BEATS_DENY = "allow-beats-deny"
+"""The authorizer lets a matching ALLOW ACL win over a matching DENY ACL (issue 18)."""
 
 ALL = (
     UNBOUNDED_DECODE,
@@ -61,6 +63,7 @@ ALL = (
     QUORUM_ON_CLIENT_LISTENER,
     LATE_HIGH_WATERMARK,
     FETCH_PLACEHOLDER_ORDER,
+    ALLOW_BEATS_DENY,
 )
 
 _enabled: frozenset[str] = frozenset()

@@ -82,6 +82,7 @@ from .replica_manager import ReplicaManager
 from .replication.fetcher import ReplicaFetcher
 from .request_context import RequestContext
 from .security import Authenticator
+from .security.acls import authorizer_from_config
 from .txn.coordinator import TransactionCoordinator
 
 log = logging.getLogger("reference_impl.broker")
@@ -90,8 +91,9 @@ PRODUCE_KEY = 0
 PIPELINED_PRODUCES = 32
 """Produce requests of one connection that may wait for their replicas at once (see
 ``Broker._may_process``); more stay unread, as the connection's other requests do."""
-ADMIN_WRITES = frozenset({19, 20, 33, 37, 44})
-"""CreateTopics, DeleteTopics, AlterConfigs, CreatePartitions, IncrementalAlterConfigs: in a cluster
+ADMIN_WRITES = frozenset({19, 20, 30, 31, 33, 37, 44})
+"""CreateTopics, DeleteTopics, CreateAcls, DeleteAcls, AlterConfigs, CreatePartitions,
+IncrementalAlterConfigs: in a cluster
 their answer waits until the active controller's records are committed."""
 HW_CHECKPOINT_INTERVAL_MS = 5_000
 
@@ -173,6 +175,8 @@ class Broker:
         """This node's advertised address per listener (the shell sets it): a client is told the address
         of the listener it came in on, as Kafka's ``MetadataCache.getAliveBrokerNodes(listenerName)``."""
         self.authenticator = Authenticator(config.static, config.get_int("sasl.server.max.receive.size"))
+        self.authorizer = authorizer_from_config(config.static)
+        """``StandardAuthorizer`` when ``authorizer.class.name`` names it (issue 18); None: no ACLs."""
         self._outbox: list[Effect] = []
         self._maintenance_interval_ms = min(
             config.get_int("log.retention.check.interval.ms"),
@@ -403,7 +407,15 @@ class Broker:
                 f"(first bytes: {frame[:64].hex()})",
             )
             return
-        ctx = RequestContext(self, conn.connection_id, header, conn.client_host, now_ms, conn.listener)
+        ctx = RequestContext(
+            self,
+            conn.connection_id,
+            header,
+            conn.client_host,
+            now_ms,
+            conn.listener,
+            self.authenticator.principal(conn.connection_id),
+        )
         conn.outstanding.append(ctx)
         mark = self.quorum.write_mark() if self.quorum is not None and api_key in ADMIN_WRITES else None
         try:

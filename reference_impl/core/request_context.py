@@ -39,6 +39,8 @@ class RequestContext:
     received_ms: int
     listener: str = "PLAINTEXT"
     """The listener the request came in on (see :meth:`Broker.serves`)."""
+    principal: str = "User:ANONYMOUS"
+    """Who sent it (``KafkaPrincipal``): the SASL user, the TLS client's mapped name, or ANONYMOUS."""
     answered: bool = False
     response: tuple[bytes | FileRegion, ...] | None = None
     """The encoded response, held until every earlier request of the connection has its own sent."""

@@ -27,13 +27,16 @@ from ..configs.resolution import validate_topic_configs
 from ..metadata.image import BROKER_RESOURCE, TOPIC_RESOURCE, MetadataImage
 from ..metadata.records import (
     METADATA_TOPIC,
+    AccessControlEntryRecord,
     ConfigRecord,
     MetadataRecord,
     PartitionChangeRecord,
     PartitionRecord,
+    RemoveAccessControlEntryRecord,
     RemoveTopicRecord,
     TopicRecord,
 )
+from ..security.acls import MAX_ACLS, Acl, AclFilter
 from . import elections, leadership
 from .messages import AdminRequest, AdminResponse
 
@@ -376,3 +379,59 @@ class RecordWriter(abc.ABC):
             ],
             now_ms,
         )
+
+    # -- ACLs (issue 18) -----------------------------------------------------------------------
+
+    def create_acls(self, acls: Sequence[Acl], now_ms: int) -> list[KafkaError | None]:
+        """Kafka's ``AclControlManager.createAcls``: each ACL checked (INVALID_REQUEST), an identical
+        one already held is a success that writes nothing; the rest committed together."""
+        results: list[KafkaError | None] = []
+        records: list[MetadataRecord] = []
+        pending: set[Acl] = set()
+        for acl in acls:
+            problem = acl.problem()
+            if problem is None and len(self.image.acls) + len(pending) >= MAX_ACLS:
+                problem = f"the reference broker holds at most {MAX_ACLS} ACLs"
+            if problem is not None:
+                results.append(KafkaError(ErrorCode.invalid_request, problem))
+                continue
+            results.append(None)
+            if acl in pending or self.image.acls.find(acl) is not None:
+                continue
+            pending.add(acl)
+            records.append(
+                AccessControlEntryRecord(
+                    id=uuid.UUID(int=self.rng.getrandbits(128), version=4),
+                    resource_type=int(acl.resource_type),
+                    resource_name=acl.resource_name,
+                    pattern_type=int(acl.pattern_type),
+                    principal=acl.principal,
+                    host=acl.host,
+                    operation=int(acl.operation),
+                    permission_type=int(acl.permission),
+                )
+            )
+        self.commit(records, now_ms)
+        return results
+
+    def delete_acls(self, filters: Sequence[AclFilter], now_ms: int) -> list[KafkaError | list[Acl]]:
+        """Kafka's ``AclControlManager.deleteAcls``: per filter, INVALID_REQUEST or the ACLs it
+        matched (each removed once, whichever filters match it)."""
+        results: list[KafkaError | list[Acl]] = []
+        records: list[MetadataRecord] = []
+        removed: set[uuid.UUID] = set()
+        for flt in filters:
+            problem = flt.problem()
+            if problem is not None:
+                results.append(KafkaError(ErrorCode.invalid_request, problem))
+                continue
+            matched = []
+            for acl_id, acl in self.image.acls:
+                if flt.matches(acl):
+                    matched.append(acl)
+                    if acl_id not in removed:
+                        removed.add(acl_id)
+                        records.append(RemoveAccessControlEntryRecord(id=acl_id))
+            results.append(matched)
+        self.commit(records, now_ms)
+        return results

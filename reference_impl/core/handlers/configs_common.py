@@ -9,11 +9,30 @@ from reference_impl.protocol.errors import ErrorCode, KafkaError
 from ..configs.model import ConfigError
 from ..configs.tables import BROKER_CONFIGS, TOPIC_CONFIGS
 from ..metadata.image import BROKER_RESOURCE, TOPIC_RESOURCE
+from .access import CLUSTER, TOPIC, Op, allowed
 
 if TYPE_CHECKING:
+    from ..request_context import RequestContext
     from .host import HandlerHost
 
 BROKER_LOGGER_RESOURCE = 8
+
+
+def check_access(
+    broker: HandlerHost, ctx: RequestContext, resource_type: int, resource_name: str, op: Op
+) -> None:
+    """Kafka's ``ConfigHelper``/``ConfigAdminManager`` authorization (issue 18), before anything
+    else: ``op`` (DESCRIBE_CONFIGS or ALTER_CONFIGS) on the topic (TOPIC_AUTHORIZATION_FAILED) or
+    on the cluster for a broker or broker-logger resource (CLUSTER_AUTHORIZATION_FAILED)."""
+    if resource_type == TOPIC_RESOURCE:
+        if not allowed(broker, ctx, op, TOPIC, resource_name):
+            raise KafkaError(
+                ErrorCode.topic_authorization_failed, f"Topic {resource_name} authorization failed."
+            )
+    elif resource_type in (BROKER_RESOURCE, BROKER_LOGGER_RESOURCE) and not allowed(
+        broker, ctx, op, CLUSTER, "kafka-cluster"
+    ):
+        raise KafkaError(ErrorCode.cluster_authorization_failed, "Cluster authorization failed.")
 
 
 def check_resource(broker: HandlerHost, resource_type: int, resource_name: str) -> None:

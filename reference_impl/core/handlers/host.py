@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from ..partition import Partition
     from ..ports import LogStore
     from ..purgatory import Purgatory
+    from ..security.acls import Authorizer
     from ..txn.coordinator import TransactionCoordinator
 
 
@@ -51,6 +52,10 @@ class HandlerHost(ReplicaHost, PeerMessenger, Protocol):
 
     @property
     def group_coordinator(self) -> GroupCoordinator: ...
+
+    @property
+    def authorizer(self) -> Authorizer | None:
+        """``StandardAuthorizer`` over the image's ACLs; None when ``authorizer.class.name`` is unset."""
 
     @property
     def txn_coordinator(self) -> TransactionCoordinator: ...

@@ -7,7 +7,9 @@ RECORD_LIST_TOO_LARGE, INVALID_TIMESTAMP, the failing records named in
 ``record_errors`` (KIP-467); UNKNOWN_TOPIC_OR_PARTITION for a
 missing topic (v13: UNKNOWN_TOPIC_ID for a missing topic id);
 INVALID_TOPIC_EXCEPTION for an internal topic (only its coordinator writes it);
-NOT_LEADER_OR_FOLLOWER; NOT_ENOUGH_REPLICAS when acks=-1 and the ISR is
+NOT_LEADER_OR_FOLLOWER; with an authorizer (issue 18) TRANSACTIONAL_ID_AUTHORIZATION_FAILED on every
+partition without WRITE on the transactional id, TOPIC_AUTHORIZATION_FAILED without WRITE on the
+topic; NOT_ENOUGH_REPLICAS when acks=-1 and the ISR is
 smaller than ``min.insync.replicas``; INVALID_REQUIRED_ACKS for other acks.
 ``log_append_time`` is the broker's time for LogAppendTime topics, else -1.
 Version notes: v5+ log_start_offset; v8+ record_errors and error_message;
@@ -30,6 +32,7 @@ from ..internal_topics import refuses_client_writes
 from ..partition import Partition
 from ..purgatory import DelayedOperation
 from ..validation import RejectedRecords
+from .access import TOPIC, TXN, Op, allowed
 from .registry import Deferred, NoResponse, Reply, Respond, handles
 
 if TYPE_CHECKING:
@@ -65,6 +68,8 @@ def handle_produce(broker: HandlerHost, ctx: RequestContext, request: Any) -> Re
     now = ctx.received_ms
     topics = []
     waiting: list[tuple[dict[str, Any], Partition, int]] = []
+    transactional_id = get(request, "transactional_id")
+    txn_denied = transactional_id is not None and not allowed(broker, ctx, Op.WRITE, TXN, transactional_id)
     for topic_data in request.topic_data:
         name = get(topic_data, "name")
         topic_id = get(topic_data, "topic_id")
@@ -75,6 +80,7 @@ def handle_produce(broker: HandlerHost, ctx: RequestContext, request: Any) -> Re
             if found is None:  # a known id with a partition it lacks is UNKNOWN_TOPIC_OR_PARTITION
                 missing = ErrorCode.unknown_topic_id
         partitions = []
+        write_denied = name is not None and not allowed(broker, ctx, Op.WRITE, TOPIC, name)
         for pdata in topic_data.partition_data:
             entry: dict[str, Any] = {
                 "index": pdata.index,
@@ -85,7 +91,11 @@ def handle_produce(broker: HandlerHost, ctx: RequestContext, request: Any) -> Re
                 "error_message": None,
             }
             part = broker.partition(name, pdata.index) if name is not None else None
-            if acks not in (0, 1, -1):
+            if txn_denied:  # Kafka answers the whole request so (KafkaApis.handleProduceRequest)
+                entry["error_code"] = ErrorCode.transactional_id_authorization_failed
+            elif write_denied:
+                entry["error_code"] = ErrorCode.topic_authorization_failed
+            elif acks not in (0, 1, -1):
                 entry["error_code"] = ErrorCode.invalid_required_acks
             elif part is None:
                 entry["error_code"] = missing

@@ -14,7 +14,8 @@ when larger (KIP-74). Incremental fetch sessions (KIP-227, v7+) are in
 :mod:`..fetch_sessions`. On a controller listener the only partition is ``__cluster_metadata``-0,
 fetched by quorum replicas (anything else is INVALID_REQUEST, as ``KafkaRaftClient`` answers); on
 a broker listener the metadata log is no topic (UNKNOWN_TOPIC_ID / UNKNOWN_TOPIC_OR_PARTITION).
-Errors per partition: UNKNOWN_TOPIC_OR_PARTITION (v13+ UNKNOWN_TOPIC_ID),
+Errors per partition: TOPIC_AUTHORIZATION_FAILED with an authorizer (a consumer without READ on the
+topic, a follower without CLUSTER_ACTION), UNKNOWN_TOPIC_OR_PARTITION (v13+ UNKNOWN_TOPIC_ID),
 NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH (v9+,
 KIP-320), OFFSET_OUT_OF_RANGE; on errors the offsets are -1.
 Version notes: v9+ current_leader_epoch; v11+ rack_id (no follower reads:
@@ -35,6 +36,7 @@ from reference_impl.protocol.errors import ErrorCode, KafkaError
 from ..fetch_sessions import FetchPlan, PartitionKey, SessionPartition
 from ..metadata.records import METADATA_TOPIC, METADATA_TOPIC_ID
 from ..purgatory import DelayedOperation
+from .access import TOPIC, Op, allowed, cluster_allowed, unchecked
 from .registry import Deferred, Reply, Respond, Splices, handles
 
 if TYPE_CHECKING:
@@ -66,6 +68,8 @@ class FetchRequestState:
         self.min_bytes = min_bytes
         self.max_bytes = max_bytes
         self.isolation = isolation
+        self.denied: frozenset[str] = frozenset()
+        """Topics the principal may not read (answered TOPIC_AUTHORIZATION_FAILED)."""
 
     @property
     def from_follower(self) -> bool:
@@ -179,13 +183,26 @@ def handle_fetch(broker: HandlerHost, ctx: RequestContext, request: Any) -> Repl
     state = FetchRequestState(
         ctx, plan, unknown_ids, replica_id, int(request.min_bytes), max_bytes, isolation
     )
+    state.denied = _denied_topics(broker, ctx, {name for name, _ in plan.partitions}, replica_id)
     max_wait = millis(request.max_wait)
     if max_wait <= 0 or request.min_bytes <= 0 or unknown_ids:
         body, splices = answer(broker, state, ctx.received_ms)
         return Respond(body, splices)
-    if state.from_follower:
+    if state.from_follower and not state.denied:
         _note_follower_positions(broker, state, ctx.received_ms)
     return Deferred(DelayedFetch(broker, state, ctx.received_ms + max_wait), tuple(plan.partitions))
+
+
+def _denied_topics(
+    broker: HandlerHost, ctx: RequestContext, names: set[str], replica_id: int
+) -> frozenset[str]:
+    """Kafka's ``handleFetchRequest``: a follower needs CLUSTER_ACTION on the cluster (else every
+    partition is refused), a consumer READ on each topic."""
+    if unchecked(broker, ctx):
+        return frozenset()
+    if replica_id >= 0:
+        return frozenset() if cluster_allowed(broker, ctx, Op.CLUSTER_ACTION) else frozenset(names)
+    return frozenset(n for n in names if not allowed(broker, ctx, Op.READ, TOPIC, n))
 
 
 def _note_follower_positions(broker: HandlerHost, state: FetchRequestState, now_ms: int) -> None:
@@ -276,6 +293,8 @@ def _read_partition(
     now_ms: int,
     splices: Splices,
 ) -> tuple[dict[str, Any], int]:
+    if key[0] in state.denied:
+        return _error_entry(key[1], ErrorCode.topic_authorization_failed, state.isolation), 0
     part = broker.partition(*key)
     if part is None:
         return _error_entry(key[1], ErrorCode.unknown_topic_or_partition, state.isolation), 0

@@ -23,6 +23,7 @@ from reference_impl.protocol.build import build, get
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
 from ..partition import Partition
+from .access import TOPIC, Op, allowed
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
@@ -40,6 +41,7 @@ def handle_list_offsets(broker: HandlerHost, ctx: RequestContext, request: Any) 
     seen = Counter((t.name, p.partition_index) for t in request.topics for p in t.partitions)
     topics = []
     for t in request.topics:
+        described = allowed(broker, ctx, Op.DESCRIBE, TOPIC, t.name)
         partitions = []
         for p in t.partitions:
             entry: dict[str, Any] = {
@@ -50,6 +52,8 @@ def handle_list_offsets(broker: HandlerHost, ctx: RequestContext, request: Any) 
             }
             part = broker.partition(t.name, p.partition_index)
             try:
+                if not described:  # Kafka: DESCRIBE on the topic (TOPIC_AUTHORIZATION_FAILED)
+                    raise KafkaError(ErrorCode.topic_authorization_failed)
                 if seen[(t.name, p.partition_index)] > 1:
                     raise KafkaError(ErrorCode.invalid_request, "partition listed twice")
                 if part is None:

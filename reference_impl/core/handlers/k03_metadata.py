@@ -9,7 +9,11 @@ otherwise UNKNOWN_TOPIC_OR_PARTITION. An illegal name gets
 INVALID_TOPIC_EXCEPTION. Topics asked for by id (v12+, name null) that do
 not exist get UNKNOWN_TOPIC_ID; v10-11 carry the id and the nullable name but
 may not use them, and such a request is answered INVALID_REQUEST for every topic.
-Not implemented: authorized operations (no ACLs: reported as not requested).
+With an authorizer (issue 18, Kafka's ``KafkaApis.handleTopicMetadataRequest``): the full list
+holds only the topics the principal may DESCRIBE; a topic asked for without DESCRIBE is
+TOPIC_AUTHORIZATION_FAILED whether it exists or not; auto-creation needs CREATE on the cluster or
+on the topic (else TOPIC_AUTHORIZATION_FAILED); ``include_topic_authorized_operations`` (v8+) and
+``include_cluster_authorized_operations`` (v8-10) fill the bitfields (else ``Integer.MIN_VALUE``).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from reference_impl.protocol.errors import ErrorCode, KafkaError
 
 from ..controller.writer import NewTopic, validate_topic_name
 from ..metadata.image import TopicInfo
+from .access import CLUSTER, TOPIC, Op, allowed, bitfield, cluster_allowed
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
@@ -65,12 +70,22 @@ def _error_entry(name: str | None, code: ErrorCode, topic_id: uuid.UUID = ZERO_U
 def handle_metadata(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
     version = ctx.api_version
     requested = request.topics
-    if requested is not None and version < 12 and any(
-        t.name is None or get(t, "topic_id", None) not in (None, ZERO_UUID) for t in requested
+    if (
+        requested is not None
+        and version < 12
+        and any(t.name is None or get(t, "topic_id", None) not in (None, ZERO_UUID) for t in requested)
     ):
         return Respond(_invalid_request_answer(version, requested))
+
+    def described(name: str) -> bool:
+        return allowed(broker, ctx, Op.DESCRIBE, TOPIC, name)
+
     if requested is None or (version == 0 and not requested):
-        topics = [topic_entry(broker, t) for t in sorted(broker.image.topics.values(), key=lambda t: t.name)]
+        topics = [
+            topic_entry(broker, t)
+            for t in sorted(broker.image.topics.values(), key=lambda t: t.name)
+            if described(t.name)
+        ]
     else:
         allow_auto = bool(get(request, "allow_auto_topic_creation", True)) and broker.config.get_bool(
             "auto.create.topics.enable"
@@ -81,17 +96,35 @@ def handle_metadata(broker: HandlerHost, ctx: RequestContext, request: Any) -> R
             if name is None:
                 topic_id = get(wanted, "topic_id", None)
                 found = broker.image.topic_by_id(topic_id) if topic_id else None
+                if found is not None and not described(found.name):
+                    topics.append(_error_entry(None, ErrorCode.topic_authorization_failed, found.topic_id))
+                    continue
                 topics.append(
                     topic_entry(broker, found)
                     if found
                     else _error_entry(None, ErrorCode.unknown_topic_id, topic_id or ZERO_UUID)
                 )
                 continue
+            if not described(name):
+                topics.append(_error_entry(name, ErrorCode.topic_authorization_failed))
+                continue
             topic = broker.image.topics.get(name)
             if topic is not None:
                 topics.append(topic_entry(broker, topic))
                 continue
+            if allow_auto and not (
+                cluster_allowed(broker, ctx, Op.CREATE) or allowed(broker, ctx, Op.CREATE, TOPIC, name)
+            ):
+                topics.append(_error_entry(name, ErrorCode.topic_authorization_failed))
+                continue
             topics.append(_error_entry(name, _auto_create(broker, name, allow_auto, ctx.received_ms)))
+    wants_topic_ops = get(request, "include_topic_authorized_operations", False)
+    for entry in topics:
+        entry["topic_authorized_operations"] = (
+            bitfield(broker, ctx, wants_topic_ops, TOPIC, entry["name"])
+            if entry["error_code"] in (ErrorCode.none, 0) and entry["name"]
+            else bitfield(broker, ctx, False, TOPIC, "")
+        )
     brokers = [
         {"node_id": b.node_id, "host": h, "port": p, "rack": b.rack}
         for b in sorted(broker.image.brokers.values(), key=lambda b: b.node_id)
@@ -108,6 +141,13 @@ def handle_metadata(broker: HandlerHost, ctx: RequestContext, request: Any) -> R
                 "controller_id": broker.controller_for_clients(),
                 "topics": topics,
                 "error_code": 0,
+                "cluster_authorized_operations": bitfield(
+                    broker,
+                    ctx,
+                    get(request, "include_cluster_authorized_operations", False),
+                    CLUSTER,
+                    "kafka-cluster",
+                ),
             },
         )
     )

@@ -32,7 +32,8 @@ from reference_impl.protocol.errors import ErrorCode
 from ..group.coordinator import OffsetCommitItem
 from ..group.offsets import TopicPartition
 from ..group.reply import PendingReply
-from .registry import Reply, handles
+from .access import GROUP, TOPIC, Op, allowed
+from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
     from ..request_context import RequestContext
@@ -46,11 +47,19 @@ def handle_offset_commit(broker: HandlerHost, ctx: RequestContext, request: Any)
     by_id = {t.topic_id: t.name for t in broker.image.topics.values()} if version >= 10 else {}
     topics: list[tuple[Any, str | None, list[int]]] = []
     items: list[OffsetCommitItem] = []
+    refused: dict[TopicPartition, ErrorCode] = {}
+    group_denied = not allowed(broker, ctx, Op.READ, GROUP, request.group_id)  # Kafka: READ on the group
     for t in request.topics:
         ident = t.topic_id if version >= 10 else t.name
         name = by_id.get(t.topic_id) if version >= 10 else t.name
         topics.append((ident, name, [int(p.partition_index) for p in t.partitions]))
         if name is None:
+            continue
+        if group_denied or not allowed(broker, ctx, Op.READ, TOPIC, name):  # and READ on each topic
+            code = (
+                ErrorCode.group_authorization_failed if group_denied else ErrorCode.topic_authorization_failed
+            )
+            refused.update(((name, int(p.partition_index)), code) for p in t.partitions)
             continue
         for p in t.partitions:
             items.append(
@@ -64,6 +73,7 @@ def handle_offset_commit(broker: HandlerHost, ctx: RequestContext, request: Any)
             )
 
     def render(codes: dict[TopicPartition, ErrorCode]) -> ResponsePayload:
+        codes = {**codes, **refused}
         body_topics = []
         for ident, name, partitions in topics:
             missing = ErrorCode.unknown_topic_id if name is None else ErrorCode.none
@@ -77,6 +87,8 @@ def handle_offset_commit(broker: HandlerHost, ctx: RequestContext, request: Any)
             body_topics.append(entry)
         return build(cls, {"throttle_time": 0, "topics": body_topics})
 
+    if group_denied:
+        return Respond(render({}))
     coordinator = broker.group_coordinator
     timeout = {(i.topic, i.partition): ErrorCode.coordinator_not_available for i in items}
     pending = PendingReply(

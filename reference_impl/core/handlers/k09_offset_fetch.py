@@ -20,6 +20,7 @@ from reference_impl.protocol.apis import response_class
 from reference_impl.protocol.build import build, get
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
+from .access import GROUP, TOPIC, Op, allowed, unchecked
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
@@ -38,10 +39,36 @@ def _partition(index: int, offset: Any, code: ErrorCode) -> dict[str, Any]:
 
 
 def fetch_group(
-    broker: HandlerHost, group_id: str, wanted: list[tuple[str, list[int]]] | None, stable: bool, now_ms: int
+    broker: HandlerHost,
+    ctx: RequestContext,
+    group_id: str,
+    wanted: list[tuple[str, list[int]]] | None,
+    stable: bool,
+    now_ms: int,
 ) -> tuple[ErrorCode, dict[str, list[dict[str, Any]]]]:
-    """The group's error and its partitions by topic, in request order."""
+    """The group's error and its partitions by topic, in request order. With an authorizer (Kafka's
+    ``handleOffsetFetchRequest``): GROUP_AUTHORIZATION_FAILED without DESCRIBE on the group; topics
+    without DESCRIBE are TOPIC_AUTHORIZATION_FAILED when named, left out when all are asked for."""
     by_topic: dict[str, list[dict[str, Any]]] = {}
+    if not allowed(broker, ctx, Op.DESCRIBE, GROUP, group_id):
+        code = ErrorCode.group_authorization_failed
+        for topic, partitions in wanted or []:
+            by_topic[topic] = [_partition(p, None, code) for p in partitions]
+        return code, by_topic
+    if not unchecked(broker, ctx):
+        denied = {t for t, _ in wanted or [] if not allowed(broker, ctx, Op.DESCRIBE, TOPIC, t)}
+        if denied and wanted is not None:
+            error, found = fetch_group(
+                broker, ctx, group_id, [w for w in wanted if w[0] not in denied], stable, now_ms
+            )
+            code = ErrorCode.topic_authorization_failed
+            for topic, partitions in wanted:
+                by_topic[topic] = (
+                    [_partition(p, None, code) for p in partitions]
+                    if topic in denied
+                    else found.get(topic, [])
+                )
+            return error, by_topic
     try:
         rows = broker.group_coordinator.fetch_offsets(group_id, wanted, stable, now_ms)
     except KafkaError as exc:
@@ -51,6 +78,8 @@ def fetch_group(
     for topic, _parts in wanted or []:
         by_topic.setdefault(topic, [])
     for topic, partition, offset, code in rows:
+        if wanted is None and not allowed(broker, ctx, Op.DESCRIBE, TOPIC, topic):
+            continue
         by_topic.setdefault(topic, []).append(_partition(partition, offset, code))
     return ErrorCode.none, by_topic
 
@@ -65,7 +94,7 @@ def handle_offset_fetch(broker: HandlerHost, ctx: RequestContext, request: Any) 
         wanted = (
             None if request.topics is None else [(t.name, list(t.partition_indexes)) for t in request.topics]
         )
-        error, by_topic = fetch_group(broker, request.group_id, wanted, stable, now)
+        error, by_topic = fetch_group(broker, ctx, request.group_id, wanted, stable, now)
         topics = [{"name": name, "partitions": parts} for name, parts in by_topic.items()]
         return Respond(build(cls, {"throttle_time": 0, "topics": topics, "error_code": error}))
     names = {t.topic_id: t.name for t in broker.image.topics.values()}
@@ -78,7 +107,7 @@ def handle_offset_fetch(broker: HandlerHost, ctx: RequestContext, request: Any) 
             wanted = [(names.get(t.topic_id, ""), list(t.partition_indexes)) for t in g.topics]
         else:
             wanted = [(t.name, list(t.partition_indexes)) for t in g.topics]
-        error, by_topic = fetch_group(broker, g.group_id, wanted, stable, now)
+        error, by_topic = fetch_group(broker, ctx, g.group_id, wanted, stable, now)
         if error is not ErrorCode.none:
             by_topic = {}
         group_topics: list[dict[str, Any]] = [

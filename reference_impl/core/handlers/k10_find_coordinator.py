@@ -24,6 +24,7 @@ from reference_impl.protocol.build import build, get
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
 from ..internal_topics import CONSUMER_OFFSETS, TRANSACTION_STATE, InternalTopic, partition_for
+from .access import GROUP, TXN, Op, allowed
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
@@ -56,13 +57,25 @@ def find_coordinator(
     return ErrorCode.none, node.node_id, node.host, node.port
 
 
+def _authorized_find(
+    broker: HandlerHost, ctx: RequestContext, key_type: int, key: str
+) -> tuple[ErrorCode, int, str, int]:
+    """Kafka's ``getCoordinator``: DESCRIBE on the group (GROUP_AUTHORIZATION_FAILED) or on the
+    transactional id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED) first."""
+    if key_type == 0 and not allowed(broker, ctx, Op.DESCRIBE, GROUP, key):
+        return ErrorCode.group_authorization_failed, -1, "", -1
+    if key_type == 1 and not allowed(broker, ctx, Op.DESCRIBE, TXN, key):
+        return ErrorCode.transactional_id_authorization_failed, -1, "", -1
+    return find_coordinator(broker, key_type, key, ctx.received_ms)
+
+
 @handles(10, 0, 6)
 def handle_find_coordinator(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
     version = ctx.api_version
     key_type = int(get(request, "key_type", 0))
     cls = response_class(10, version)
     if version < 4:
-        code, node_id, host, port = find_coordinator(broker, key_type, request.key, ctx.received_ms)
+        code, node_id, host, port = _authorized_find(broker, ctx, key_type, request.key)
         host, port = broker.endpoint_for(node_id, host, port, ctx.listener)
         body: dict[str, Any] = {
             "throttle_time": 0,
@@ -75,7 +88,7 @@ def handle_find_coordinator(broker: HandlerHost, ctx: RequestContext, request: A
         return Respond(build(cls, body))
     coordinators = []
     for key in request.coordinator_keys:
-        code, node_id, host, port = find_coordinator(broker, key_type, key, ctx.received_ms)
+        code, node_id, host, port = _authorized_find(broker, ctx, key_type, key)
         host, port = broker.endpoint_for(node_id, host, port, ctx.listener)
         coordinators.append(
             {

@@ -29,7 +29,8 @@ from reference_impl.protocol.errors import ErrorCode
 from ..group.membership import NEW_MEMBER_JOIN_TIMEOUT_MS, JoinRequest, join_error
 from ..group.reply import PendingReply
 from ..group.state import Protocol
-from .registry import Reply, handles
+from .access import GROUP, Op, allowed
+from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
     from ..request_context import RequestContext
@@ -50,6 +51,8 @@ def handle_join_group(broker: HandlerHost, ctx: RequestContext, request: Any) ->
             fields = {**fields, "protocol_name": ""}
         return build(cls, {"throttle_time": 0, **fields})
 
+    if not allowed(broker, ctx, Op.READ, GROUP, request.group_id):  # Kafka: READ on the group
+        return Respond(render(join_error(ErrorCode.group_authorization_failed, request.member_id)))
     coordinator = broker.group_coordinator
     pending = PendingReply(
         coordinator,

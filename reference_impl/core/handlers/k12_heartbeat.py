@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 from reference_impl.protocol.apis import response_class
 from reference_impl.protocol.build import build, get
+from reference_impl.protocol.errors import ErrorCode
 
+from .access import GROUP, Op, allowed
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
@@ -24,6 +26,9 @@ if TYPE_CHECKING:
 
 @handles(12, 0, 4)
 def handle_heartbeat(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
+    if not allowed(broker, ctx, Op.READ, GROUP, request.group_id):  # Kafka: READ on the group
+        body = {"throttle_time": 0, "error_code": ErrorCode.group_authorization_failed}
+        return Respond(build(response_class(12, ctx.api_version), body))
     code = broker.group_coordinator.heartbeat(
         request.group_id,
         int(request.generation_id),

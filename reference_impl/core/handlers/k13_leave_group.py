@@ -20,6 +20,7 @@ from reference_impl.protocol.apis import response_class
 from reference_impl.protocol.build import build
 from reference_impl.protocol.errors import ErrorCode
 
+from .access import GROUP, Op, allowed
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
@@ -35,6 +36,8 @@ def handle_leave_group(broker: HandlerHost, ctx: RequestContext, request: Any) -
         identities: list[tuple[str, str | None]] = [(request.member_id, None)]
     else:
         identities = [(m.member_id, m.group_instance_id) for m in request.members]
+    if not allowed(broker, ctx, Op.READ, GROUP, request.group_id):  # Kafka: READ on the group
+        return Respond(build(cls, {"throttle_time": 0, "error_code": ErrorCode.group_authorization_failed}))
     error, codes = broker.group_coordinator.leave(request.group_id, identities, ctx.received_ms)
     if version < 3:
         if error is ErrorCode.none and codes:

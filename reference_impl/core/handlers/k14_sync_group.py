@@ -23,7 +23,8 @@ from reference_impl.protocol.errors import ErrorCode
 
 from ..group.membership import NEW_MEMBER_JOIN_TIMEOUT_MS, SyncRequest, sync_answer
 from ..group.reply import PendingReply
-from .registry import Reply, handles
+from .access import GROUP, Op, allowed
+from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
     from ..request_context import RequestContext
@@ -37,6 +38,8 @@ def handle_sync_group(broker: HandlerHost, ctx: RequestContext, request: Any) ->
     def render(fields: dict[str, Any]) -> ResponsePayload:
         return build(cls, {"throttle_time": 0, **fields})
 
+    if not allowed(broker, ctx, Op.READ, GROUP, request.group_id):  # Kafka: READ on the group
+        return Respond(render(sync_answer(ErrorCode.group_authorization_failed)))
     coordinator = broker.group_coordinator
     pending = PendingReply(
         coordinator, ctx, render, NEW_MEMBER_JOIN_TIMEOUT_MS, sync_answer(ErrorCode.rebalance_in_progress)

@@ -19,6 +19,7 @@ from reference_impl.protocol.build import build, get
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
 from ..group.state import GroupState
+from .access import GROUP, Op, allowed, bitfield
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
@@ -30,7 +31,9 @@ GROUP_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8)
 NOT_REQUESTED = -(2**31)
 
 
-def describe_group(broker: HandlerHost, group_id: str, version: int, with_operations: bool) -> dict[str, Any]:
+def describe_group(
+    broker: HandlerHost, ctx: RequestContext, group_id: str, version: int, with_operations: bool
+) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "error_code": ErrorCode.none,
         "error_message": None,
@@ -39,8 +42,11 @@ def describe_group(broker: HandlerHost, group_id: str, version: int, with_operat
         "protocol_type": "",
         "protocol_data": "",
         "members": [],
-        "authorized_operations": GROUP_OPERATIONS if with_operations else NOT_REQUESTED,
+        "authorized_operations": bitfield(broker, ctx, with_operations, GROUP, group_id),
     }
+    if not allowed(broker, ctx, Op.DESCRIBE, GROUP, group_id):  # Kafka: DESCRIBE on the group
+        entry.update(error_code=ErrorCode.group_authorization_failed, authorized_operations=NOT_REQUESTED)
+        return entry
     coordinator = broker.group_coordinator
     try:
         coordinator.check_coordinator(group_id)
@@ -78,5 +84,5 @@ def describe_group(broker: HandlerHost, group_id: str, version: int, with_operat
 @handles(15, 0, 6)
 def handle_describe_groups(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
     asked = bool(get(request, "include_authorized_operations", False))
-    groups = [describe_group(broker, g, ctx.api_version, asked) for g in request.groups]
+    groups = [describe_group(broker, ctx, g, ctx.api_version, asked) for g in request.groups]
     return Respond(build(response_class(15, ctx.api_version), {"throttle_time": 0, "groups": groups}))

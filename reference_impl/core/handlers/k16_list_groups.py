@@ -16,6 +16,7 @@ from reference_impl.protocol.apis import response_class
 from reference_impl.protocol.build import build, get
 from reference_impl.protocol.errors import ErrorCode
 
+from .access import GROUP, Op, allowed, cluster_allowed
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
@@ -30,7 +31,10 @@ def handle_list_groups(broker: HandlerHost, ctx: RequestContext, request: Any) -
     states = {s.strip().lower() for s in get(request, "states_filter", ())}
     types = {t.strip().lower() for t in get(request, "types_filter", ())}
     groups = []
+    every = cluster_allowed(broker, ctx, Op.DESCRIBE)  # Kafka: DESCRIBE on the cluster, else per group
     for group in sorted(broker.group_coordinator.groups.values(), key=lambda g: g.group_id):
+        if not every and not allowed(broker, ctx, Op.DESCRIBE, GROUP, group.group_id):
+            continue
         if states and group.state.value.lower() not in states:
             continue
         if types and GROUP_TYPE not in types:

@@ -24,6 +24,7 @@ from reference_impl.protocol.errors import ErrorCode, KafkaError
 
 from ..configs.resolution import describe_topic_configs
 from ..controller.writer import NewTopic, excessive_partitions, requested_partitions
+from .access import TOPIC, Op, allowed, cluster_allowed
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
@@ -36,10 +37,13 @@ def handle_create_topics(broker: HandlerHost, ctx: RequestContext, request: Any)
     counts = Counter(t.name for t in request.topics)
     default_partitions = broker.config.get_int("num.partitions")
     refused = excessive_partitions(
-        sum(requested_partitions(int(t.num_partitions), len(t.assignments), default_partitions)
-            for t in request.topics)
+        sum(
+            requested_partitions(int(t.num_partitions), len(t.assignments), default_partitions)
+            for t in request.topics
+        )
     )
     results = []
+    may_create_any = cluster_allowed(broker, ctx, Op.CREATE)
     for t in request.topics:
         result: dict[str, Any] = {
             "name": t.name,
@@ -59,6 +63,8 @@ def handle_create_topics(broker: HandlerHost, ctx: RequestContext, request: Any)
                     f"Create topics request from client `{ctx.client_id}` contains multiple "
                     f"entries for the following topics: {t.name}",
                 )
+            if not (may_create_any or allowed(broker, ctx, Op.CREATE, TOPIC, t.name)):
+                raise KafkaError(ErrorCode.topic_authorization_failed, "Authorization failed.")
             assignments = {a.partition_index: list(a.broker_ids) for a in t.assignments}
             topic = NewTopic(
                 t.name,
@@ -85,6 +91,9 @@ def handle_create_topics(broker: HandlerHost, ctx: RequestContext, request: Any)
                 }
                 for e in describe_topic_configs(created.configs, broker.config)
             ]
+            if not allowed(broker, ctx, Op.DESCRIBE_CONFIGS, TOPIC, t.name):  # Kafka hides them (v5+)
+                configs = []
+                result["topic_config_error_code"] = ErrorCode.topic_authorization_failed
             result.update(
                 num_partitions=created.num_partitions,
                 replication_factor=created.replication_factor,

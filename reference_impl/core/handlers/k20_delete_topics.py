@@ -15,6 +15,7 @@ from reference_impl.protocol.apis import response_class
 from reference_impl.protocol.build import build, get
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
+from .access import TOPIC, Op, allowed
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
@@ -49,6 +50,8 @@ def handle_delete_topics(broker: HandlerHost, ctx: RequestContext, request: Any)
                     raise KafkaError(ErrorCode.unknown_topic_id, f"no topic with id {topic_id}")
                 name = entry["name"] = topic.name
             assert name is not None
+            if not allowed(broker, ctx, Op.DELETE, TOPIC, name):  # Kafka: DELETE on the topic
+                raise KafkaError(ErrorCode.topic_authorization_failed, "Authorization failed.")
             entry["topic_id"] = broker.controller.writer().delete_topic(name, ctx.received_ms)
         except KafkaError as exc:
             entry.update(error_code=exc.code, error_message=exc.message)

@@ -25,6 +25,7 @@ from reference_impl.protocol.apis import response_class
 from reference_impl.protocol.build import build, get, millis
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
+from .access import TOPIC, TXN, Op, allowed, any_allowed, cluster_allowed
 from .registry import Reply, Respond, handles
 from .txn_common import TxnReply, fenced_code
 
@@ -49,6 +50,14 @@ def handle_init_producer_id(broker: HandlerHost, ctx: RequestContext, request: A
 
     if request.transactional_id == "" and not defects.enabled(defects.INTERNAL_TOPIC_WRITES):
         return Respond(render((ErrorCode.invalid_request, -1, -1)))
+    if request.transactional_id is not None and not allowed(
+        broker, ctx, Op.WRITE, TXN, request.transactional_id
+    ):  # Kafka's handleInitProducerIdRequest: WRITE on the transactional id
+        return Respond(render((ErrorCode.transactional_id_authorization_failed, -1, -1)))
+    if request.transactional_id is None and not (
+        cluster_allowed(broker, ctx, Op.IDEMPOTENT_WRITE) or any_allowed(broker, ctx, Op.WRITE, TOPIC)
+    ):  # idempotence: IDEMPOTENT_WRITE on the cluster, or WRITE on some topic (KIP-679)
+        return Respond(render((ErrorCode.cluster_authorization_failed, -1, -1)))
     if request.transactional_id is None:
         try:
             pid = broker.controller.allocate_producer_id(ctx.received_ms)

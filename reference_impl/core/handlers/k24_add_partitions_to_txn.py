@@ -16,6 +16,7 @@ from reference_impl.protocol.apis import response_class
 from reference_impl.protocol.build import build
 from reference_impl.protocol.errors import ErrorCode
 
+from .access import TOPIC, TXN, Op, allowed
 from .registry import Reply, Respond, handles
 from .txn_common import TxnReply, fenced_code
 
@@ -43,6 +44,21 @@ def handle_add_partitions_to_txn(broker: HandlerHost, ctx: RequestContext, reque
             },
         )
 
+    txn_id = request.v3_and_below_transactional_id
+    if not allowed(broker, ctx, Op.WRITE, TXN, txn_id):  # Kafka: WRITE on the transactional id
+        return Respond(render(dict.fromkeys(wanted, ErrorCode.transactional_id_authorization_failed)))
+    denied = {key for key in wanted if not allowed(broker, ctx, Op.WRITE, TOPIC, key[0])}
+    if denied:  # Kafka: WRITE on each topic; the others are not attempted
+        return Respond(
+            render(
+                {
+                    key: ErrorCode.topic_authorization_failed
+                    if key in denied
+                    else ErrorCode.operation_not_attempted
+                    for key in wanted
+                }
+            )
+        )
     if missing:
         return Respond(
             render(

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 from reference_impl.protocol.errors import ErrorCode
 
 from ..internal_topics import CONSUMER_OFFSETS, partition_for
-from .registry import Reply, handles
+from .access import GROUP, TXN, Op, allowed
+from .registry import Reply, Respond, handles
 from .txn_common import TxnReply, error_code_only
 
 if TYPE_CHECKING:
@@ -22,6 +23,10 @@ if TYPE_CHECKING:
 
 @handles(25, 0, 4)
 def handle_add_offsets_to_txn(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
+    if not allowed(broker, ctx, Op.WRITE, TXN, request.transactional_id):  # Kafka: WRITE on the id,
+        return Respond(error_code_only(25, ctx)(ErrorCode.transactional_id_authorization_failed))
+    if not allowed(broker, ctx, Op.READ, GROUP, request.group_id):  # then READ on the group
+        return Respond(error_code_only(25, ctx)(ErrorCode.group_authorization_failed))
     CONSUMER_OFFSETS.ensure(broker, ctx.received_ms)
     key = (CONSUMER_OFFSETS.name, partition_for(request.group_id, CONSUMER_OFFSETS.partitions(broker)))
 

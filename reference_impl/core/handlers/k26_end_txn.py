@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from reference_impl.protocol.errors import ErrorCode
 
-from .registry import Reply, handles
+from .access import TXN, Op, allowed
+from .registry import Reply, Respond, handles
 from .txn_common import TxnReply, error_code_only
 
 if TYPE_CHECKING:
@@ -26,6 +27,8 @@ if TYPE_CHECKING:
 @handles(26, 0, 4)
 def handle_end_txn(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
     render = error_code_only(26, ctx)
+    if not allowed(broker, ctx, Op.WRITE, TXN, request.transactional_id):  # Kafka: WRITE on the id
+        return Respond(render(ErrorCode.transactional_id_authorization_failed))
     reply = TxnReply(broker, ctx, render, ErrorCode.coordinator_not_available)
     return reply.run(
         lambda c: c.end_txn(

@@ -28,6 +28,7 @@ from ..group.coordinator import OffsetCommitItem
 from ..group.offsets import TopicPartition
 from ..group.reply import PendingReply
 from ..internal_topics import CONSUMER_OFFSETS, partition_for
+from .access import GROUP, TOPIC, TXN, Op, allowed
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
@@ -71,6 +72,23 @@ def handle_txn_offset_commit(broker: HandlerHost, ctx: RequestContext, request: 
             },
         )
 
+    if not allowed(broker, ctx, Op.WRITE, TXN, request.transactional_id):  # Kafka: WRITE on the id,
+        return Respond(
+            render({(i.topic, i.partition): ErrorCode.transactional_id_authorization_failed for i in items})
+        )
+    if not allowed(broker, ctx, Op.READ, GROUP, request.group_id):  # READ on the group,
+        return Respond(render({(i.topic, i.partition): ErrorCode.group_authorization_failed for i in items}))
+    denied = {i.topic for i in items if not allowed(broker, ctx, Op.READ, TOPIC, i.topic)}  # READ on topics
+    if denied:
+        return Respond(
+            render(
+                {
+                    (i.topic, i.partition): ErrorCode.topic_authorization_failed
+                    for i in items
+                    if i.topic in denied
+                }
+            )
+        )
     offsets_partition = (
         CONSUMER_OFFSETS.name,
         partition_for(request.group_id, CONSUMER_OFFSETS.partitions(broker)),

@@ -19,7 +19,8 @@ from reference_impl.protocol.errors import ErrorCode, KafkaError
 from ..configs.model import ConfigType
 from ..configs.resolution import ConfigEntry, describe_topic_configs
 from ..metadata.image import TOPIC_RESOURCE
-from .configs_common import BROKER_LOGGER_RESOURCE, check_resource
+from .access import Op
+from .configs_common import BROKER_LOGGER_RESOURCE, check_access, check_resource
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
@@ -60,6 +61,7 @@ def handle_describe_configs(broker: HandlerHost, ctx: RequestContext, request: A
             "configs": [],
         }
         try:
+            check_access(broker, ctx, rtype, rname, Op.DESCRIBE_CONFIGS)
             check_resource(broker, rtype, rname)
             keys = list(r.configuration_keys) if r.configuration_keys is not None else None
             if rtype == TOPIC_RESOURCE:

@@ -15,7 +15,8 @@ from reference_impl.protocol.build import build
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
 from ..metadata.image import TOPIC_RESOURCE
-from .configs_common import check_changes, check_resource
+from .access import Op
+from .configs_common import check_access, check_changes, check_resource
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
@@ -35,6 +36,7 @@ def handle_alter_configs(broker: HandlerHost, ctx: RequestContext, request: Any)
             "error_message": None,
         }
         try:
+            check_access(broker, ctx, rtype, rname, Op.ALTER_CONFIGS)
             check_resource(broker, rtype, rname)
             wanted: dict[str, str | None] = {c.name: c.value for c in r.configs}
             check_changes(rtype, wanted)

@@ -19,6 +19,7 @@ from reference_impl.protocol.build import build
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
 from ..controller.writer import excessive_partitions
+from .access import TOPIC, Op, allowed
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
@@ -38,6 +39,8 @@ def handle_create_partitions(broker: HandlerHost, ctx: RequestContext, request: 
                 raise refused
             if counts[t.name] > 1:
                 raise KafkaError(ErrorCode.invalid_request, f"topic {t.name} listed twice")
+            if not allowed(broker, ctx, Op.ALTER, TOPIC, t.name):  # Kafka: ALTER on the topic
+                raise KafkaError(ErrorCode.topic_authorization_failed, "The topic authorization failed.")
             assignments = [list(a.broker_ids) for a in t.assignments] if t.assignments is not None else None
             broker.controller.writer().create_partitions(
                 t.name,

@@ -18,6 +18,7 @@ from reference_impl.protocol.build import build
 from reference_impl.protocol.errors import ErrorCode
 
 from ..group.reply import PendingReply
+from .access import GROUP, Op, allowed
 from .registry import Reply, handles
 
 if TYPE_CHECKING:
@@ -29,13 +30,22 @@ if TYPE_CHECKING:
 def handle_delete_groups(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
     names = list(request.groups_names)
     cls = response_class(42, ctx.api_version)
+    denied = {g for g in names if not allowed(broker, ctx, Op.DELETE, GROUP, g)}  # Kafka: DELETE on each
 
     def render(results: dict[str, ErrorCode]) -> ResponsePayload:
         return build(
             cls,
             {
                 "throttle_time": 0,
-                "results": [{"group_id": g, "error_code": results.get(g, ErrorCode.none)} for g in names],
+                "results": [
+                    {
+                        "group_id": g,
+                        "error_code": ErrorCode.group_authorization_failed
+                        if g in denied
+                        else results.get(g, ErrorCode.none),
+                    }
+                    for g in names
+                ],
             },
         )
 
@@ -45,5 +55,5 @@ def handle_delete_groups(broker: HandlerHost, ctx: RequestContext, request: Any)
         coordinator, ctx, render, broker.config.get_int("offsets.commit.timeout.ms"), timeout
     )
     with coordinator.operation(ctx.received_ms):
-        coordinator.delete_groups(names, pending.answer, ctx.received_ms)
+        coordinator.delete_groups([g for g in names if g not in denied], pending.answer, ctx.received_ms)
     return pending.deferred()

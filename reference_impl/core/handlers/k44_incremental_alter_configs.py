@@ -19,7 +19,8 @@ from ..configs.model import ConfigType
 from ..configs.resolution import effective_topic_configs
 from ..configs.tables import BROKER_CONFIGS, TOPIC_CONFIGS
 from ..metadata.image import TOPIC_RESOURCE
-from .configs_common import check_changes, check_resource
+from .access import Op
+from .configs_common import check_access, check_changes, check_resource
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
@@ -41,6 +42,7 @@ def handle_incremental_alter_configs(broker: HandlerHost, ctx: RequestContext, r
             "error_message": None,
         }
         try:
+            check_access(broker, ctx, rtype, rname, Op.ALTER_CONFIGS)
             check_resource(broker, rtype, rname)
             names = Counter(c.name for c in r.configs)
             if any(n > 1 for n in names.values()):

@@ -16,6 +16,7 @@ from reference_impl.protocol.apis import response_class
 from reference_impl.protocol.build import build, get
 from reference_impl.protocol.errors import ErrorCode
 
+from .access import CLUSTER, bitfield
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
@@ -59,6 +60,13 @@ def handle_describe_cluster(broker: HandlerHost, ctx: RequestContext, request: A
                 "controller_id": controller,
                 "brokers": brokers,
                 "endpoint_type": endpoint_type,
+                "cluster_authorized_operations": bitfield(
+                    broker,
+                    ctx,
+                    get(request, "include_cluster_authorized_operations", False),
+                    CLUSTER,
+                    "kafka-cluster",
+                ),
             },
         )
     )

@@ -10,13 +10,16 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field, replace
 
+from ..security.acls import Acl, AclStore
 from .records import (
+    AccessControlEntryRecord,
     ConfigRecord,
     MetadataRecord,
     PartitionChangeRecord,
     PartitionRecord,
     ProducerIdsRecord,
     RegisterBrokerRecord,
+    RemoveAccessControlEntryRecord,
     RemoveTopicRecord,
     TopicRecord,
 )
@@ -79,6 +82,8 @@ class MetadataImage:
     topic_names: dict[uuid.UUID, str] = field(default_factory=dict)
     broker_configs: dict[str, str] = field(default_factory=dict)
     next_producer_id: int = 0
+    acls: AclStore = field(default_factory=AclStore)
+    """The ACLs (issue 18), which the authorizer reads."""
     offset: int = -1
     """Offset of the last record applied (the image's version)."""
 
@@ -133,6 +138,21 @@ class MetadataImage:
                 )
             case ProducerIdsRecord(next_producer_id=next_id):
                 self.next_producer_id = max(self.next_producer_id, next_id)
+            case AccessControlEntryRecord():
+                self.acls.add(
+                    record.id,
+                    Acl.of(
+                        record.resource_type,
+                        record.resource_name,
+                        record.pattern_type,
+                        record.principal,
+                        record.host,
+                        record.operation,
+                        record.permission_type,
+                    ),
+                )
+            case RemoveAccessControlEntryRecord(id=acl_id):
+                self.acls.remove(acl_id)
 
     def _apply_change(self, record: PartitionChangeRecord) -> None:
         topic = self.topic_by_id(record.topic_id)

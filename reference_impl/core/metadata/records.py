@@ -91,6 +91,31 @@ class ProducerIdsRecord:
     next_producer_id: int
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AccessControlEntryRecord:
+    """One ACL (Kafka's ``AccessControlEntryRecord``, metadata record type 18,
+    metadata/src/main/resources/common/metadata/AccessControlEntryRecord.json); codes as
+    ``AclOperation``, ``AclPermissionType``, ``ResourceType``, ``PatternType``."""
+
+    type_name: ClassVar[str] = "AccessControlEntryRecord"
+    id: uuid.UUID
+    resource_type: int
+    resource_name: str
+    pattern_type: int
+    principal: str
+    host: str
+    operation: int
+    permission_type: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RemoveAccessControlEntryRecord:
+    """The ACL ``id`` is gone (Kafka's ``RemoveAccessControlEntryRecord``, type 19)."""
+
+    type_name: ClassVar[str] = "RemoveAccessControlEntryRecord"
+    id: uuid.UUID
+
+
 MetadataRecord = (
     TopicRecord
     | PartitionRecord
@@ -99,6 +124,8 @@ MetadataRecord = (
     | RemoveTopicRecord
     | RegisterBrokerRecord
     | ProducerIdsRecord
+    | AccessControlEntryRecord
+    | RemoveAccessControlEntryRecord
 )
 
 _TYPES: dict[str, type[Any]] = {
@@ -111,6 +138,8 @@ _TYPES: dict[str, type[Any]] = {
         RemoveTopicRecord,
         RegisterBrokerRecord,
         ProducerIdsRecord,
+        AccessControlEntryRecord,
+        RemoveAccessControlEntryRecord,
     )
 }
 
@@ -141,7 +170,7 @@ def decode(raw: bytes) -> MetadataRecord:
             if f.name not in data:
                 continue
             value = data[f.name]
-            if f.name == "topic_id":
+            if f.name in ("topic_id", "id"):
                 value = uuid.UUID(value)
             elif isinstance(value, list):
                 value = tuple(value)

@@ -67,6 +67,22 @@ SECURITY_CONFIGS = (
     ConfigDef("ssl.cipher.suites", _T.LIST, "", "Cipher suites (empty: the TLS library's defaults)."),
     ConfigDef("ssl.principal.mapping.rules", _T.STRING, "DEFAULT", "Certificate DN to principal name."),
     ConfigDef("ssl.endpoint.identification.algorithm", _T.STRING, "https", "Host name check of peers."),
+    ConfigDef(
+        "authorizer.class.name",
+        _T.STRING,
+        "",
+        "org.apache.kafka.metadata.authorizer.StandardAuthorizer turns ACLs on (.acls).",
+        valid=lambda v: v.strip() in ("", "org.apache.kafka.metadata.authorizer.StandardAuthorizer"),
+        read_only=True,
+    ),
+    ConfigDef("super.users", _T.STRING, "", "Principals allowed everything (User:a;User:b).", read_only=True),
+    ConfigDef(
+        "allow.everyone.if.no.acl.found",
+        _T.BOOLEAN,
+        "false",
+        "Allow a resource no ACL names.",
+        read_only=True,
+    ),
 )
 _BY_NAME = {d.name: d for d in SECURITY_CONFIGS}
 _LISTENER_SCOPED = frozenset(

@@ -1,0 +1,222 @@
+"""The authorizer as Kafka's StandardAuthorizer decides (pure), and the broker's ACL APIs and checks
+through the sans-IO pipeline: ACLs written as metadata records, replayed after a restart, and the
+per-API errors (issue 18)."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from fixtures.wire.sasl import plain_token
+from reference_impl import defects
+from reference_impl.core.metadata.records import AccessControlEntryRecord, decode, encode
+from reference_impl.core.security.acls import (
+    Acl,
+    AclFilter,
+    AclStore,
+    Authorizer,
+    Operation,
+    PatternType,
+    Permission,
+    ResourceType,
+)
+from reference_impl.protocol.errors import ErrorCode
+
+from .harness import BrokerHarness, request
+from .test_security import SASL_CONFIGS
+
+T, G, C = ResourceType.TOPIC, ResourceType.GROUP, ResourceType.CLUSTER
+LIT, PRE = PatternType.LITERAL, PatternType.PREFIXED
+ALLOW, DENY = Permission.ALLOW, Permission.DENY
+O = Operation
+ALICE = "User:alice"
+
+
+def _store(*acls: Acl) -> AclStore:
+    store = AclStore()
+    for i, acl in enumerate(acls):
+        store.add(uuid.UUID(int=i + 1), acl)
+    return store
+
+
+def _acl(
+    rtype: ResourceType,
+    name: str,
+    op: Operation,
+    perm: Permission = ALLOW,
+    pattern: PatternType = LIT,
+    principal: str = ALICE,
+    host: str = "*",
+) -> Acl:
+    return Acl(rtype, name, pattern, principal, host, op, perm)
+
+
+def test_decisions_as_standard_authorizer_data() -> None:
+    auth = Authorizer(frozenset({"User:admin"}))
+    store = _store(
+        _acl(T, "orders", O.READ),
+        _acl(T, "pay-", O.WRITE, pattern=PRE),
+        _acl(T, "pay-secret", O.WRITE, DENY),
+        _acl(T, "*", O.DESCRIBE, principal="User:*"),
+        _acl(T, "local", O.ALL, host="10.0.0.1"),
+        _acl(T, "cfg", O.ALTER_CONFIGS),
+        _acl(G, "g", O.READ, DENY),
+        _acl(G, "g", O.ALL),
+    )
+
+    def can(op: Operation, rtype: ResourceType, name: str, who: str = ALICE, host: str = "127.0.0.1") -> bool:
+        return auth.authorize(store, who, host, op, rtype, name)
+
+    assert can(O.READ, T, "orders") and not can(O.WRITE, T, "orders")
+    assert can(O.DESCRIBE, T, "orders")  # READ implies DESCRIBE
+    assert can(O.WRITE, T, "pay-1") and not can(O.WRITE, T, "pay") and not can(O.WRITE, T, "xpay-1")
+    assert not can(O.WRITE, T, "pay-secret")  # DENY beats the prefixed ALLOW
+    assert can(O.DESCRIBE, T, "anything", who="User:bob")  # wildcard name and principal
+    assert not can(O.READ, T, "anything", who="User:bob")
+    assert can(O.DELETE, T, "local", host="10.0.0.1") and not can(O.DELETE, T, "local")
+    assert can(O.DESCRIBE_CONFIGS, T, "cfg") and not can(O.ALTER, T, "cfg")
+    assert not can(O.READ, G, "g") and can(O.DESCRIBE, G, "g")  # DENY READ does not deny DESCRIBE
+    assert can(O.ALTER, C, "kafka-cluster", who="User:admin")  # super user
+    assert not can(O.READ, G, "no-acls")  # no ACL: denied by default
+    allow_all = Authorizer(frozenset(), allow_if_no_acl=True)
+    assert allow_all.authorize(store, ALICE, "h", O.READ, G, "no-acls")
+    assert not allow_all.authorize(store, ALICE, "h", O.WRITE, T, "orders")  # ACLs exist: no default
+    bits = auth.authorized_operations(store, ALICE, "127.0.0.1", T, "orders")
+    assert bits == (1 << O.READ) | (1 << O.DESCRIBE)
+    assert auth.authorize_by_type(store, ALICE, "h", O.WRITE, T)  # pay- prefixed
+    assert not auth.authorize_by_type(store, "User:bob", "h", O.WRITE, T)
+    with defects.seeded(defects.ALLOW_BEATS_DENY):
+        assert can(O.WRITE, T, "pay-secret")
+
+
+def test_filters_and_validation() -> None:
+    lit = _acl(T, "foo", O.READ)
+    pre = _acl(T, "fo", O.READ, pattern=PRE)
+    star = _acl(T, "*", O.READ)
+
+    def f(name: str | None, pattern: PatternType, **kw: Any) -> AclFilter:
+        return AclFilter(T, name, pattern, kw.get("principal"), None, O.ANY, Permission.ANY)
+
+    assert [f("foo", PatternType.MATCH).matches(a) for a in (lit, pre, star)] == [True, True, True]
+    assert [f("foo", PatternType.ANY).matches(a) for a in (lit, pre, star)] == [True, False, False]
+    assert [f("fo", PRE).matches(a) for a in (lit, pre, star)] == [False, True, False]
+    assert [f(None, PatternType.ANY).matches(a) for a in (lit, pre, star)] == [True, True, True]
+    assert not f(None, PatternType.ANY, principal="User:bob").matches(lit)
+    assert AclFilter(T, None, PatternType.UNKNOWN, None, None, O.ANY, Permission.ANY).problem()
+    assert _acl(C, "other", O.ALTER).problem() and _acl(C, "kafka-cluster", O.ALTER).problem() is None
+    assert _acl(T, "", O.READ).problem() and _acl(T, "x", O.ANY).problem()
+    assert _acl(T, "x", O.READ, principal="alice").problem()
+    assert _acl(T, "x", O.READ, pattern=PatternType.MATCH).problem()
+    record = AccessControlEntryRecord(
+        id=uuid.UUID(int=7), resource_type=2, resource_name="x", pattern_type=3, principal=ALICE,
+        host="*", operation=3, permission_type=3,
+    )  # fmt: skip
+    assert decode(encode(record)) == record
+
+
+ACL_CONFIGS = (
+    *SASL_CONFIGS,
+    "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+    "super.users=User:admin",
+)
+
+
+def _login(harness: BrokerHarness, user: str, password: str) -> int:
+    cid = harness.connect("SASL_PLAINTEXT")
+    assert harness.call(request(17, 1, mechanism="PLAIN"), cid).error_code == ErrorCode.none
+    answer = harness.call(request(36, 2, auth_bytes=plain_token(user, password)), cid)
+    assert answer.error_code == ErrorCode.none
+    return cid
+
+
+def _create(harness: BrokerHarness, cid: int, *acls: tuple[int, str, int, str, int, int]) -> list[int]:
+    creations = [
+        {"resource_type": t, "resource_name": n, "resource_pattern_type": p, "principal": who,
+         "host": "*", "operation": op, "permission_type": perm}
+        for t, n, p, who, op, perm in acls
+    ]  # fmt: skip
+    return [int(r.error_code) for r in harness.call(request(30, 3, creations=creations), cid).results]
+
+
+def _metadata(harness: BrokerHarness, cid: int, topics: list[str] | None) -> Any:
+    wanted = None if topics is None else [{"name": t, "topic_id": uuid.UUID(int=0)} for t in topics]
+    return harness.call(
+        request(
+            3, 12, topics=wanted, allow_auto_topic_creation=False, include_topic_authorized_operations=True
+        ),
+        cid,
+    )
+
+
+def _topic(harness: BrokerHarness, cid: int, name: str) -> int:
+    body = request(
+        19,
+        7,
+        topics=[
+            {"name": name, "num_partitions": 1, "replication_factor": 1, "assignments": [], "configs": []}
+        ],
+        timeout=5000,
+        validate_only=False,
+    )
+    return int(harness.call(body, cid).topics[0].error_code)
+
+
+def test_acl_apis_and_checks_through_the_broker() -> None:
+    harness = BrokerHarness(*ACL_CONFIGS)
+    admin = _login(harness, "admin", "admin-secret")
+    alice = _login(harness, "alice", "alice-secret")
+    assert _topic(harness, alice, "a1") == ErrorCode.topic_authorization_failed
+    assert _topic(harness, admin, "a1") == ErrorCode.none
+    assert _topic(harness, admin, "secret") == ErrorCode.none
+    describe = request(29, 3, resource_type_filter=1, resource_name_filter=None, pattern_type_filter=1,
+                       principal_filter=None, host_filter=None, operation=1, permission_type=1)  # fmt: skip
+    assert harness.call(describe, alice).error_code == ErrorCode.cluster_authorization_failed
+    assert _create(harness, alice, (2, "a", 4, ALICE, 3, 3)) == [ErrorCode.cluster_authorization_failed]
+    codes = _create(
+        harness,
+        admin,
+        (2, "a", 4, ALICE, 3, 3),  # prefixed READ on a*
+        (2, "a1", 3, ALICE, 4, 3),  # literal WRITE on a1
+        (4, "other", 3, ALICE, 7, 3),  # a CLUSTER resource not named kafka-cluster
+        (2, "a", 4, ALICE, 3, 3),  # the same again: success, no second record
+    )
+    assert codes == [0, 0, ErrorCode.invalid_request, 0]
+    assert len(harness.broker.image.acls) == 2
+    listed = harness.call(describe, admin)
+    assert listed.error_code == ErrorCode.none
+    assert sorted((r.resource_name, int(r.pattern_type)) for r in listed.resources) == [("a", 4), ("a1", 3)]
+    everything = _metadata(harness, alice, None)
+    assert [t.name for t in everything.topics] == ["a1"]  # "secret" is filtered out
+    assert everything.topics[0].topic_authorized_operations == (1 << 3) | (1 << 4) | (1 << 8)
+    asked = _metadata(harness, alice, ["secret", "nope"])
+    assert [int(t.error_code) for t in asked.topics] == [ErrorCode.topic_authorization_failed] * 2
+    lo = harness.call(request(2, 7, replica_id=-1, isolation_level=0, topics=[
+        {"name": "secret", "partitions": [{"partition_index": 0, "timestamp": -1}]}]), alice)  # fmt: skip
+    assert lo.topics[0].partitions[0].error_code == ErrorCode.topic_authorization_failed
+    join = request(11, 5, group_id="g", session_timeout=10000, rebalance_timeout=10000, member_id="",
+                   protocol_type="consumer", protocols=[{"name": "range", "metadata": b""}])  # fmt: skip
+    assert harness.call(join, alice).error_code == ErrorCode.group_authorization_failed
+    init = request(22, 4, transactional_id=None, transaction_timeout=1000)
+    assert harness.call(init, alice).error_code == ErrorCode.none  # WRITE on a topic suffices
+    init_txn = request(22, 4, transactional_id="t", transaction_timeout=1000)
+    assert harness.call(init_txn, alice).error_code == ErrorCode.transactional_id_authorization_failed
+    delete = request(31, 3, filters=[{"resource_type_filter": 2, "resource_name_filter": "a",
+                                      "pattern_type_filter": 4, "principal_filter": None, "host_filter": None,
+                                      "operation": 1, "permission_type": 1}])  # fmt: skip
+    deleted = harness.call(delete, admin).filter_results[0]
+    assert deleted.error_code == ErrorCode.none and [m.resource_name for m in deleted.matching_acls] == ["a"]
+    assert [(a.resource_name) for _, a in harness.broker.image.acls] == ["a1"]
+    restarted = BrokerHarness(*ACL_CONFIGS, store=harness.store)  # replayed from the metadata log
+    assert [a for _, a in restarted.broker.image.acls] == [a for _, a in harness.broker.image.acls]
+
+
+def test_without_an_authorizer_the_acl_apis_are_security_disabled() -> None:
+    harness = BrokerHarness()
+    answer = harness.call(request(29, 3, resource_type_filter=1, resource_name_filter=None, pattern_type_filter=1,
+                                  principal_filter=None, host_filter=None, operation=1, permission_type=1))  # fmt: skip
+    assert answer.error_code == ErrorCode.security_disabled
+    cluster = harness.call(request(60, 1, include_cluster_authorized_operations=True))
+    assert cluster.cluster_authorized_operations > 0  # every cluster operation, no authorizer
+    assert harness.call(
+        request(60, 1, include_cluster_authorized_operations=False)
+    ).cluster_authorized_operations == -(2**31)
