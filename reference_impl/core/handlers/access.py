@@ -12,13 +12,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..security.acls import (
-    CLUSTER_NAME,
-    NOT_REQUESTED,
-    SUPPORTED_OPERATIONS,
-    Operation,
-    ResourceType,
-)
+from reference_impl.protocol.acl_codes import Operation, ResourceType
+
+from ..security.acls import CLUSTER_NAME, NOT_REQUESTED, SUPPORTED_OPERATIONS
 
 if TYPE_CHECKING:
     from ..request_context import RequestContext

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 
 from reference_impl import defects
+from reference_impl.protocol.acl_codes import Operation, PatternType, Permission, ResourceType
 
 AUTHORIZER_CLASS = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 CLUSTER_NAME = "kafka-cluster"
@@ -43,50 +44,6 @@ MAX_ACLS = 100_000
 """The reference's bound on the ACLs a cluster holds (CreateAcls beyond it: INVALID_REQUEST)."""
 NOT_REQUESTED = -2147483648
 """``Integer.MIN_VALUE``: the authorized-operations field when the client did not ask for it."""
-
-
-class ResourceType(IntEnum):
-    UNKNOWN = 0
-    ANY = 1
-    TOPIC = 2
-    GROUP = 3
-    CLUSTER = 4
-    TRANSACTIONAL_ID = 5
-    DELEGATION_TOKEN = 6
-    USER = 7
-
-
-class PatternType(IntEnum):
-    UNKNOWN = 0
-    ANY = 1
-    MATCH = 2
-    LITERAL = 3
-    PREFIXED = 4
-
-
-class Operation(IntEnum):
-    UNKNOWN = 0
-    ANY = 1
-    ALL = 2
-    READ = 3
-    WRITE = 4
-    CREATE = 5
-    DELETE = 6
-    ALTER = 7
-    DESCRIBE = 8
-    CLUSTER_ACTION = 9
-    DESCRIBE_CONFIGS = 10
-    ALTER_CONFIGS = 11
-    IDEMPOTENT_WRITE = 12
-    CREATE_TOKENS = 13
-    DESCRIBE_TOKENS = 14
-
-
-class Permission(IntEnum):
-    UNKNOWN = 0
-    ANY = 1
-    DENY = 2
-    ALLOW = 3
 
 
 _O = Operation

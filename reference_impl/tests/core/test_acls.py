@@ -10,16 +10,8 @@ from typing import Any
 from fixtures.wire.sasl import plain_token
 from reference_impl import defects
 from reference_impl.core.metadata.records import AccessControlEntryRecord, decode, encode
-from reference_impl.core.security.acls import (
-    Acl,
-    AclFilter,
-    AclStore,
-    Authorizer,
-    Operation,
-    PatternType,
-    Permission,
-    ResourceType,
-)
+from reference_impl.core.security.acls import Acl, AclFilter, AclStore, Authorizer
+from reference_impl.protocol.acl_codes import Operation, PatternType, Permission, ResourceType
 from reference_impl.protocol.errors import ErrorCode
 
 from .harness import BrokerHarness, request
@@ -28,7 +20,7 @@ from .test_security import SASL_CONFIGS
 T, G, C = ResourceType.TOPIC, ResourceType.GROUP, ResourceType.CLUSTER
 LIT, PRE = PatternType.LITERAL, PatternType.PREFIXED
 ALLOW, DENY = Permission.ALLOW, Permission.DENY
-O = Operation
+Op = Operation
 ALICE = "User:alice"
 
 
@@ -54,59 +46,59 @@ def _acl(
 def test_decisions_as_standard_authorizer_data() -> None:
     auth = Authorizer(frozenset({"User:admin"}))
     store = _store(
-        _acl(T, "orders", O.READ),
-        _acl(T, "pay-", O.WRITE, pattern=PRE),
-        _acl(T, "pay-secret", O.WRITE, DENY),
-        _acl(T, "*", O.DESCRIBE, principal="User:*"),
-        _acl(T, "local", O.ALL, host="10.0.0.1"),
-        _acl(T, "cfg", O.ALTER_CONFIGS),
-        _acl(G, "g", O.READ, DENY),
-        _acl(G, "g", O.ALL),
+        _acl(T, "orders", Op.READ),
+        _acl(T, "pay-", Op.WRITE, pattern=PRE),
+        _acl(T, "pay-secret", Op.WRITE, DENY),
+        _acl(T, "*", Op.DESCRIBE, principal="User:*"),
+        _acl(T, "local", Op.ALL, host="10.0.0.1"),
+        _acl(T, "cfg", Op.ALTER_CONFIGS),
+        _acl(G, "g", Op.READ, DENY),
+        _acl(G, "g", Op.ALL),
     )
 
     def can(op: Operation, rtype: ResourceType, name: str, who: str = ALICE, host: str = "127.0.0.1") -> bool:
         return auth.authorize(store, who, host, op, rtype, name)
 
-    assert can(O.READ, T, "orders") and not can(O.WRITE, T, "orders")
-    assert can(O.DESCRIBE, T, "orders")  # READ implies DESCRIBE
-    assert can(O.WRITE, T, "pay-1") and not can(O.WRITE, T, "pay") and not can(O.WRITE, T, "xpay-1")
-    assert not can(O.WRITE, T, "pay-secret")  # DENY beats the prefixed ALLOW
-    assert can(O.DESCRIBE, T, "anything", who="User:bob")  # wildcard name and principal
-    assert not can(O.READ, T, "anything", who="User:bob")
-    assert can(O.DELETE, T, "local", host="10.0.0.1") and not can(O.DELETE, T, "local")
-    assert can(O.DESCRIBE_CONFIGS, T, "cfg") and not can(O.ALTER, T, "cfg")
-    assert not can(O.READ, G, "g") and can(O.DESCRIBE, G, "g")  # DENY READ does not deny DESCRIBE
-    assert can(O.ALTER, C, "kafka-cluster", who="User:admin")  # super user
-    assert not can(O.READ, G, "no-acls")  # no ACL: denied by default
+    assert can(Op.READ, T, "orders") and not can(Op.WRITE, T, "orders")
+    assert can(Op.DESCRIBE, T, "orders")  # READ implies DESCRIBE
+    assert can(Op.WRITE, T, "pay-1") and not can(Op.WRITE, T, "pay") and not can(Op.WRITE, T, "xpay-1")
+    assert not can(Op.WRITE, T, "pay-secret")  # DENY beats the prefixed ALLOW
+    assert can(Op.DESCRIBE, T, "anything", who="User:bob")  # wildcard name and principal
+    assert not can(Op.READ, T, "anything", who="User:bob")
+    assert can(Op.DELETE, T, "local", host="10.0.0.1") and not can(Op.DELETE, T, "local")
+    assert can(Op.DESCRIBE_CONFIGS, T, "cfg") and not can(Op.ALTER, T, "cfg")
+    assert not can(Op.READ, G, "g") and can(Op.DESCRIBE, G, "g")  # DENY READ does not deny DESCRIBE
+    assert can(Op.ALTER, C, "kafka-cluster", who="User:admin")  # super user
+    assert not can(Op.READ, G, "no-acls")  # no ACL: denied by default
     allow_all = Authorizer(frozenset(), allow_if_no_acl=True)
-    assert allow_all.authorize(store, ALICE, "h", O.READ, G, "no-acls")
-    assert not allow_all.authorize(store, ALICE, "h", O.WRITE, T, "orders")  # ACLs exist: no default
+    assert allow_all.authorize(store, ALICE, "h", Op.READ, G, "no-acls")
+    assert not allow_all.authorize(store, ALICE, "h", Op.WRITE, T, "orders")  # ACLs exist: no default
     bits = auth.authorized_operations(store, ALICE, "127.0.0.1", T, "orders")
-    assert bits == (1 << O.READ) | (1 << O.DESCRIBE)
-    assert auth.authorize_by_type(store, ALICE, "h", O.WRITE, T)  # pay- prefixed
-    assert not auth.authorize_by_type(store, "User:bob", "h", O.WRITE, T)
+    assert bits == (1 << Op.READ) | (1 << Op.DESCRIBE)
+    assert auth.authorize_by_type(store, ALICE, "h", Op.WRITE, T)  # pay- prefixed
+    assert not auth.authorize_by_type(store, "User:bob", "h", Op.WRITE, T)
     with defects.seeded(defects.ALLOW_BEATS_DENY):
-        assert can(O.WRITE, T, "pay-secret")
+        assert can(Op.WRITE, T, "pay-secret")
 
 
 def test_filters_and_validation() -> None:
-    lit = _acl(T, "foo", O.READ)
-    pre = _acl(T, "fo", O.READ, pattern=PRE)
-    star = _acl(T, "*", O.READ)
+    lit = _acl(T, "foo", Op.READ)
+    pre = _acl(T, "fo", Op.READ, pattern=PRE)
+    star = _acl(T, "*", Op.READ)
 
     def f(name: str | None, pattern: PatternType, **kw: Any) -> AclFilter:
-        return AclFilter(T, name, pattern, kw.get("principal"), None, O.ANY, Permission.ANY)
+        return AclFilter(T, name, pattern, kw.get("principal"), None, Op.ANY, Permission.ANY)
 
     assert [f("foo", PatternType.MATCH).matches(a) for a in (lit, pre, star)] == [True, True, True]
     assert [f("foo", PatternType.ANY).matches(a) for a in (lit, pre, star)] == [True, False, False]
     assert [f("fo", PRE).matches(a) for a in (lit, pre, star)] == [False, True, False]
     assert [f(None, PatternType.ANY).matches(a) for a in (lit, pre, star)] == [True, True, True]
     assert not f(None, PatternType.ANY, principal="User:bob").matches(lit)
-    assert AclFilter(T, None, PatternType.UNKNOWN, None, None, O.ANY, Permission.ANY).problem()
-    assert _acl(C, "other", O.ALTER).problem() and _acl(C, "kafka-cluster", O.ALTER).problem() is None
-    assert _acl(T, "", O.READ).problem() and _acl(T, "x", O.ANY).problem()
-    assert _acl(T, "x", O.READ, principal="alice").problem()
-    assert _acl(T, "x", O.READ, pattern=PatternType.MATCH).problem()
+    assert AclFilter(T, None, PatternType.UNKNOWN, None, None, Op.ANY, Permission.ANY).problem()
+    assert _acl(C, "other", Op.ALTER).problem() and _acl(C, "kafka-cluster", Op.ALTER).problem() is None
+    assert _acl(T, "", Op.READ).problem() and _acl(T, "x", Op.ANY).problem()
+    assert _acl(T, "x", Op.READ, principal="alice").problem()
+    assert _acl(T, "x", Op.READ, pattern=PatternType.MATCH).problem()
     record = AccessControlEntryRecord(
         id=uuid.UUID(int=7), resource_type=2, resource_name="x", pattern_type=3, principal=ALICE,
         host="*", operation=3, permission_type=3,
@@ -212,8 +204,10 @@ def test_acl_apis_and_checks_through_the_broker() -> None:
 
 def test_without_an_authorizer_the_acl_apis_are_security_disabled() -> None:
     harness = BrokerHarness()
-    answer = harness.call(request(29, 3, resource_type_filter=1, resource_name_filter=None, pattern_type_filter=1,
-                                  principal_filter=None, host_filter=None, operation=1, permission_type=1))  # fmt: skip
+    answer = harness.call(
+        request(29, 3, resource_type_filter=1, resource_name_filter=None, pattern_type_filter=1,
+                principal_filter=None, host_filter=None, operation=1, permission_type=1)
+    )  # fmt: skip
     assert answer.error_code == ErrorCode.security_disabled
     cluster = harness.call(request(60, 1, include_cluster_authorized_operations=True))
     assert cluster.cluster_authorized_operations > 0  # every cluster operation, no authorizer
