@@ -65,12 +65,16 @@ class Check:
         return [sys.executable, "-m", *self.argv, *configs]
 
 
-def pytest_check(*paths: str, keyword: str | None = None, expected_s: float = 10.0) -> Check:
+def pytest_check(
+    *paths: str, keyword: str | None = None, expected_s: float = 10.0, security: str | None = None
+) -> Check:
     """Some of the suites' tests (files or node ids) against a one-broker reference target (``-x``:
-    one failure is enough)."""
+    one failure is enough), launched with ``--security`` when given."""
     name = " ".join(p.removeprefix("suites/") for p in paths) + (f" -k {keyword}" if keyword else "")
     selection = ("-k", keyword) if keyword else ()
-    argv = ("pytest", "-p", "no:cacheprovider", "-q", "-x", "--target", "reference", *paths, *selection)
+    secured = ("--security", security) if security else ()
+    argv = ("pytest", "-p", "no:cacheprovider", "-q", "-x", "--target", "reference", *secured)
+    argv += (*paths, *selection)
     return Check(name, argv, expected_s)
 
 
@@ -115,6 +119,9 @@ CHECKS: Mapping[str, tuple[Check, ...]] = {
     defects.LATE_HIGH_WATERMARK: (RESTART_CHECK,),
     defects.FETCH_PLACEHOLDER_ORDER: (
         pytest_check("suites/conformance/test_k01_fetch.py", keyword="interleaving"),
+    ),
+    defects.ALLOW_BEATS_DENY: (
+        pytest_check("suites/conformance/test_security_acls.py", security="sasl_plaintext", expected_s=17),
     ),
 }
 """Which checks each seeded defect must fail, each verified to pass clean and fail with the defect.
