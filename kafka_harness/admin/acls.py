@@ -125,7 +125,7 @@ def main(argv: list[str]) -> int:
         if args.action == "list":
             outcome = describe_acls(wire, flt)
             if outcome.error:
-                print(f"{PROG}: {outcome.error.name}: {outcome.message}", file=sys.stderr)
+                print(f"{PROG}: {outcome.error.name.upper()}: {outcome.message}", file=sys.stderr)
                 return 1
             rows = [b.row() for b in outcome.acls]
             if args.json:
@@ -140,13 +140,13 @@ def main(argv: list[str]) -> int:
                 text = " ".join(row[c] for c in COLUMNS)
                 if result.error:
                     failed += 1
-                    print(f"{PROG}: {text}: {result.error.name}: {result.message}", file=sys.stderr)
+                    print(f"{PROG}: {text}: {result.error.name.upper()}: {result.message}", file=sys.stderr)
                 else:
                     print(f"added {text}")
             return 1 if failed else 0
         (result,) = delete_acls(wire, [flt])
         if result.error:
-            print(f"{PROG}: {result.error.name}: {result.message}", file=sys.stderr)
+            print(f"{PROG}: {result.error.name.upper()}: {result.message}", file=sys.stderr)
             return 1
         for binding in result.acls:
             row = binding.row()

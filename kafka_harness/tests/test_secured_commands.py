@@ -19,21 +19,16 @@ import pytest
 pytest.importorskip("cryptography", reason="secured targets need the cryptography package")
 pytest.importorskip("confluent_kafka", reason="the admin commands use confluent-kafka")
 
-from fixtures.targets import Target, TargetUnavailableError, launch
+from fixtures.targets import Target
+
+from .secured_target import secured_reference
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
 def secured() -> Iterator[Target]:
-    try:
-        target = launch("reference", security="sasl_ssl")
-    except TargetUnavailableError as exc:
-        pytest.skip(f"secured reference unavailable: {exc}")
-    try:
-        yield target
-    finally:
-        target.close()
+    yield from secured_reference("sasl_ssl")
 
 
 def _props(target: Target) -> str:
