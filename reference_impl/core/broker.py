@@ -66,6 +66,7 @@ from .controller.records import ControllerImage
 from .fetch_sessions import FetchSessionCache
 from .group.coordinator import GroupCoordinator
 from .handlers import HANDLERS, Deferred, NoResponse, Respond
+from .handlers.access import admin_write_authorized
 from .handlers.forwarding import forward
 from .handlers.registry import Handler, Reply, Splices
 from .host import ResponseCallback
@@ -513,6 +514,8 @@ class Broker:
         own answer (NOT_CONTROLLER), as before forwarding."""
         target = self.quorum.forward_target(ctx) if self.quorum is not None else None
         if target is None or self.quorum is None:
+            return None
+        if not admin_write_authorized(self, ctx, handler.api_key, body):  # answered here (ACLs, issue 18)
             return None
 
         def own_answer() -> ResponsePayload:

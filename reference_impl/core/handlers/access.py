@@ -64,3 +64,38 @@ def bitfield(broker: HandlerHost, ctx: RequestContext, requested: Any, rtype: Re
             bits |= 1 << int(op)
         return bits
     return authorizer.authorized_operations(broker.image.acls, ctx.principal, ctx.client_host, rtype, name)
+
+
+def admin_write_authorized(broker: HandlerHost, ctx: RequestContext, api_key: int, request: Any) -> bool:
+    """Whether the principal may do everything an admin write asks (CreateTopics, DeleteTopics,
+    CreateAcls, DeleteAcls, AlterConfigs, CreatePartitions, IncrementalAlterConfigs).
+
+    A broker forwards such a request to the active controller (KIP-590), where it arrives on the
+    controller listener and is not checked again; Kafka's controller checks the principal the
+    Envelope carries instead. Here the forwarding node forwards only a request it authorizes whole;
+    any other it answers itself: the refused resources with their authorization errors, the others
+    with NOT_CONTROLLER, which clients retry at the controller."""
+    if unchecked(broker, ctx):
+        return True
+    if api_key in (30, 31):
+        return cluster_allowed(broker, ctx, Op.ALTER)
+    if api_key == 19:
+        return cluster_allowed(broker, ctx, Op.CREATE) or all(
+            allowed(broker, ctx, Op.CREATE, TOPIC, t.name) for t in request.topics
+        )
+    if api_key == 20:
+        names = list(getattr(request, "topic_names", None) or ())
+        for t in getattr(request, "topics", None) or ():
+            found = broker.image.topic_by_id(t.topic_id) if t.name is None else None
+            names.append(t.name if t.name is not None else (found.name if found else ""))
+        return all(allowed(broker, ctx, Op.DELETE, TOPIC, n) for n in names)
+    if api_key == 37:
+        return all(allowed(broker, ctx, Op.ALTER, TOPIC, t.name) for t in request.topics)
+    if api_key in (33, 44):
+        return all(
+            allowed(broker, ctx, Op.ALTER_CONFIGS, TOPIC, r.resource_name)
+            if int(r.resource_type) == int(TOPIC)
+            else cluster_allowed(broker, ctx, Op.ALTER_CONFIGS)
+            for r in request.resources
+        )
+    return False

@@ -16,6 +16,7 @@ from reference_impl.protocol.build import build
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
 from ..internal_topics import refuses_client_writes
+from .access import TOPIC, Op, allowed
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
@@ -27,11 +28,14 @@ if TYPE_CHECKING:
 def handle_delete_records(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
     topics = []
     for t in request.topics:
+        deletable = allowed(broker, ctx, Op.DELETE, TOPIC, t.name)  # Kafka: DELETE on the topic
         partitions = []
         for p in t.partitions:
             entry: dict[str, Any] = {"partition_index": p.partition_index, "low_watermark": -1}
             part = broker.partition(t.name, p.partition_index)
             try:
+                if not deletable:
+                    raise KafkaError(ErrorCode.topic_authorization_failed)
                 if part is None:
                     raise KafkaError(ErrorCode.unknown_topic_or_partition)
                 if refuses_client_writes(part.topic):

@@ -13,9 +13,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from reference_impl.protocol.apis import response_class
-from reference_impl.protocol.build import build
+from reference_impl.protocol.build import build, get
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
+from .access import TOPIC, Op, allowed, cluster_allowed
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
@@ -26,12 +27,19 @@ if TYPE_CHECKING:
 @handles(23, 2, 4)
 def handle_offset_for_leader_epoch(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
     topics = []
+    replica = int(get(request, "replica_id", -1)) >= 0
+    cluster_ok = not replica or cluster_allowed(broker, ctx, Op.CLUSTER_ACTION)
     for t in request.topics:
+        described = replica or allowed(broker, ctx, Op.DESCRIBE, TOPIC, t.topic)
         partitions = []
         for p in t.partitions:
             entry: dict[str, Any] = {"partition": p.partition, "leader_epoch": -1, "end_offset": -1}
             part = broker.partition(t.topic, p.partition)
-            try:
+            try:  # Kafka: a follower needs CLUSTER_ACTION, a client DESCRIBE on the topic
+                if not cluster_ok:
+                    raise KafkaError(ErrorCode.cluster_authorization_failed)
+                if not described:
+                    raise KafkaError(ErrorCode.topic_authorization_failed)
                 if part is None:
                     raise KafkaError(ErrorCode.unknown_topic_or_partition)
                 if not part.is_leader:

@@ -17,6 +17,7 @@ from reference_impl.protocol.build import build
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
 from ..txn.markers import MARKER_WRITE_TIMEOUT_MS, MarkerWait, append_marker_as_leader
+from .access import Op, cluster_allowed
 from .registry import Deferred, Reply, Respond, handles
 
 if TYPE_CHECKING:
@@ -30,7 +31,15 @@ def handle_write_txn_markers(broker: HandlerHost, ctx: RequestContext, request: 
     codes: dict[tuple[int, str, int], ErrorCode] = {}
     waiting: list[tuple[Partition, int, int]] = []
     waiting_for: dict[tuple[str, int], list[tuple[int, str, int]]] = {}
-    for m in request.markers:
+    refused = not cluster_allowed(broker, ctx, Op.CLUSTER_ACTION)  # Kafka: CLUSTER_ACTION on the cluster
+    if refused:
+        for m in request.markers:
+            for t in m.topics:
+                for index in t.partition_indexes:
+                    codes[(int(m.producer_id), str(t.name), int(index))] = (
+                        ErrorCode.cluster_authorization_failed
+                    )
+    for m in () if refused else request.markers:
         for t in m.topics:
             for index in t.partition_indexes:
                 where = (int(m.producer_id), str(t.name), int(index))

@@ -13,6 +13,7 @@ from reference_impl.protocol.apis import response_class
 from reference_impl.protocol.build import build
 from reference_impl.protocol.errors import ErrorCode
 
+from .access import Op, cluster_allowed
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
@@ -22,6 +23,9 @@ if TYPE_CHECKING:
 
 @handles(35, 1, 5)
 def handle_describe_log_dirs(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
+    if not cluster_allowed(broker, ctx, Op.DESCRIBE):  # Kafka: DESCRIBE on the cluster, else no dirs
+        body = {"throttle_time": 0, "error_code": ErrorCode.cluster_authorization_failed, "results": []}
+        return Respond(build(response_class(35, ctx.api_version), body))
     if request.topics is None:
         wanted = sorted(broker.partitions)
     else:

@@ -17,10 +17,12 @@ from typing import TYPE_CHECKING, Any
 
 from reference_impl.protocol.apis import response_class
 from reference_impl.protocol.build import build, millis
+from reference_impl.protocol.errors import ErrorCode
 
 from ..controller import messages as cm
+from .access import Op, cluster_allowed
 from .controller_admin import by_topic, submit
-from .registry import Reply, handles
+from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
     from ..request_context import RequestContext
@@ -53,4 +55,8 @@ def handle_alter_partition_reassignments(broker: HandlerHost, ctx: RequestContex
             },
         )
 
+    if not cluster_allowed(broker, ctx, Op.ALTER):  # Kafka: ALTER on the cluster
+        refused = ErrorCode.cluster_authorization_failed
+        answer = cm.AlterPartitionReassignmentsResponse(correlation_id=0, error_code=refused, results=())
+        return Respond(to_wire(answer))
     return submit(broker, ctx, body, to_wire, millis(request.timeout))

@@ -12,10 +12,12 @@ from typing import TYPE_CHECKING, Any
 
 from reference_impl.protocol.apis import response_class
 from reference_impl.protocol.build import build, millis
+from reference_impl.protocol.errors import ErrorCode
 
 from ..controller import messages as cm
+from .access import Op, cluster_allowed
 from .controller_admin import submit
-from .registry import Reply, handles
+from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
     from ..request_context import RequestContext
@@ -52,4 +54,9 @@ def handle_list_partition_reassignments(broker: HandlerHost, ctx: RequestContext
             },
         )
 
+    if not cluster_allowed(broker, ctx, Op.DESCRIBE):  # Kafka: DESCRIBE on the cluster
+        refused = ErrorCode.cluster_authorization_failed
+        return Respond(
+            to_wire(cm.ListPartitionReassignmentsResponse(correlation_id=0, error_code=refused, ongoing=()))
+        )
     return submit(broker, ctx, body, to_wire, millis(request.timeout))

@@ -20,6 +20,7 @@ from reference_impl.protocol.errors import ErrorCode
 
 from ..group.offsets import TopicPartition
 from ..group.reply import PendingReply
+from .access import GROUP, TOPIC, Op, allowed
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
 def handle_offset_delete(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
     cls = response_class(47, ctx.api_version)
     topics = [(t.name, [int(p.partition_index) for p in t.partitions]) for t in request.topics]
+    unreadable = {name for name, _ in topics if not allowed(broker, ctx, Op.READ, TOPIC, name)}  # Kafka
 
     def render(result: tuple[ErrorCode, dict[TopicPartition, ErrorCode]]) -> ResponsePayload:
         error, codes = result
@@ -40,7 +42,12 @@ def handle_offset_delete(broker: HandlerHost, ctx: RequestContext, request: Any)
                 {
                     "name": name,
                     "partitions": [
-                        {"partition_index": p, "error_code": codes.get((name, p), ErrorCode.none)}
+                        {
+                            "partition_index": p,
+                            "error_code": ErrorCode.topic_authorization_failed
+                            if name in unreadable
+                            else codes.get((name, p), ErrorCode.none),
+                        }
                         for p in parts
                     ],
                 }
@@ -50,6 +57,8 @@ def handle_offset_delete(broker: HandlerHost, ctx: RequestContext, request: Any)
 
     if not request.group_id:
         return Respond(render((ErrorCode.invalid_group_id, {})))
+    if not allowed(broker, ctx, Op.DELETE, GROUP, request.group_id):  # Kafka: DELETE on the group
+        return Respond(render((ErrorCode.group_authorization_failed, {})))
     coordinator = broker.group_coordinator
     timeout: tuple[ErrorCode, dict[TopicPartition, ErrorCode]] = (ErrorCode.coordinator_not_available, {})
     pending = PendingReply(
@@ -57,6 +66,9 @@ def handle_offset_delete(broker: HandlerHost, ctx: RequestContext, request: Any)
     )
     with coordinator.operation(ctx.received_ms):
         coordinator.delete_offsets(
-            request.group_id, topics, lambda e, c: pending.answer((e, c)), ctx.received_ms
+            request.group_id,
+            [t for t in topics if t[0] not in unreadable],
+            lambda e, c: pending.answer((e, c)),
+            ctx.received_ms,
         )
     return pending.deferred()

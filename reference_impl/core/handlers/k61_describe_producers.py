@@ -13,6 +13,7 @@ from reference_impl.protocol.apis import response_class
 from reference_impl.protocol.build import build
 from reference_impl.protocol.errors import ErrorCode
 
+from .access import TOPIC, Op, allowed
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
 def handle_describe_producers(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
     topics = []
     for t in request.topics:
+        readable = allowed(broker, ctx, Op.READ, TOPIC, t.name)  # Kafka: READ on the topic
         partitions = []
         for index in t.partition_indexes:
             part = broker.partition(t.name, int(index))
@@ -33,7 +35,9 @@ def handle_describe_producers(broker: HandlerHost, ctx: RequestContext, request:
                 "error_message": None,
                 "active_producers": [],
             }
-            if part is None:
+            if not readable:
+                entry["error_code"] = ErrorCode.topic_authorization_failed
+            elif part is None:
                 entry["error_code"] = ErrorCode.unknown_topic_or_partition
             elif not part.is_leader:
                 entry["error_code"] = ErrorCode.not_leader_or_follower

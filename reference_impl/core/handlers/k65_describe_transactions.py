@@ -11,6 +11,7 @@ from reference_impl.protocol.apis import response_class
 from reference_impl.protocol.build import build
 from reference_impl.protocol.errors import ErrorCode
 
+from .access import TXN, Op, allowed
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
@@ -23,10 +24,13 @@ def handle_describe_transactions(broker: HandlerHost, ctx: RequestContext, reque
     states = []
     for txn_id in request.transactional_ids:
         meta = broker.txn_coordinator.txns.get(txn_id)
-        if meta is None:
+        described = allowed(broker, ctx, Op.DESCRIBE, TXN, txn_id)  # Kafka: DESCRIBE on the id
+        if meta is None or not described:
             states.append(
                 {
-                    "error_code": ErrorCode.transactional_id_not_found,
+                    "error_code": ErrorCode.transactional_id_not_found
+                    if described
+                    else ErrorCode.transactional_id_authorization_failed,
                     "transactional_id": txn_id,
                     "transaction_state": "",
                     "transaction_timeout": 0,

@@ -16,6 +16,7 @@ from reference_impl.protocol.build import build, get
 from reference_impl.protocol.errors import ErrorCode
 
 from ..txn.state import TxnState
+from .access import TXN, Op, allowed
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
@@ -52,6 +53,8 @@ def handle_list_transactions(broker: HandlerHost, ctx: RequestContext, request: 
         ):
             continue
         if pattern is not None and not pattern.fullmatch(meta.transactional_id):
+            continue
+        if not allowed(broker, ctx, Op.DESCRIBE, TXN, meta.transactional_id):  # Kafka lists the described
             continue
         body["transaction_states"].append(
             {
