@@ -24,6 +24,9 @@ CONTROLLER_LISTENER_APIS = frozenset(
         18,  # ApiVersions
         19,  # CreateTopics
         20,  # DeleteTopics
+        29,  # DescribeAcls (ControllerApis serves the ACL APIs too)
+        30,  # CreateAcls (forwarded by brokers, KIP-590)
+        31,  # DeleteAcls
         33,  # AlterConfigs
         37,  # CreatePartitions
         43,  # ElectLeaders
