@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from fixtures.targets import launch
@@ -33,6 +34,10 @@ def _until(check: Callable[[], bool], what: str) -> None:
             return
         time.sleep(0.2)
     raise AssertionError(f"not within {SETTLE_S} s: {what}")
+
+
+def _equals(listed: Callable[[str], list[AclBinding]], address: str, wanted: list[AclBinding]) -> bool:
+    return listed(address) == wanted
 
 
 def test_acls_replicate_through_the_metadata_log(tmp_path: Path) -> None:
@@ -60,7 +65,7 @@ def test_acls_replicate_through_the_metadata_log(tmp_path: Path) -> None:
 
         _until(created, "CreateAcls answered NONE")  # retried while the cluster elects its controller
         for address in addresses:
-            _until(lambda a=address: listed(a) == [binding], f"{address} lists the ACL")
+            _until(partial(_equals, listed, address, [binding]), f"{address} lists the ACL")
         target.nodes[0].restart()
         _until(lambda: listed(addresses[0]) == [binding], "the restarted node lists the ACL")
         wire = WireClient(addresses[1])
@@ -70,4 +75,4 @@ def test_acls_replicate_through_the_metadata_log(tmp_path: Path) -> None:
             wire.close()
         assert not removed.error and list(removed.acls) == [binding]
         for address in addresses:
-            _until(lambda a=address: listed(a) == [], f"{address} no longer lists the ACL")
+            _until(partial(_equals, listed, address, []), f"{address} no longer lists the ACL")
