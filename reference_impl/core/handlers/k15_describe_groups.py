@@ -5,9 +5,10 @@ assignment; in other states members are listed without them, as Kafka does.
 A group that does not exist is reported Dead with no error, and from v6 as
 GROUP_ID_NOT_FOUND (KIP-1043). A group coordinated elsewhere:
 NOT_COORDINATOR (or COORDINATOR_LOAD_IN_PROGRESS) for that group.
-Version notes: v3+ authorized operations when asked (no authorizer here:
-everything a group allows, READ, DELETE and DESCRIBE); v4+ group instance
-ids; v6 an error message.
+With an authorizer (issue 18) a group the principal may not DESCRIBE is
+GROUP_AUTHORIZATION_FAILED. Version notes: v3+ authorized operations when asked
+(the allowed bits of READ, DELETE and DESCRIBE; without an authorizer all
+three); v4+ group instance ids; v6 an error message.
 """
 
 from __future__ import annotations
@@ -26,8 +27,6 @@ if TYPE_CHECKING:
     from ..request_context import RequestContext
     from .host import HandlerHost
 
-GROUP_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8)
-"""READ, DELETE, DESCRIBE: AclOperation codes as a bit field."""
 NOT_REQUESTED = -(2**31)
 
 
