@@ -197,6 +197,10 @@ class AclStore:
         self.by_id: dict[uuid.UUID, Acl] = {}
         self._literal: dict[tuple[ResourceType, str], dict[uuid.UUID, Acl]] = {}
         self._prefixed: dict[tuple[ResourceType, str], dict[uuid.UUID, Acl]] = {}
+        self._prefix_lengths: dict[ResourceType, dict[int, int]] = {}
+        """Per resource type, the lengths of its PREFIXED names (with how many), so a check looks up
+        only prefixes of those lengths: a 32 KiB group id costs as many lookups as there are
+        lengths, not 32,768 slices."""
 
     def __len__(self) -> int:
         return len(self.by_id)
@@ -211,6 +215,9 @@ class AclStore:
         self.remove(acl_id)
         self.by_id[acl_id] = acl
         self._index(acl).setdefault((acl.resource_type, acl.resource_name), {})[acl_id] = acl
+        if acl.pattern_type == PatternType.PREFIXED:
+            lengths = self._prefix_lengths.setdefault(acl.resource_type, {})
+            lengths[len(acl.resource_name)] = lengths.get(len(acl.resource_name), 0) + 1
 
     def remove(self, acl_id: uuid.UUID) -> Acl | None:
         acl = self.by_id.pop(acl_id, None)
@@ -221,6 +228,13 @@ class AclStore:
             bucket.pop(acl_id, None)
             if not bucket:
                 index.pop(key, None)
+            if acl.pattern_type == PatternType.PREFIXED:
+                lengths = self._prefix_lengths.get(acl.resource_type, {})
+                left = lengths.get(len(acl.resource_name), 1) - 1
+                if left > 0:
+                    lengths[len(acl.resource_name)] = left
+                else:
+                    lengths.pop(len(acl.resource_name), None)
         return acl
 
     def find(self, acl: Acl) -> uuid.UUID | None:
@@ -235,8 +249,9 @@ class AclStore:
         yield from self._literal.get((rtype, name), {}).values()
         if name != WILDCARD:
             yield from self._literal.get((rtype, WILDCARD), {}).values()
-        for end in range(len(name), 0, -1):
-            yield from self._prefixed.get((rtype, name[:end]), {}).values()
+        for length in sorted(self._prefix_lengths.get(rtype, {}), reverse=True):
+            if 0 < length <= len(name):
+                yield from self._prefixed.get((rtype, name[:length]), {}).values()
 
     def of_type(self, rtype: ResourceType) -> Iterator[Acl]:
         for index in (self._literal, self._prefixed):

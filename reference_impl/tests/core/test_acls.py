@@ -214,3 +214,18 @@ def test_without_an_authorizer_the_acl_apis_are_security_disabled() -> None:
     assert harness.call(
         request(60, 1, include_cluster_authorized_operations=False)
     ).cluster_authorized_operations == -(2**31)
+
+
+def test_prefix_index_follows_adds_and_removes_and_bounds_lookups() -> None:
+    """A removed PREFIXED ACL no longer applies; a long name is matched by looking up only the lengths
+    PREFIXED names have (hostile 32 KiB group ids cost a few lookups)."""
+    store = AclStore()
+    acl_id = uuid.UUID(int=1)
+    store.add(acl_id, _acl(G, "ab", Op.READ, pattern=PRE))
+    store.add(uuid.UUID(int=2), _acl(G, "ab", Op.WRITE, pattern=PRE))
+    long_name = "ab" + "x" * 32_766
+    assert len(list(store.matching(G, long_name))) == 2
+    store.remove(acl_id)
+    assert [a.operation for a in store.matching(G, long_name)] == [Op.WRITE]
+    store.remove(uuid.UUID(int=2))
+    assert list(store.matching(G, long_name)) == [] and len(store) == 0
