@@ -73,6 +73,8 @@ CYCLES_ALLOWED_BY_KAFKA = frozenset({"G0", "G1c", "G-single", "G2", "int_send_sk
 
 MAX_CYCLES = 50
 """Cycles reported per class (one per strongly connected component, as Elle does)."""
+RW_TRIES = 200
+"""rw edges of a component tried for a G-single cycle before it is called G2."""
 RW_LOOKAHEAD = 1000
 """How far past a highest read the next known writer is looked for (bounded walk)."""
 
@@ -322,13 +324,14 @@ def _succ(g: Graph, kinds: tuple[str, ...]) -> Callable[[int], Iterable[int]]:
     return succ
 
 
-def _cycle_anomaly(g: Graph, name: str, cycle: list[int]) -> Anomaly:
-    """``cycle`` is [T1, T2, ..., T1]."""
+def _cycle_anomaly(g: Graph, name: str, cycle: list[int], first: str = "ww") -> Anomaly:
+    """``cycle`` is [T1, T2, ..., T1]; ``first`` the kind of its first edge (the wr or rw edge the
+    search closed the cycle from), the others drawn as ww, else wr, else rw."""
     steps = []
     kinds_used = []
-    for a, b in itertools.pairwise(cycle):
+    for n, (a, b) in enumerate(itertools.pairwise(cycle)):
         reasons = g.edges[(a, b)]
-        kind = next(k for k in ("ww", "wr", "rw") if k in reasons)
+        kind = first if n == 0 and first in reasons else next(k for k in ("ww", "wr", "rw") if k in reasons)
         kinds_used.append(kind)
         steps.append(f"{g.nodes[a].label()} -{kind}-> {g.nodes[b].label()}: {reasons[kind]}")
     what = {
@@ -365,20 +368,28 @@ def cycles(g: Graph) -> dict[str, list[Anomaly]]:
             continue  # a write cycle only: G0 above
         back = _path(edge[1], edge[0], wwr, inside)
         if back is not None and len(out["G1c"]) < MAX_CYCLES:
-            out["G1c"].append(_cycle_anomaly(g, "G1c", [edge[0], *back]))
+            out["G1c"].append(_cycle_anomaly(g, "G1c", [edge[0], *back], "wr"))
     for component in components:
         inside = set(component)
-        edge = _edge_inside(g, "rw", component, inside)
-        if edge is None:
+        rw_edges = _edges_inside(g, "rw", component, inside)
+        if not rw_edges:
             continue
-        back = _path(edge[1], edge[0], wwr, inside)
-        name = "G-single"
-        if back is None:
-            back = _path(edge[1], edge[0], full, inside)
-            name = "G2"
-        if back is not None and len(out[name]) < MAX_CYCLES:
-            out[name].append(_cycle_anomaly(g, name, [edge[0], *back]))
+        for a, b in rw_edges[:RW_TRIES]:  # G-single: one rw edge closed by ww and wr edges
+            back = _path(b, a, wwr, inside)
+            if back is not None:
+                if len(out["G-single"]) < MAX_CYCLES:
+                    out["G-single"].append(_cycle_anomaly(g, "G-single", [a, *back], "rw"))
+                break
+        else:
+            a, b = rw_edges[0]
+            back = _path(b, a, full, inside)
+            if back is not None and len(out["G2"]) < MAX_CYCLES:
+                out["G2"].append(_cycle_anomaly(g, "G2", [a, *back], "rw"))
     return out
+
+
+def _edges_inside(g: Graph, kind: str, component: list[int], inside: set[int]) -> list[tuple[int, int]]:
+    return [(a, b) for a in sorted(component) for b in sorted(g.succ[kind].get(a, ())) if b in inside]
 
 
 def _edge_inside(g: Graph, kind: str, component: list[int], inside: set[int]) -> tuple[int, int] | None:
