@@ -256,6 +256,8 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
             nemesis.heal()
         progress("faults healed; producers finishing")
         workload.stop_producers()
+        if c.workload in READ_COMMITTED:
+            _wait_stable(topology.bootstrap, topics, c.partitions, STABLE_WAIT_S, progress)
         caught_up = _drain(parts, topology.bootstrap, topics, c.partitions, c.drain_s, progress)
         recorder.history.meta["final_drain"] = caught_up
         highs = high_watermarks(topology.bootstrap, topics, c.partitions)
@@ -310,6 +312,37 @@ def _progress_loop(
                 f"  t={time.monotonic() - t0:5.1f}s sent={workload.sent} ops={len(ops)} "
                 f"recent_ok={ok} errors={sum(workload.errors.values())} faults={faults}"
             )
+
+
+STABLE_WAIT_S = 45.0
+"""Longer than the workloads' transaction timeouts (10 s, 30 s for consume-transform-produce)."""
+
+
+def _wait_stable(
+    bootstrap: str, topics: list[str], partitions: int, bound_s: float, progress: Callable[[str], None]
+) -> bool:
+    """Wait until every partition's last stable offset reached its high watermark: no transaction is
+    open any more (one a client left open ends when the coordinator aborts it after its
+    ``transaction.timeout.ms``). Until then read_committed readers stop at the open transaction's
+    first offset, and a final read would miss what was committed after it."""
+    deadline = time.monotonic() + bound_s
+    started = time.monotonic()
+    lso: dict[tuple[str, int], int] | None = None
+    hw: dict[tuple[str, int], int] | None = None
+    while time.monotonic() < deadline:
+        hw = high_watermarks(bootstrap, topics, partitions, committed=False)
+        lso = high_watermarks(bootstrap, topics, partitions, committed=True)
+        if hw is not None and lso == hw:
+            progress(
+                f"no open transaction: last stable offsets at the high watermarks after "
+                f"{time.monotonic() - started:.1f} s"
+            )
+            return True
+        time.sleep(0.5)
+    progress(
+        f"open transactions remain after {bound_s:.0f} s: last stable offsets {lso}, high watermarks {hw}"
+    )
+    return False
 
 
 def _drain(

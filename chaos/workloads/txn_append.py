@@ -160,7 +160,7 @@ class TxnAppendWorkload(QueueWorkload):
                             "transactional.id": f"{self.group}-{slot}-{incarnation}",
                             "transaction.timeout.ms": 6000
                             if self.crash_clients
-                            else int(self.timeout_s * 3000),
+                            else int(self.timeout_s * 1000),
                             "linger.ms": 2,
                             "request.timeout.ms": 5000,
                             "reconnect.backoff.max.ms": 1000,
