@@ -151,7 +151,7 @@ class TxnAppendWorkload(QueueWorkload):
             n = 0
             while not self._stop_consuming.is_set():
                 if self._stop_producing.is_set():
-                    self._poll(consumer, process, upto, 500)
+                    self._poll(consumer, process, upto, 500)  # also moves upto past markers
                     continue
                 if producer is None:
                     producer = Producer(
@@ -191,8 +191,9 @@ class TxnAppendWorkload(QueueWorkload):
         n: int,
         crash: bool,
     ) -> int:
+        """One transaction. ``upto`` holds, per partition, the offset after the last record this
+        incarnation's committed transactions read: an aborted one rewinds the consumer there."""
         topic = self.options.topic
-        start = consumer.position(consumer.assignment())
         reads: list[tuple[str, int, int, Any]] = []
         sends: list[list[Any]] = []  # [topic, partition, offset, value], offset filled by the report
         invoked = self.recorder.invoke(process, "txn")
@@ -226,20 +227,18 @@ class TxnAppendWorkload(QueueWorkload):
                     self._finish(invoked, "info", reads, sends, error.name())
                     raise
                 self._finish(invoked, "fail", reads, sends, error.name())
-                for position in start:  # the aborted transaction's reads are read again
-                    if position.offset >= 0:
-                        consumer.seek(position)
+                # its reads are read again: back to what committed transactions read. Rewinding to
+                # consumer.position() taken at the start instead left a skip after two aborts in a
+                # row (reference broker, kill, seed 15: read @172, then @193): the position need
+                # not reflect the first abort's seek yet
+                for p in range(self.options.partitions):
+                    consumer.seek(TopicPartition(topic, p, upto.get((topic, p), OFFSET_BEGINNING)))
                 return n
             self._finish(invoked, "info", reads, sends, error.name())
             raise
         self._finish(invoked, "ok", reads, sends, None)
         for t, p, o, _v in reads:
             upto[(t, p)] = max(upto.get((t, p), 0), o + 1)
-        with contextlib.suppress(KafkaException):
-            for position in consumer.position(consumer.assignment()):
-                if position.offset >= 0:
-                    tp = (position.topic, position.partition)
-                    upto[tp] = max(upto.get(tp, 0), position.offset)
         return n
 
     def _poll_into(self, consumer: Any, reads: list[tuple[str, int, int, Any]]) -> None:
