@@ -315,13 +315,13 @@ def _path(start: int, goal: int, succ: Callable[[int], Iterable[int]], inside: s
 
 
 def _succ(g: Graph, kinds: tuple[str, ...]) -> Callable[[int], Iterable[int]]:
-    tables = [g.succ[k] for k in kinds]
-
-    def succ(v: int) -> Iterable[int]:
-        for table in tables:
-            yield from table.get(v, ())
-
-    return succ
+    """Successors over the given edge kinds, merged once into lists (the searches call it often)."""
+    merged: dict[int, list[int]] = {}
+    for kind in kinds:
+        for v, targets in g.succ[kind].items():
+            merged.setdefault(v, []).extend(targets)
+    empty: list[int] = []
+    return lambda v: merged.get(v, empty)
 
 
 def _cycle_anomaly(g: Graph, name: str, cycle: list[int], first: str = "ww") -> Anomaly:
