@@ -156,7 +156,9 @@ def nodes_of(history: History) -> dict[int, Node]:
         elif invoke.f == "poll" and done is not None and done.type in ("ok", "info"):
             node.reads = [((t, p), o, v) for t, p, o, v in done.records or []]
         elif invoke.f == "txn" and done is not None:
-            node.sends = [((t, p), o if o >= 0 else None, v) for t, p, o, v in done.records or []]
+            node.sends = [
+                ((t, p), o if o is not None and o >= 0 else None, v) for t, p, o, v in done.records or []
+            ]
             if done.type in ("ok", "info") and isinstance(done.value, dict):
                 node.reads = [((t, int(p)), int(o), v) for t, p, o, v in done.value.get("read") or []]
         else:
@@ -524,25 +526,32 @@ def _internal_order(
             j, before = last[key]
             if i <= j:
                 name = f"int_nonmonotonic_{kind}"
-                out[name].append(_internal(g, node, name, key, before, value, verb, f"then {verb}"))
+                out[name].append(_internal(g, node, name, key, (j, before), (i, value), verb))
             elif i > j + 1:
                 name = f"int_{kind}_skip"
-                out[name].append(
-                    _internal(g, node, name, key, before, value, verb, f"then {verb}", i - j - 1)
-                )
+                out[name].append(_internal(g, node, name, key, (j, before), (i, value), verb, i - j - 1))
         last[key] = (i, value)
 
 
 def _internal(
-    g: Graph, node: Node, name: str, key: Key, first: Any, second: Any, verb: str, then: str, gap: int = 0
+    g: Graph,
+    node: Node,
+    name: str,
+    key: Key,
+    first_at: tuple[int, Any],
+    second_at: tuple[int, Any],
+    verb: str,
+    gap: int = 0,
 ) -> Anomaly:
-    where = g.value_index
-    o1 = g.offsets[key][where[first][1]] if first in where else "?"
-    o2 = g.offsets[key][where[second][1]] if second in where else "?"
+    """``first_at``, ``second_at``: (index in the key's version order, value), in the order the
+    transaction read or sent them; the offsets shown are those the indices stand for (for a send,
+    the one its delivery report gave)."""
+    (i1, first), (i2, second) = first_at, second_at
+    o1, o2 = g.offsets[key][i1], g.offsets[key][i2]
     shape = f"skipping {gap} value(s) between them" if gap else "out of the log's order"
     return Anomaly(
         name,
-        f"{name}: {node.label()} {verb} {first!r}@{o1} {then} {second!r}@{o2} on {_k(key)}, {shape}",
+        f"{name}: {node.label()} {verb} {first!r}@{o1} then {verb} {second!r}@{o2} on {_k(key)}, {shape}",
         [node.id],
         {"key": _k(key), "values": [first, second], "dot": dot(g, name, [node.id], {})},
     )

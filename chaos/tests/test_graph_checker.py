@@ -239,3 +239,17 @@ def test_queue_histories_are_not_graph_checked() -> None:
     t.txn(1, sends=[s(0, 0, "a")], outcome="fail")
     t.txn(2, reads=[r(0, 0, "a")])
     assert found(t, "G1a") == [] and found(t, "aborted_read") != []
+
+
+def test_a_send_without_an_offset_reads_back_as_unknown() -> None:
+    """A delivery report without an offset (confluent-kafka's None) is written as null and read as -1."""
+    t = Txns()
+    t.txn(1, sends=[s(0, 0, "a")])
+    t.history.ops[-1].records = [(T, 0, None, "a")]  # type: ignore[list-item]
+    t.txn(2, reads=[r(0, 0, "a")])
+    out = io.StringIO()
+    dump(t.history, out)
+    again = parse_lines(out.getvalue().splitlines())
+    assert again.ops[1].records == [(T, 0, -1, "a")]
+    result = check(again)
+    assert result.valid is True, result.bad

@@ -266,7 +266,8 @@ class TxnAppendWorkload(QueueWorkload):
 
 def _delivered(record: list[Any]) -> Any:
     def on_delivery(err: Any, msg: Any) -> None:
-        if err is None:
-            record[2] = msg.offset()
+        offset = msg.offset() if err is None else None
+        if offset is not None and offset >= 0:  # confluent-kafka gives None for OFFSET_INVALID
+            record[2] = offset
 
     return on_delivery
