@@ -15,6 +15,7 @@ from pathlib import Path
 
 from chaos.check_cli import print_result, write_graphs
 from chaos.checkers import CheckResult
+from chaos.history import RESTART_FAULT
 from chaos.nemesis.schedule import parse_faults
 from chaos.runner import Campaign, CampaignError, Outcome, run
 
@@ -270,11 +271,12 @@ def summary(rows: list[BatchRow]) -> list[str]:
         lines.append("  anomalies: none")
     rates = [r.result.availability.summary()["ok_rate_per_s"] for r in judged if r.result is not None]
     errors = [r.result.availability.summary()["errors"] for r in judged if r.result is not None]
-    recoveries = [
+    recoveries = [  # the restart phase's restart-all is followed by reads only: its own figures
         item["recovery_s"]
         for r in judged
         if r.result is not None
         for item in r.result.availability.recovery_s
+        if item["fault"] != RESTART_FAULT
     ]
     healed = sorted(x for x in recoveries if x is not None)
     if rates:
@@ -294,6 +296,24 @@ def summary(rows: list[BatchRow]) -> list[str]:
             + (
                 f"; {len(recoveries) - len(healed)} never served again"
                 if len(healed) < len(recoveries)
+                else ""
+            )
+        )
+    restarts = [r.result.stats for r in judged if r.result is not None and "restart_acked" in r.result.stats]
+    if restarts:
+        readable = sorted(
+            x["restart_readable_s"] for x in restarts if x.get("restart_readable_s") is not None
+        )
+        lines.append(
+            f"  restart check in {len(restarts)} campaign(s): "
+            + (
+                f"all readable again within {readable[-1]:.2f} s (median {statistics.median(readable):.2f} s)"
+                if readable
+                else ""
+            )
+            + (
+                f"; {len(restarts) - len(readable)} with records never readable"
+                if len(readable) < len(restarts)
                 else ""
             )
         )

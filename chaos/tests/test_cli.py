@@ -84,8 +84,10 @@ def test_batch_summary_counts_valid_campaigns_anomalies_and_recovery() -> None:
         ]
         return History(ops, {"workload": "queue", "idempotence": True, "final_drain": True})
 
+    restarted = check(history(False))
+    restarted.stats.update(restart_acked=5, restart_readable_s=0.8)
     rows = [
-        cli.BatchRow(1, 0, check(history(False)), 10.0),
+        cli.BatchRow(1, 0, restarted, 10.0),
         cli.BatchRow(2, 1, check(history(True)), 12.0),
         cli.BatchRow(3, 0, check(history(False)), 11.0),
         cli.BatchRow(4, 2, None, 1.0),
@@ -94,6 +96,7 @@ def test_batch_summary_counts_valid_campaigns_anomalies_and_recovery() -> None:
     assert lines[0].startswith("SUMMARY: 2/4 campaigns valid (seeds 1-4; 1 could not run or judge)")
     assert "  lost_write: 1 in 1 campaign(s) [2]" in lines
     assert any(line.startswith("  recovery after 3 faults: median 0.60 s") for line in lines), lines
+    assert "  restart check in 1 campaign(s): all readable again within 0.80 s (median 0.80 s)" in lines
     assert (
         lines[-1] == "  seed 4: VERDICT: could not run"
         and lines[-3] == "  seed 2: VERDICT: invalid lost=1 validate_delivery=1"
