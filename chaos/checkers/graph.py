@@ -577,7 +577,8 @@ def check_graph(history: History) -> tuple[dict[str, list[Anomaly]], dict[str, i
 
 
 def _quote(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    """A DOT quoted string: backslashes and quotes escaped, line breaks as DOT's ``\\n``."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
 def dot(g: Graph, name: str, vertices: list[int], extra: dict[tuple[int, int], str] | None = None) -> str:

@@ -80,7 +80,9 @@ def test_g0_write_cycle() -> None:
     t.txn(3, reads=[r(0, 0, "a"), r(0, 1, "c"), r(1, 0, "d"), r(1, 1, "b")])
     [g0] = found(t, "G0")
     assert sorted(g0.ops) == [t1, t2] and g0.detail["edges"] == ["ww", "ww"]
-    assert "digraph" in g0.detail["dot"] and f"T{t1} -> T{t2}" in g0.detail["dot"]
+    drawing = g0.detail["dot"]
+    assert drawing.startswith('digraph "G0" {') and f"T{t1} -> T{t2}" in drawing
+    assert all(line.startswith(("digraph", "  ", "}")) for line in drawing.splitlines())  # \n escaped
     assert "ww on k-0" in g0.description
     assert "G0" not in counted(t)  # interleaved open transactions: Kafka allows it
     t.history.meta["strict_cycles"] = True
