@@ -48,6 +48,12 @@ def parser() -> argparse.ArgumentParser:
         help="txn-append: tear processors down mid-transaction at seeded times; reopen with fresh ids",
     )
     p.add_argument(
+        "--strict-cycles",
+        action="store_true",
+        help="txn-append: count G0, G1c, G-single, G2 and int_send_skip (serializable transactions, "
+        "which Kafka does not promise)",
+    )
+    p.add_argument(
         "--campaigns",
         type=int,
         default=1,
@@ -174,6 +180,7 @@ def make_campaign(args: argparse.Namespace, faults: list[str], seed: int, out: P
         restart_bound_s=args.restart_bound,
         broker_configs=list(args.broker_config),
         crash_clients=args.crash_clients,
+        strict_cycles=args.strict_cycles,
     )
     if out is not None:
         campaign.out_dir = out

@@ -73,6 +73,8 @@ class Campaign:
     when the faults include ``kill``."""
     restart_bound_s: float = 30.0
     """How long after the restart everything acknowledged may take to become readable."""
+    strict_cycles: bool = False
+    """Count the dependency cycles Kafka does not promise to prevent (:mod:`chaos.checkers.graph`)."""
     crash_clients: bool = False
     """txn-append: tear processors down mid-transaction at seeded times and reopen them with fresh
     transactional ids (:mod:`chaos.workloads.txn_append`)."""
@@ -100,6 +102,7 @@ class Campaign:
             "unclean_election": self.unclean_election,
             "restart_check": self.runs_restart_check,
             "crash_clients": self.crash_clients,
+            "strict_cycles": self.strict_cycles,
         }
 
 

@@ -101,3 +101,14 @@ def test_batch_summary_counts_valid_campaigns_anomalies_and_recovery() -> None:
         lines[-1] == "  seed 4: VERDICT: could not run"
         and lines[-3] == "  seed 2: VERDICT: invalid lost=1 validate_delivery=1"
     )
+
+
+def test_txn_append_options_reach_the_campaign() -> None:
+    args = cli.parser().parse_args(["--workload", "txn-append", "--crash-clients", "--strict-cycles"])
+    meta = cli.make_campaign(args, ["kill"], 5, None).meta()
+    assert (meta["workload"], meta["crash_clients"], meta["strict_cycles"], meta["seed"]) == (
+        "txn-append",
+        True,
+        True,
+        5,
+    )
