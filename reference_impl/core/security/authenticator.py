@@ -45,7 +45,15 @@ from reference_impl.protocol.frames import size_prefix
 
 from ..configs.model import ConfigError
 from .credentials import ScramCredentials
-from .mechanisms import PLAIN, MechanismServer, PlainServer, SaslFailure, ScramServer, random_nonce
+from .mechanisms import (
+    PLAIN,
+    MechanismServer,
+    PlainServer,
+    SaslFailure,
+    ScramCredential,
+    ScramServer,
+    random_nonce,
+)
 from .principal import ANONYMOUS, PrincipalMappingError, user
 from .settings import ListenerSecurity, listener_security
 
@@ -89,11 +97,15 @@ class Authenticator:
         config: Mapping[str, str],
         max_receive_bytes: int,
         nonce_bytes: Callable[[int], bytes] = secrets.token_bytes,
+        scram: Callable[[str, str], ScramCredential | None] | None = None,
     ) -> None:
+        """``scram`` looks a user's credential up (the broker's metadata image); by default an
+        in-memory :class:`ScramCredentials` (tests)."""
         self._config = config
         self.max_receive_bytes = max_receive_bytes
         self.nonce_bytes = nonce_bytes
         self.scram = ScramCredentials()
+        self.scram_lookup = scram or self.scram.lookup
         self._listeners: dict[str, ListenerSecurity] = {}
         self._sessions: dict[int, Session] = {}
 
@@ -186,7 +198,7 @@ class Authenticator:
         session.server = (
             PlainServer(session.listener.plain_users)
             if mechanism == PLAIN
-            else ScramServer(mechanism, self.scram.lookup, lambda: random_nonce(self.nonce_bytes))
+            else ScramServer(mechanism, self.scram_lookup, lambda: random_nonce(self.nonce_bytes))
         )
         session.kafka_framing = version >= 1
         session.state = AUTHENTICATE
