@@ -63,7 +63,33 @@ def test_admin_commands_work_with_the_command_config(secured: Target) -> None:
     assert groups.stdout.split() == ["GROUP", "STATE", "SIMPLE"]
 
 
-@pytest.mark.parametrize("command", ["topics list", "groups list", "offsets some-topic"])
+def test_users_add_list_delete_and_the_new_user_logs_in(secured: Target, tmp_path: Path) -> None:
+    """SCRAM users through AlterUserScramCredentials: the added user authenticates with its own
+    properties file, a refused change is the broker's error and exit 1, a deleted user is gone."""
+    user = f"kh-{uuid.uuid4().hex[:6]}"
+    where = ["-b", secured.bootstrap_servers, "--command-config", _props(secured)]
+    added = harness("users", *where, "add", user, "--password", "pw-1", "--mechanism", "SCRAM-SHA-512")
+    assert added.returncode == 0 and f"added {user} SCRAM-SHA-512" in added.stdout, added.stderr
+    listed = harness("users", *where, "--json", "list", user)
+    assert listed.returncode == 0, listed.stderr
+    assert json.loads(listed.stdout) == [{"user": user, "credentials": ["SCRAM-SHA-512:4096"], "error": None}]
+    own = tmp_path / "user.properties"
+    own.write_text(
+        Path(_props(secured)).read_text().replace('username="admin"', f'username="{user}"').replace(
+            'password="admin-secret"', 'password="pw-1"'
+        )
+    )
+    as_user = harness("users", "-b", secured.bootstrap_servers, "--command-config", str(own), "list")
+    assert as_user.returncode == 0 and user in as_user.stdout, as_user.stderr
+    refused = harness("users", *where, "add", user, "--password", "x", "--iterations", "100")
+    assert refused.returncode == 1 and "UNACCEPTABLE_CREDENTIAL: Too few iterations" in refused.stderr
+    deleted = harness("users", *where, "delete", user)
+    assert deleted.returncode == 0, deleted.stderr
+    gone = harness("users", *where, "list", user)
+    assert gone.returncode == 1 and "RESOURCE_NOT_FOUND" in gone.stdout
+
+
+@pytest.mark.parametrize("command", ["topics list", "groups list", "offsets some-topic", "users list"])
 def test_admin_commands_fail_clearly_without_it(secured: Target, command: str) -> None:
     """PLAINTEXT to a SASL_SSL listener: the broker closes the connection; the command says so and
     exits 1 (no table, no traceback)."""
@@ -81,6 +107,7 @@ def test_admin_commands_fail_clearly_without_it(secured: Target, command: str) -
         ["topics", "-b", "127.0.0.1:1", "list"],
         ["groups", "-b", "127.0.0.1:1", "list"],
         ["offsets", "-b", "127.0.0.1:1", "t"],
+        ["users", "-b", "127.0.0.1:1", "list"],
         ["fuzz", "--target", "127.0.0.1:1"],
         ["diff", "--a", "bootstrap:127.0.0.1:1", "--b", "bootstrap:127.0.0.1:1"],
     ],
