@@ -30,6 +30,7 @@ import contextlib
 import hashlib
 import random
 import struct
+import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -214,8 +215,8 @@ async def run_case(target: FuzzTarget, case: SaslCase, hang_s: float) -> str:
             except (ConnectionError, OSError):
                 outcome = CLOSED
                 break
-            try:
-                answer = await _read(reader, hang_s)
+            try:  # a lying size may be waited on forever: a second of silence is enough, then a probe
+                answer = await _read(reader, min(hang_s, 1.0) if case.may_be_silent else hang_s)
             except TimeoutError:
                 outcome = SILENT if case.may_be_silent else HANG
                 break
@@ -225,7 +226,7 @@ async def run_case(target: FuzzTarget, case: SaslCase, hang_s: float) -> str:
     finally:
         with contextlib.suppress(Exception):
             writer.close()
-    if outcome in (CLOSED, HANG) and await probe(target.host, target.port, hang_s, target.security) is None:
+    if outcome != ANSWERED and await probe(target.host, target.port, hang_s, target.security) is None:
         return DIED
     return outcome
 
@@ -241,6 +242,7 @@ async def run_sasl_phase(
 ) -> SaslStats:
     """``count`` cases, ``concurrency`` at once; a dead local target is restarted and the phase goes on."""
     stats = SaslStats()
+    started = time.monotonic()
     security = target.security or ClientSecurity()
     queue = iter(range(count))
     lock = asyncio.Lock()
@@ -262,7 +264,10 @@ async def run_sasl_phase(
 
     await asyncio.gather(*(worker() for _ in range(max(1, min(concurrency, 16)))))
     if progress is not None:
-        progress(f"sasl: {stats.cases} cases on unauthenticated connections: {dict(stats.counts)}")
+        progress(
+            f"sasl: {stats.cases} cases on unauthenticated connections in {time.monotonic() - started:.1f} s: "
+            f"{dict(stats.counts)}"
+        )
     return stats
 
 

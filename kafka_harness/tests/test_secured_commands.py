@@ -126,17 +126,17 @@ def test_an_unusable_command_config_is_one_line_and_exit_2(tmp_path: Path, comma
 
 def test_fuzz_launches_a_sasl_ssl_reference() -> None:
     result = harness("fuzz", "--target", "reference", "--security", "sasl_ssl", "--requests", "2000",
-                     "--canary-records", "50", "--sasl-cases", "100", timeout_s=300)
+                     "--canary-records", "50", "--sasl-cases", "60", timeout_s=300)
     print(result.stdout[-1500:])
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     assert "VERDICT: valid requests=2000 crashes=0 hangs=0" in result.stdout
     assert "canary: 50 records acknowledged" in result.stdout
-    assert "sasl: 100 cases on unauthenticated connections" in result.stdout
+    assert "sasl: 60 cases on unauthenticated connections" in result.stdout
 
 
-def test_fuzz_replays_sasl_frames_with_the_security_flags(tmp_path: Path) -> None:
-    """A SASL reproducer (frames sent in order, unauthenticated) replayed on a SASL_SSL reference
-    launched with --security: the broker answers or closes and lives (exit 0)."""
+def test_fuzz_replays_sasl_frames_with_the_security_flags(secured: Target, tmp_path: Path) -> None:
+    """A SASL reproducer (frames sent in order, unauthenticated) replayed on the SASL_SSL reference
+    with --command-config: the broker answers or closes and lives (exit 0)."""
     from chaos.fuzz.sasl import SASL_PREFIX, make_case
     from fixtures.wire.security import ClientSecurity
 
@@ -145,8 +145,8 @@ def test_fuzz_replays_sasl_frames_with_the_security_flags(tmp_path: Path) -> Non
     frames += [s for s in make_case(1, 1, security, 2).steps if isinstance(s, bytes)]
     path = tmp_path / f"{SASL_PREFIX}hang-example-0.bin"
     path.write_bytes(b"".join(frames))
-    result = harness("fuzz", "--replay", str(path), "--target", "reference", "--security", "sasl_ssl",
-                     timeout_s=120)
+    result = harness("fuzz", "--replay", str(path), "--target", f"bootstrap:{secured.bootstrap_servers}",
+                     "--command-config", _props(secured), timeout_s=120)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     assert "SASL frames replayed on an unauthenticated connection" in result.stdout
 
