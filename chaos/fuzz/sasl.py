@@ -264,10 +264,8 @@ async def run_sasl_phase(
 
     await asyncio.gather(*(worker() for _ in range(max(1, min(concurrency, 16)))))
     if progress is not None:
-        progress(
-            f"sasl: {stats.cases} cases on unauthenticated connections in {time.monotonic() - started:.1f} s: "
-            f"{dict(stats.counts)}"
-        )
+        took = time.monotonic() - started
+        progress(f"sasl: {stats.cases} cases on unauthenticated connections in {took:.1f} s: {dict(stats.counts)}")
     return stats
 
 
