@@ -265,7 +265,8 @@ async def run_sasl_phase(
     await asyncio.gather(*(worker() for _ in range(max(1, min(concurrency, 16)))))
     if progress is not None:
         took = time.monotonic() - started
-        progress(f"sasl: {stats.cases} cases on unauthenticated connections in {took:.1f} s: {dict(stats.counts)}")
+        counts = dict(stats.counts)
+        progress(f"sasl: {stats.cases} cases on unauthenticated connections in {took:.1f} s: {counts}")
     return stats
 
 
