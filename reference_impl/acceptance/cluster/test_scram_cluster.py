@@ -52,7 +52,7 @@ def test_credentials_replicate_and_survive_restarts(cluster: Target) -> None:
         with _client(cluster, node) as client:
             done = scram.alter(client, upsertions=[scram.upsertion(f"u{node}", "SCRAM-SHA-512", "pw", 8192)])
         assert done[f"u{node}"].error == "NONE", done
-    expected = {f"u{n}": (("SCRAM-SHA-512", 8192),) for n in NODES}
+    expected: dict[str, tuple[tuple[str, int], ...]] = {f"u{n}": (("SCRAM-SHA-512", 8192),) for n in NODES}
     took = wait_for(lambda: _agree(cluster, NODES, expected), 30, "every broker lists the three users")
     print(f"FIGURE scram-replicated-s={took:.2f}")
     with _client(cluster, 2) as client:

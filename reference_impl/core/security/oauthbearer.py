@@ -217,6 +217,8 @@ class OAuthBearerServer:
         self.authorization_id = ""
         self.credential_expiry_ms: int | None = None
         self._error: str | None = None
+        self.reason = ""
+        """Why the last token was refused (for the log; the client sees only the JSON status)."""
 
     def evaluate(self, token: bytes) -> bytes:
         if self.complete:
