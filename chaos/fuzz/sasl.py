@@ -6,9 +6,9 @@ sees it before anything else. Case ``i`` of seed ``s`` comes from ``Random("kh-f
 
 * ``handshake``: SaslHandshake with a hostile mechanism name (empty, long, binary, another case) or
   version, or SaslAuthenticate with no handshake first;
-* ``garbage`` / ``mutated``: a valid handshake, then SaslAuthenticate with random bytes, or the
-  mechanism's real first message (PLAIN, SCRAM client-first, OAUTHBEARER ``n,,\\x01auth=Bearer``)
-  with bytes flipped, inserted, deleted or cut;
+* ``garbage`` / ``mutated``: a handshake (the run's mechanism, or another the listener may enable),
+  then SaslAuthenticate with random bytes, or the mechanism's real first message (PLAIN, SCRAM
+  client-first, OAUTHBEARER ``n,,\\x01auth=Bearer``) with bytes flipped, inserted, deleted or cut;
 * ``oversized``: a SaslAuthenticate frame past ``sasl.server.max.receive.size`` (600,000 bytes);
 * ``lying-size``: a frame whose size announces more than is sent (the broker waits: silence is
   allowed, a dead broker is not);
@@ -48,6 +48,7 @@ from .target import FuzzTarget, probe
 KINDS = ("handshake", "garbage", "mutated", "oversized", "lying-size", "wrong-nonce", "raw-v0", "reauth")
 WEIGHTS = (14, 18, 26, 3, 5, 10, 8, 16)
 OVERSIZED = 600_000
+OTHER_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
 MAX_ANSWER = 1 << 20
 ANSWERED = "answered"
 Step = bytes | Callable[[bytes | None], bytes | None]
@@ -95,17 +96,24 @@ def _mutate(rng: random.Random, data: bytes) -> bytes:
     return bytes(out)
 
 
-def _first_message(security: ClientSecurity, mechanism: str) -> bytes:
+TOKEN_ISSUED_AT_S = 1_700_000_000
+TOKEN_LIFETIME_S = 20 * 365 * 86400
+"""The fuzz tokens' iat and lifetime: fixed, so a case is the same bytes every time (and valid until 2043)."""
+
+
+def _first_message(security: ClientSecurity, mechanism: str, rng: random.Random) -> bytes:
     user, password = security.username or "kh", security.password or "kh"
     if mechanism == "PLAIN":
         return plain_token(user, password)
     if mechanism == "OAUTHBEARER":
-        return oauthbearer_first(unsecured_jws(user, scope=security.oauth_scope or ("kafka-harness",)))
-    return ScramClient(mechanism, user, password).first()
+        scope = security.oauth_scope or ("kafka-harness",)
+        token = unsecured_jws(user, scope=scope, issued_at_s=TOKEN_ISSUED_AT_S, lifetime_s=TOKEN_LIFETIME_S)
+        return oauthbearer_first(token)
+    return ScramClient(mechanism, user, password, nonce=f"kh{rng.getrandbits(64):016x}").first()
 
 
 def make_case(seed: int, index: int, security: ClientSecurity, authenticate_version: int) -> SaslCase:
-    """Case ``index`` of ``seed``: the same frames every time (but a SCRAM nonce and token times)."""
+    """Case ``index`` of ``seed``: the same frames every time (but a SCRAM client nonce)."""
     rng = random.Random(f"kh-fuzz-sasl:{seed}:{index}")
     kind = rng.choices(KINDS, WEIGHTS)[0]
     mechanism = security.mechanism or "PLAIN"
@@ -126,24 +134,27 @@ def make_case(seed: int, index: int, security: ClientSecurity, authenticate_vers
         if choice == 1:
             return SaslCase(index, kind, [shake(version=rng.choice((2, 7, 0x7FFF)))])
         if choice == 2:  # SaslAuthenticate before any handshake
-            return SaslCase(index, kind, [auth(_first_message(security, mechanism), cid=1)])
+            return SaslCase(index, kind, [auth(_first_message(security, mechanism, rng), cid=1)])
         if choice == 3:  # ApiVersions twice before the handshake
             versions = _frame("api_versions", 0, 1)
             return SaslCase(index, kind, [versions, versions, shake(cid=3)])
         return SaslCase(index, kind, [shake(), shake(cid=2)])  # a handshake during the exchange
+    other = rng.choice((mechanism, mechanism, *OTHER_MECHANISMS))  # the listener may enable more
     if kind == "garbage":
         token = rng.randbytes(rng.choice((0, 1, 7, 64, 1000, 4097, 20_000)))
-        return SaslCase(index, kind, [shake(), auth(token)])
+        return SaslCase(index, kind, [shake(name=other), auth(token)])
     if kind == "mutated":
-        return SaslCase(index, kind, [shake(), auth(_mutate(rng, _first_message(security, mechanism)))])
+        first = _first_message(security, other, rng)
+        return SaslCase(index, kind, [shake(name=other), auth(_mutate(rng, first))])
     if kind == "oversized":
         return SaslCase(index, kind, [shake(), auth(b"x" * OVERSIZED)])
     if kind == "lying-size":
-        real = auth(_first_message(security, mechanism))
+        real = auth(_first_message(security, mechanism, rng))
         lie = struct.pack(">i", len(real) - 4 + rng.randint(1, 1000)) + real[4:]
         return SaslCase(index, kind, [shake(), lie], may_be_silent=True)
     if kind == "wrong-nonce" and mechanism.startswith("SCRAM-"):
-        client = ScramClient(mechanism, security.username or "", security.password or "")
+        nonce = f"kh{rng.getrandbits(64):016x}"
+        client = ScramClient(mechanism, security.username or "", security.password or "", nonce=nonce)
 
         def final(answer: bytes | None) -> bytes | None:
             server_first = _auth_bytes(answer, v)
@@ -160,7 +171,7 @@ def make_case(seed: int, index: int, security: ClientSecurity, authenticate_vers
         tokens = [rng.randbytes(rng.randint(0, 200)) for _ in range(rng.randint(1, 3))]
         return SaslCase(index, kind, [shake(version=0), *(struct.pack(">i", len(t)) + t for t in tokens)])
     # reauth (and wrong-nonce on a listener the run does not reach with SCRAM)
-    mutated = _mutate(rng, _first_message(security, mechanism))
+    mutated = _mutate(rng, _first_message(security, mechanism, rng))
     token = rng.choice((mutated, rng.randbytes(rng.randint(0, 300))))
     return SaslCase(index, "reauth", [shake(cid=101), auth(token, cid=102)], authenticated_first=True)
 

@@ -171,3 +171,30 @@ def test_diff_with_and_without_the_command_config(secured: Target) -> None:
     secure = harness("diff", "--a", address, "--b", address, "--command-config", _props(secured))
     assert secure.returncode in (0, 1), secure.stderr
     assert "VERDICT:" in secure.stdout and "could_not_run" not in secure.stdout
+
+
+def test_an_oversized_frame_over_tls_leaves_no_traceback(secured: Target) -> None:
+    """A SaslHandshake and an oversized SaslAuthenticate in one TLS write: the broker closes the
+    connection at the size prefix and drops the rest. asyncio's TLS protocol once handed the shell
+    the bytes it had decrypted after the close, which overran the size prefix (struct.error, "Fatal
+    error on SSL protocol" in the log); the fuzzer's SASL phase found it."""
+    import struct
+
+    from chaos.fuzz.sasl import OVERSIZED
+    from fixtures.wire import WireClient, build_request
+    from reference_impl.protocol.codec import encode_request
+
+    assert secured.secured is not None
+    node = secured.node(1)
+    before = node.log_path.read_text(errors="replace").count("Traceback")
+    address = secured.bootstrap_servers.split(",")[0]
+    wire = WireClient(address, security=secured.secured.client, authenticate=False)
+    try:
+        shake = encode_request(build_request("sasl_handshake", 1, {"mechanism": "PLAIN"}), 1, "kh")
+        big = encode_request(build_request("sasl_authenticate", 2, {"auth_bytes": b"x" * OVERSIZED}), 2, "kh")
+        assert wire.send_raw(shake + big + struct.pack(">i", 4) + b"tail", timeout_s=10) is not None
+        assert wire.is_closed_by_peer()
+    finally:
+        wire.close()
+    assert WireClient(address, security=secured.secured.client).api_versions()
+    assert node.log_path.read_text(errors="replace").count("Traceback") == before
