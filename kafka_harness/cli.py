@@ -47,6 +47,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "topics": ("kafka_harness.admin.topics", "list, describe, create, delete, alter topics"),
     "groups": ("kafka_harness.admin.groups", "list, describe, reset offsets of, delete consumer groups"),
     "offsets": ("kafka_harness.admin.offsets", "earliest, latest and by-time offsets per partition"),
+    "users": ("kafka_harness.admin.users", "list, add, delete SCRAM users (AlterUserScramCredentials)"),
 }
 
 

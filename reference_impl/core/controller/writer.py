@@ -34,7 +34,7 @@ from ..metadata.records import (
     RemoveTopicRecord,
     TopicRecord,
 )
-from . import elections, leadership
+from . import elections, leadership, scram
 from .messages import AdminRequest, AdminResponse
 
 PRODUCER_ID_BLOCK = 1000
@@ -376,3 +376,16 @@ class RecordWriter(abc.ABC):
             ],
             now_ms,
         )
+
+    # -- SCRAM credentials ---------------------------------------------------------------------
+
+    def alter_scram(
+        self,
+        deletions: Sequence[scram.Deletion],
+        upsertions: Sequence[scram.Upsertion],
+        now_ms: int,
+    ) -> list[scram.Result]:
+        """AlterUserScramCredentials (:mod:`.scram`): every accepted change committed at once."""
+        records, results = scram.decide(self.image, deletions, upsertions)
+        self.commit(records, now_ms)
+        return results

@@ -18,7 +18,9 @@ from .records import (
     ProducerIdsRecord,
     RegisterBrokerRecord,
     RemoveTopicRecord,
+    RemoveUserScramCredentialRecord,
     TopicRecord,
+    UserScramCredentialRecord,
 )
 
 TOPIC_RESOURCE = 2
@@ -79,6 +81,8 @@ class MetadataImage:
     topic_names: dict[uuid.UUID, str] = field(default_factory=dict)
     broker_configs: dict[str, str] = field(default_factory=dict)
     next_producer_id: int = 0
+    scram: dict[tuple[int, str], UserScramCredentialRecord] = field(default_factory=dict)
+    """(mechanism type, user) → the user's SCRAM credential (Kafka's ``ScramImage``)."""
     offset: int = -1
     """Offset of the last record applied (the image's version)."""
 
@@ -133,6 +137,10 @@ class MetadataImage:
                 )
             case ProducerIdsRecord(next_producer_id=next_id):
                 self.next_producer_id = max(self.next_producer_id, next_id)
+            case UserScramCredentialRecord(name=name, mechanism=mechanism):
+                self.scram[(mechanism, name)] = record
+            case RemoveUserScramCredentialRecord(name=name, mechanism=mechanism):
+                self.scram.pop((mechanism, name), None)
 
     def _apply_change(self, record: PartitionChangeRecord) -> None:
         topic = self.topic_by_id(record.topic_id)
