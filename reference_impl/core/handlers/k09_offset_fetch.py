@@ -38,12 +38,17 @@ def _partition(index: int, offset: Any, code: ErrorCode) -> dict[str, Any]:
 
 
 def fetch_group(
-    broker: HandlerHost, group_id: str, wanted: list[tuple[str, list[int]]] | None, stable: bool, now_ms: int
+    broker: HandlerHost,
+    group_id: str,
+    wanted: list[tuple[str, list[int]]] | None,
+    stable: bool,
+    now_ms: int,
+    member: tuple[str | None, int] = (None, -1),
 ) -> tuple[ErrorCode, dict[str, list[dict[str, Any]]]]:
     """The group's error and its partitions by topic, in request order."""
     by_topic: dict[str, list[dict[str, Any]]] = {}
     try:
-        rows = broker.group_coordinator.fetch_offsets(group_id, wanted, stable, now_ms)
+        rows = broker.group_coordinator.fetch_offsets(group_id, wanted, stable, now_ms, member)
     except KafkaError as exc:
         for topic, partitions in wanted or []:
             by_topic[topic] = [_partition(p, None, exc.code) for p in partitions]
@@ -78,7 +83,8 @@ def handle_offset_fetch(broker: HandlerHost, ctx: RequestContext, request: Any) 
             wanted = [(names.get(t.topic_id, ""), list(t.partition_indexes)) for t in g.topics]
         else:
             wanted = [(t.name, list(t.partition_indexes)) for t in g.topics]
-        error, by_topic = fetch_group(broker, g.group_id, wanted, stable, now)
+        member = (get(g, "member_id"), int(get(g, "member_epoch", -1))) if version >= 9 else (None, -1)
+        error, by_topic = fetch_group(broker, g.group_id, wanted, stable, now, member)
         if error is not ErrorCode.none:
             by_topic = {}
         group_topics: list[dict[str, Any]] = [
