@@ -230,6 +230,7 @@ def test_static_member_keeps_its_assignment(
     second.leave()
 
 
+@pytest.mark.requires("consumer_group_heartbeat", min_version=1)
 def test_regex_subscription(
     router: Router, caps: Capabilities, unique: Callable[[str], str], topic_factory: Callable[..., str]
 ) -> None:
