@@ -337,3 +337,13 @@ def test_offset_commit_with_member_epoch(
     expect_code(commit(m.epoch + 1, m.member_id), "STALE_MEMBER_EPOCH", rule=KIP, where="another epoch")
     expect_code(commit(m.epoch, "stranger"), "UNKNOWN_MEMBER_ID", rule=KIP, where="unknown member")
     m.leave()
+
+
+@pytest.mark.requires("api_versions", min_version=3)
+def test_group_version_feature_finalized(wire: WireClient) -> None:
+    """KIP-848 with KIP-1022: a broker that serves the consumer protocol finalizes the
+    ``group.version`` feature at level 1 or more (ApiVersions v3+ finalized features), as a Kafka 4.x
+    cluster does."""
+    answer = wire.request("api_versions", 3, client_software_name="kh", client_software_version="1")
+    levels = {str(f.name): int(f.max_version_level) for f in answer.finalized_features}
+    expect(levels.get("group.version", 0) >= 1, "KIP-1022", f"finalized features {levels}")
