@@ -614,15 +614,22 @@ class GroupCoordinator:
             done(exc.code, {})
             return
         group = self.groups.get(group_id)
-        if group is None or group.is_in(GroupState.DEAD):
+        consumer_group = self.consumer.groups.get(group_id)
+        subscribed: Callable[[str], bool]
+        if consumer_group is not None:
+            # ConsumerGroup.isSubscribedToTopic: the topics the members subscribe to (names or regex).
+            subscribed = consumer_group.subscribed_metadata.__contains__
+        elif group is None or group.is_in(GroupState.DEAD):
             done(ErrorCode.group_id_not_found, {})
             return
-        if (
+        elif (
             group.is_in(GroupState.STABLE, GroupState.PREPARING_REBALANCE, GroupState.COMPLETING_REBALANCE)
             and group.protocol_type != "consumer"
         ):
             done(ErrorCode.non_empty_group, {})
             return
+        else:
+            subscribed = group.is_subscribed_to
         codes: dict[TopicPartition, ErrorCode] = {}
         records: list[RecordKV] = []
         removed: list[TopicPartition] = []
@@ -631,7 +638,7 @@ class GroupCoordinator:
                 tp = (topic, partition)
                 if not self._partition_exists(topic, partition):
                     codes[tp] = ErrorCode.unknown_topic_or_partition
-                elif group.is_subscribed_to(topic):
+                elif subscribed(topic):
                     codes[tp] = ErrorCode.group_subscribed_to_topic
                 else:
                     codes[tp] = ErrorCode.none

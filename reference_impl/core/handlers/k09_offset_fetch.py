@@ -8,8 +8,10 @@ Errors for a group: NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS
 (top-level from v2, per partition in v1).
 Version notes: v2+ a null topic list asks for every committed offset, and a
 top-level error; v5+ leader epochs; v7+ ``require_stable``; v8+ several
-groups per request (KIP-709); v9+ member id and epoch (for KIP-848 groups;
-ignored by classic groups); v10 topics by id.
+groups per request (KIP-709); v9+ member id and epoch: for a KIP-848
+consumer-protocol group, a member id or epoch >= 0 must name a member at its
+current epoch (UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH; ``ConsumerGroup.validateOffsetFetch``);
+ignored by classic groups; v10 topics by id.
 """
 
 from __future__ import annotations

@@ -126,3 +126,28 @@ def test_offsets_with_member_epochs_and_reload() -> None:
     assert (again.error_code, again.member_epoch) == (ErrorCode.none, a.member_epoch)
     restarted.advance(45_001)  # nobody heartbeats: the session expires, the member is fenced
     assert cg_describe(restarted, "g").group_state == "Empty"
+
+
+def test_offset_delete_on_a_consumer_group() -> None:
+    """OffsetDelete (Kafka's ``GroupMetadataManager.deleteOffsets``): a topic a member subscribes to is
+    GROUP_SUBSCRIBED_TO_TOPIC; another topic's offsets go."""
+    h = harness()
+    topic(h, "t", 1)
+    topic(h, "u", 1)
+    a = hb(h, "g", "a", 0, subscribed_topic_names=["t"])
+    assert commit(h, "g", {("u", 0): 3}, generation=a.member_epoch, member_id="a") == {
+        ("u", 0): ErrorCode.none
+    }
+    answer = h.call(
+        request(
+            47,
+            0,
+            group_id="g",
+            topics=[{"name": n, "partitions": [{"partition_index": 0}]} for n in ("t", "u")],
+        )
+    )
+    codes = {t.name: t.partitions[0].error_code for t in answer.topics}
+    assert (answer.error_code, codes) == (
+        ErrorCode.none,
+        {"t": ErrorCode.group_subscribed_to_topic, "u": ErrorCode.none},
+    )
