@@ -216,6 +216,8 @@ class ConsumerGroups:
 
     def _heartbeat(self, req: HeartbeatRequest) -> tuple[HeartbeatAnswer, list[RecordKV]]:
         joining = req.member_epoch == JOIN_EPOCH
+        if req.subscribed_regex:  # before anything changes: an error leaves no group behind
+            validate_regex(req.subscribed_regex)
         group, records = self._group_for(req.group_id, joining)
         before = _snapshot(group)
         member_id = req.member_id or (self.coordinator.new_member_id("") if joining else "")
@@ -279,8 +281,6 @@ class ConsumerGroups:
             member = replace(
                 member, member_epoch=0, state=MemberState.STABLE, assigned=EMPTY, pending_revocation=EMPTY
             )
-        if req.subscribed_regex is not None and req.subscribed_regex != "":
-            validate_regex(req.subscribed_regex)
         updated = replace(
             member,
             instance_id=req.instance_id if req.instance_id is not None else member.instance_id,
@@ -578,15 +578,16 @@ class ConsumerGroups:
     # -- offsets -----------------------------------------------------------------------------------
 
     def validate_offset_commit(
-        self, group: ConsumerGroup, member_id: str, epoch: int, api_version: int
+        self, group: ConsumerGroup, member_id: str, epoch: int, api_version: int | None
     ) -> ErrorCode | None:
-        """``ConsumerGroup.validateOffsetCommit``: admin commits while empty; members at their epoch."""
+        """``ConsumerGroup.validateOffsetCommit``: admin commits while empty; members at their epoch.
+        ``api_version`` None: a transactional commit (TxnOffsetCommit), which any version may send."""
         if epoch < 0 and not group.members:
             return None
         member = group.members.get(member_id)
         if member is None:
             return ErrorCode.unknown_member_id
-        if api_version < 9:
+        if api_version is not None and api_version < 9:
             return ErrorCode.unsupported_version
         if epoch != member.member_epoch:
             return ErrorCode.stale_member_epoch

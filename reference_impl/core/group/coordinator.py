@@ -574,7 +574,12 @@ class GroupCoordinator:
         try:
             self.check_coordinator(group_id)
             group = self.groups.get(group_id)
-            if group is None:
+            consumer_group = self.consumer.groups.get(group_id)
+            if consumer_group is not None:
+                error = self.consumer.validate_offset_commit(
+                    consumer_group, member_id, generation, api_version=None
+                )
+            elif group is None:
                 error = None if generation < 0 else ErrorCode.illegal_generation
             else:
                 error = self.membership.validate_offset_commit(

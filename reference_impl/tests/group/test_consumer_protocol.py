@@ -81,6 +81,7 @@ def test_fencing_and_errors() -> None:
     assert hb(h, "g", "a", 1, server_assignor="nope").error_code == ErrorCode.unsupported_assignor
     bad = hb(h, "r", "x", 0, subscribed_topic_regex="(?<=a)b")
     assert bad.error_code == ErrorCode.invalid_regular_expression
+    assert cg_describe(h, "r").error_code == ErrorCode.group_id_not_found  # the refusal made no group
     assert cg_describe(h, "nope").error_code == ErrorCode.group_id_not_found
     left = hb(h, "g", "a", -1)
     assert (left.error_code, left.member_epoch) == (ErrorCode.none, -1)
