@@ -752,9 +752,24 @@ class GroupCoordinator:
                 log.info("group %s: offsets expired, removing the empty group", group.group_id)
                 self._tombstone_group(group.group_id, lambda _code: None, expired)
             elif expired:
-                gid = group.group_id
-                records: list[RecordKV] = [(encode_offset_key(gid, t, p), None) for t, p in expired]
-                self.append(gid, records, functools.partial(self._drop, gid, expired))
+                self._expire_offsets(group.group_id, expired)
+        for cgroup in list(self.consumer.groups.values()):
+            gid = cgroup.group_id
+            if self.shard_of(gid) not in self.loaded:
+                continue
+            expired = self.offsets.expired_of(
+                gid, cgroup.subscribed_metadata.__contains__, None, now_ms, retention_ms
+            )
+            left = set(self.offsets.of_group(gid)) - set(expired)
+            if not left and not cgroup.members and not self.offsets.has_open_transactions(gid):
+                log.info("consumer group %s: offsets expired, removing the empty group", gid)
+                self._tombstone_group(gid, lambda _code: None, expired)
+            elif expired:
+                self._expire_offsets(gid, expired)
+
+    def _expire_offsets(self, group_id: str, expired: list[TopicPartition]) -> None:
+        records: list[RecordKV] = [(encode_offset_key(group_id, t, p), None) for t, p in expired]
+        self.append(group_id, records, functools.partial(self._drop, group_id, expired))
 
     def _drop(self, group_id: str, partitions: list[TopicPartition], code: ErrorCode) -> None:
         if code is ErrorCode.none:

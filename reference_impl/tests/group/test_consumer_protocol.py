@@ -12,7 +12,7 @@ from typing import Any
 from reference_impl.protocol.errors import ErrorCode
 
 from ..core.harness import BrokerHarness, request
-from .helpers import GROUP_CONFIGS, commit, harness, topic
+from .helpers import GROUP_CONFIGS, commit, committed, harness, topic
 
 
 def hb(h: BrokerHarness, group: str, member: str, epoch: int, version: int = 1, **fields: Any) -> Any:
@@ -152,3 +152,21 @@ def test_offset_delete_on_a_consumer_group() -> None:
         ErrorCode.none,
         {"t": ErrorCode.group_subscribed_to_topic, "u": ErrorCode.none},
     )
+
+
+def test_offsets_expire_and_an_empty_consumer_group_goes() -> None:
+    """Offsets of a consumer-protocol group expire by commit time unless a member subscribes to
+    their topic; an empty group whose offsets all expired is removed (``offsets.retention.minutes``)."""
+    h = harness("offsets.retention.minutes=1", "offsets.retention.check.interval.ms=1000")
+    topic(h, "t", 1)
+    topic(h, "u", 1)
+    a = hb(h, "g", "a", 0, subscribed_topic_names=["t"])
+    both = commit(h, "g", {("t", 0): 1, ("u", 0): 2}, generation=a.member_epoch, member_id="a")
+    assert both == {("t", 0): ErrorCode.none, ("u", 0): ErrorCode.none}
+    for _ in range(7):  # 70 s, heartbeating: the member keeps t's offset, u's expires
+        h.advance(10_000)
+        assert hb(h, "g", "a", a.member_epoch).error_code == ErrorCode.none
+    assert committed(h, "g", [("t", 0), ("u", 0)]) == {("t", 0): 1, ("u", 0): -1}
+    assert hb(h, "g", "a", -1).error_code == ErrorCode.none
+    h.advance(70_000)
+    assert cg_describe(h, "g").error_code == ErrorCode.group_id_not_found
