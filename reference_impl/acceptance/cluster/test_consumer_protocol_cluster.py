@@ -24,7 +24,7 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 
 from fixtures.clients import ConsumingMember, make_client
 from fixtures.targets import Target, launch
-from fixtures.wire import Capabilities, WireClient, ops
+from fixtures.wire import Capabilities, WireClient, WireError, ops
 
 from .workload import CLUSTER_CONFIGS, create_topic, partition_state, wait_for
 
@@ -54,12 +54,30 @@ def _produce(bootstrap: str, topic: str, start: int, count: int) -> None:
 
 
 def _coordinator(target: Target, group: str) -> int:
-    host, port = target.bootstrap_servers.split(",")[0].rsplit(":", 1)
-    with WireClient(f"{host}:{port}") as wire:
-        caps = Capabilities(wire.api_versions())
-        code, node, _h, _p = ops.find_coordinator(wire, caps, group)
-        assert int(code) == 0, f"FindCoordinator: {code}"
-        return node
+    """The group's coordinator as a live broker answers FindCoordinator (the killed one refuses)."""
+
+    def ask() -> int | None:
+        for address in target.bootstrap_servers.split(","):
+            try:
+                with WireClient(address) as wire:
+                    caps = Capabilities(wire.api_versions())
+                    code, node, _h, _p = ops.find_coordinator(wire, caps, group)
+            except (OSError, WireError):
+                continue
+            if int(code) == 0:
+                return node
+        return None
+
+    found: list[int] = []
+
+    def answered() -> bool:
+        node = ask()
+        if node is not None:
+            found.append(node)
+        return node is not None
+
+    wait_for(answered, 60, "a coordinator found")
+    return found[0]
 
 
 def _end_offsets(bootstrap: str, topic: str) -> dict[int, int]:
