@@ -170,3 +170,23 @@ def test_offsets_expire_and_an_empty_consumer_group_goes() -> None:
     assert hb(h, "g", "a", -1).error_code == ErrorCode.none
     h.advance(70_000)
     assert cg_describe(h, "g").error_code == ErrorCode.group_id_not_found
+
+
+def test_a_member_that_does_not_revoke_in_its_rebalance_timeout_is_fenced() -> None:
+    """``GroupMetadataManager`` schedules the rebalance timeout while a member must revoke: a member
+    that keeps heartbeating without giving its partitions up is removed when it expires, and the
+    partitions go to the others."""
+    h = harness()
+    topic(h, "t", 2)
+    a = hb(h, "g", "a", 0, subscribed_topic_names=["t"], rebalance_timeout=20_000)
+    hb(h, "g", "b", 0, subscribed_topic_names=["t"])
+    told = hb(h, "g", "a", a.member_epoch, topic_partitions=tps(h, {("t", 0), ("t", 1)}))
+    assert len(owned(h, told)) == 1  # a must give one partition up
+    for _ in range(3):  # 30 s of heartbeats that never report the revocation
+        h.advance(10_000)
+        beat = hb(h, "g", "a", a.member_epoch)
+    assert beat.error_code == ErrorCode.unknown_member_id
+    b = hb(h, "g", "b", 2, topic_partitions=[])
+    assert b.error_code == ErrorCode.none
+    d = cg_describe(h, "g")
+    assert [m.member_id for m in d.members] == ["b"]
