@@ -57,6 +57,8 @@ from . import (  # noqa: F401  (imported to register)
     k65_describe_transactions,
     k66_list_transactions,
     k67_allocate_producer_ids,
+    k68_consumer_group_heartbeat,
+    k69_consumer_group_describe,
 )
 from .registry import HANDLERS, Deferred, Handler, NoResponse, Reply, Respond, handles
 
