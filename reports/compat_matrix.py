@@ -285,7 +285,8 @@ def render(matrix: Matrix, *, title: str = "kafka-harness compatibility matrix",
             f"<td>{html.escape(note)}</td></tr>"
         )
     legend = (
-        '<p class="legend"><span class="x" style="background:#c8efc8">pass p/n: all n passed</span>'
+        '<p class="legend"><span>p/n in a cell: p of its n applicable tests passed; the word is its worst '
+        'outcome</span><span style="background:#c8efc8">pass: all passed</span>'
         '<span style="background:#ffe7a8">expected: a declared deviation (expectations file)</span>'
         '<span style="background:#f6b2b2">fail: an undeclared failure</span>'
         '<span style="background:#e4e4ee">n/a: not advertised</span>'
