@@ -44,10 +44,12 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
-    """Label the test once its fixtures are set up (a test skipped during setup, such as one whose
-    API the target does not advertise, keeps only what the skip said)."""
-    result = yield
-    _label(item)
+    """Label the test once its fixtures are set up, and also when its setup skips or fails (one whose
+    API the target does not advertise is still under its epic and feature, not "No epic")."""
+    try:
+        result = yield
+    finally:
+        _label(item)
     return result
 
 

@@ -31,3 +31,59 @@ def test_environment_keys_are_well_formed(tmp_path: Path) -> None:
     write_environment(tmp_path, {"target": "t"})  # merged with what the file holds
     lines = (tmp_path / "environment.properties").read_text().splitlines()
     assert lines == ["Totals.No_epic=1 tests: 1 passed", "client.kafka_python=2.0 (x)", "target=t"]
+
+
+SKIPPING_SUITE = '''
+import pytest
+
+@pytest.fixture
+def needs_api():
+    pytest.skip("not advertised: the target's ApiVersions does not list create_partitions (key 37)")
+
+def test_grows(needs_api):
+    """KIP-195: a topic grows."""
+'''
+
+
+def test_a_test_skipped_in_setup_keeps_its_epic_and_story(tmp_path: Path) -> None:
+    """A setup skip (an API not advertised) still gets the epic, feature and story labels."""
+    import json
+    import subprocess
+    import sys
+
+    folder = tmp_path / "conformance"
+    folder.mkdir()
+    (folder / "test_k37_partitions.py").write_text(SKIPPING_SUITE)
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "reports.plugin",
+            "-c",
+            str(tmp_path / "pytest.ini"),
+            "--rootdir",
+            str(tmp_path),
+            "--alluredir",
+            str(tmp_path / "r"),
+            str(folder),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stdout[-2000:]
+    [result] = [json.loads(p.read_text()) for p in (tmp_path / "r").glob("*-result.json")]
+    labels = {lb["name"]: lb["value"] for lb in result["labels"]}
+    assert result["status"] == "skipped"
+    assert (labels.get("epic"), labels.get("feature"), labels.get("story")) == (
+        "Conformance",
+        "Partitions",
+        "KIP-195: a topic grows",
+    ), labels
