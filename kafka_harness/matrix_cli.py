@@ -49,8 +49,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, default=MATRIX, help="folder of the page (index.html, scores.json)")
     p.add_argument(
         "--alluredir",
-        type=Path,
-        default=ALLURE_RESULTS,
+        default=str(ALLURE_RESULTS),
         help="Allure results to add the matrix to (the page attached); '' for none",
     )
     p.add_argument(
@@ -164,8 +163,8 @@ def main(argv: list[str]) -> int:
     generated = f"Generated {datetime.now(UTC):%Y-%m-%d %H:%M} UTC from {base}."
     page = write(matrix, args.out, generated=generated)
     print(f"matrix: {page}")
-    if str(args.alluredir):
-        _attach(matrix, page, args.alluredir)
+    if args.alluredir.strip():  # '' for none (Path('') would be the working directory)
+        _attach(matrix, page, Path(args.alluredir))
     if args.screenshot is not None:
         from reports.browser import BrowserUnavailableError, screenshot
 

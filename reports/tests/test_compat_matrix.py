@@ -4,6 +4,7 @@ cells, scores, the page's tables as Chromium renders them, and ``kafka-harness m
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -191,3 +192,14 @@ def test_matrix_command_from_results(tmp_path: Path) -> None:
         [*command[:5], "reference,nosuchkind"], capture_output=True, text=True, timeout=120
     )
     assert unknown.returncode == 2 and "nosuchkind" in unknown.stderr, unknown.stderr
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    quiet = subprocess.run(
+        [*command[:-1], ""],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+    )
+    assert quiet.returncode == 1 and not list(cwd.rglob("*-result.json")), "--alluredir '' wrote results"
