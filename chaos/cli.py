@@ -334,6 +334,16 @@ def summary(rows: list[BatchRow]) -> list[str]:
     return lines
 
 
+def result_name(campaign: Campaign) -> str:
+    return f"chaos {campaign.target} {campaign.workload} {','.join(campaign.faults)} seed {campaign.seed}"
+
+
+def result_id(campaign: Campaign) -> str:
+    """The Allure result's full name and history id. The faults are part of it: two campaigns of one
+    workload and seed (the main job's chaos-kill and chaos-links) are two results, not one retried."""
+    return f"chaos.{campaign.target}.{campaign.workload}.{'+'.join(campaign.faults)}.{campaign.seed}"
+
+
 def report(campaign: Campaign, outcome: Outcome, alluredir: Path | None) -> None:
     """Print the findings; write result.json and timeline.png; optionally an Allure result."""
     import json
@@ -386,8 +396,8 @@ def report(campaign: Campaign, outcome: Outcome, alluredir: Path | None) -> None
             attachments += [(f"load {p.stem}", p) for p in sorted((out / "load").rglob("*.png"))]
         write_result(
             alluredir,
-            name=f"chaos {campaign.target} seed {campaign.seed}",
-            full_name=f"chaos.{campaign.target}.{campaign.workload}.{campaign.seed}",
+            name=result_name(campaign),
+            full_name=result_id(campaign),
             epic="Chaos",
             feature=campaign.workload,
             story=",".join(campaign.faults),

@@ -112,3 +112,17 @@ def test_txn_append_options_reach_the_campaign() -> None:
         True,
         5,
     )
+
+
+def test_two_campaigns_of_one_workload_and_seed_are_two_report_results() -> None:
+    """The main job's chaos-kill and chaos-links run the same workload with the same seed: their Allure
+    results must differ in full name (the history id), else the report shows one result retried."""
+    from chaos.cli import result_id, result_name
+    from chaos.runner import Campaign
+
+    kill = Campaign(target="reference", workload="queue", faults=["kill"], seed=7)
+    links = Campaign(target="reference", workload="queue", faults=["partition-client", "latency"], seed=7)
+    assert result_id(kill) != result_id(links)
+    assert result_name(kill) != result_name(links)
+    again = Campaign(target="reference", workload="queue", faults=["kill"], seed=7)
+    assert result_id(kill) == result_id(again)
