@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 import time
+from pathlib import Path
 from typing import TextIO
 
 from chaos.checkers import CheckResult, check
@@ -47,12 +48,30 @@ def print_result(result: CheckResult, out: TextIO | None = None) -> None:
         )
 
 
+def write_graphs(result: CheckResult, directory: Path, per_class: int = 5) -> list[Path]:
+    """Each drawn anomaly (the dependency graph's: ``detail["dot"]``) as ``<class>-<n>.dot`` with its
+    explanation as a comment; Graphviz renders them (``dot -Tsvg``). Returns the files written."""
+    written = []
+    for name, items in result.anomalies.items():
+        drawn = [a for a in items if "dot" in a.detail][:per_class]
+        for n, anomaly in enumerate(drawn):
+            directory.mkdir(parents=True, exist_ok=True)
+            path = directory / f"{name}-{n}.dot"
+            comment = "\n".join(f"// {line}" for line in anomaly.description.split("; then "))
+            path.write_text(f"{comment}\n{anomaly.detail['dot']}\n", encoding="utf-8")
+            written.append(path)
+    return written
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="kafka-harness check", description=__doc__)
     parser.add_argument(
         "history", help="a history.jsonl from kafka-harness chaos (format: chaos/history/README.md)"
     )
     parser.add_argument("--json", help="also write the full result as JSON here")
+    parser.add_argument(
+        "--graphs", type=Path, help="write each drawn anomaly as a DOT file in this directory"
+    )
     args = parser.parse_args(argv)
     try:
         history = read_jsonl(args.history)
@@ -71,5 +90,8 @@ def main(argv: list[str]) -> int:
     if args.json:
         with open(args.json, "w", encoding="utf-8") as out:
             json.dump(result.to_json(), out, indent=1, default=str)
+    if args.graphs:
+        for path in write_graphs(result, args.graphs):
+            print(f"graph: {path}")
     print(result.verdict_line())
     return 0 if result.valid is True else 1

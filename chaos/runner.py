@@ -28,9 +28,11 @@ from chaos.toxiproxy.finder import find_toxiproxy
 from chaos.workloads.queue import FINAL, QueueOptions, QueueWorkload, high_watermarks
 from chaos.workloads.restart import run_restart_phase
 from chaos.workloads.transactional import TransactionalWorkload
+from chaos.workloads.txn_append import TxnAppendWorkload
 from fixtures.targets import check_broker_configs, launch, parse_target
 
-WORKLOADS = ("queue", "transactional")
+WORKLOADS = ("queue", "transactional", "txn-append")
+READ_COMMITTED = ("transactional", "txn-append")
 LAUNCHED = ("reference", "tansu", "noida")
 UNPROXIED = ("noida",)
 """Targets that advertise the port they listen on: no proxy can sit in front, so no link faults."""
@@ -71,6 +73,11 @@ class Campaign:
     when the faults include ``kill``."""
     restart_bound_s: float = 30.0
     """How long after the restart everything acknowledged may take to become readable."""
+    strict_cycles: bool = False
+    """Count the dependency cycles Kafka does not promise to prevent (:mod:`chaos.checkers.graph`)."""
+    crash_clients: bool = False
+    """txn-append: tear processors down mid-transaction at seeded times and reopen them with fresh
+    transactional ids (:mod:`chaos.workloads.txn_append`)."""
 
     @property
     def runs_restart_check(self) -> bool:
@@ -94,6 +101,8 @@ class Campaign:
             "consumer_mode": self.consumer_mode,
             "unclean_election": self.unclean_election,
             "restart_check": self.runs_restart_check,
+            "crash_clients": self.crash_clients,
+            "strict_cycles": self.strict_cycles,
         }
 
 
@@ -214,7 +223,7 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
         topic_configs = (
             {"min.insync.replicas": str(c.min_isr)} if c.min_isr and spec.kind == "reference" else {}
         )
-        topics = [topic] if c.workload == "queue" else [topic, f"{topic}-out"]
+        topics = [topic] if c.workload != "transactional" else [topic, f"{topic}-out"]
         for name in topics:
             _create_topic(topology.bootstrap, name, c.partitions, c.rf, topic_configs)
         workload, parts = _workloads(c, recorder, topology.bootstrap, topics)
@@ -226,6 +235,11 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
         for part in parts:
             stack.callback(part.stop)
             part.start()
+        if isinstance(workload, TxnAppendWorkload):  # faults begin once transactions commit
+            ready = workload.wait_ready(60.0)
+            if ready is None:
+                raise CampaignError("txn-append: no transaction committed within 60 s of the start")
+            progress(f"txn-append: first commit after {ready:.1f} s")
         load = None
         if c.load_spec is not None:
             load = LoadAlongside(c.load_spec, topology.bootstrap, c.out_dir)
@@ -245,6 +259,8 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
             nemesis.heal()
         progress("faults healed; producers finishing")
         workload.stop_producers()
+        if c.workload in READ_COMMITTED:
+            _wait_stable(topology.bootstrap, topics, c.partitions, STABLE_WAIT_S, progress)
         caught_up = _drain(parts, topology.bootstrap, topics, c.partitions, c.drain_s, progress)
         recorder.history.meta["final_drain"] = caught_up
         highs = high_watermarks(topology.bootstrap, topics, c.partitions)
@@ -269,7 +285,7 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
                 c.partitions,
                 bound_s=c.restart_bound_s,
                 fault_id=len(plan),
-                read_committed=c.workload == "transactional",
+                read_committed=c.workload in READ_COMMITTED,
                 progress=progress,
             )
     history_path = c.out_dir / "history.jsonl"
@@ -293,12 +309,43 @@ def _progress_loop(
         if time.monotonic() >= next_report:
             next_report += 5
             ops = recorder.history.ops
-            ok = sum(1 for op in ops[-20_000:] if op.type == "ok" and op.f == "send")
+            ok = sum(1 for op in ops[-20_000:] if op.type == "ok" and op.f in ("send", "txn"))
             faults = ",".join(s["fault"] for s in nemesis.active.values()) or "none"
             progress(
                 f"  t={time.monotonic() - t0:5.1f}s sent={workload.sent} ops={len(ops)} "
-                f"recent_ok_sends={ok} errors={sum(workload.errors.values())} faults={faults}"
+                f"recent_ok={ok} errors={sum(workload.errors.values())} faults={faults}"
             )
+
+
+STABLE_WAIT_S = 45.0
+"""Longer than the workloads' transaction timeouts (10 s, 30 s for consume-transform-produce)."""
+
+
+def _wait_stable(
+    bootstrap: str, topics: list[str], partitions: int, bound_s: float, progress: Callable[[str], None]
+) -> bool:
+    """Wait until every partition's last stable offset reached its high watermark: no transaction is
+    open any more (one a client left open ends when the coordinator aborts it after its
+    ``transaction.timeout.ms``). Until then read_committed readers stop at the open transaction's
+    first offset, and a final read would miss what was committed after it."""
+    deadline = time.monotonic() + bound_s
+    started = time.monotonic()
+    lso: dict[tuple[str, int], int] | None = None
+    hw: dict[tuple[str, int], int] | None = None
+    while time.monotonic() < deadline:
+        hw = high_watermarks(bootstrap, topics, partitions, committed=False)
+        lso = high_watermarks(bootstrap, topics, partitions, committed=True)
+        if hw is not None and lso == hw:
+            progress(
+                f"no open transaction: last stable offsets at the high watermarks after "
+                f"{time.monotonic() - started:.1f} s"
+            )
+            return True
+        time.sleep(0.5)
+    progress(
+        f"open transactions remain after {bound_s:.0f} s: last stable offsets {lso}, high watermarks {hw}"
+    )
+    return False
 
 
 def _drain(
@@ -338,6 +385,18 @@ def _workloads(
     if c.workload == "queue":
         main = QueueWorkload(recorder, bootstrap, options, group=f"{topics[0]}-group")
         return main, [main]
+    if c.workload == "txn-append":
+        appender = TxnAppendWorkload(
+            recorder,
+            bootstrap,
+            topics[0],
+            partitions=c.partitions,
+            group=f"{topics[0]}-txn",
+            rate=c.rate,
+            seed=c.seed,
+            crash_clients=c.crash_clients,
+        )
+        return appender, [appender]
     options.consumers = 0  # the transactional processors read the input topic
     main = QueueWorkload(recorder, bootstrap, options, group=f"{topics[0]}-group")
     observe = QueueOptions(topics[1], partitions=c.partitions, producers=0, read_committed=True)

@@ -25,6 +25,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "broker": ("reference_impl.server.cli", "run one reference broker process"),
     "cluster": ("kafka_harness.cluster_cli", "start, stop, kill, pause a reference cluster"),
     "conformance": ("kafka_harness.conformance_cli", "run the conformance and client suites on a target"),
+    "matrix": ("kafka_harness.matrix_cli", "conformance and client matrix of several targets: one HTML page"),
     "diff": ("kafka_harness.diff_cli", "run the same protocol exchanges against two targets and diff them"),
     "report": ("reports.cli", "build the HTML report from reports/output/allure-results"),
     "toxiproxy": ("chaos.toxiproxy.cli", "run the project's Toxiproxy-compatible server"),
@@ -48,7 +49,25 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "groups": ("kafka_harness.admin.groups", "list, describe, reset offsets of, delete consumer groups"),
     "offsets": ("kafka_harness.admin.offsets", "earliest, latest and by-time offsets per partition"),
     "acls": ("kafka_harness.admin.acls", "list, add, remove ACLs (CreateAcls, DescribeAcls, DeleteAcls)"),
+    "users": ("kafka_harness.admin.users", "list, add, delete SCRAM users (AlterUserScramCredentials)"),
 }
+
+
+EXTRAS = {"pyspark": "spark", "pyarrow": "spark", "pandas": "spark"}
+"""Top-level module → the ``kafka-harness[EXTRA]`` that installs it (``[project.optional-dependencies]``)."""
+
+
+def missing_extra(exc: ModuleNotFoundError) -> str | None:
+    """The extra to install when ``exc`` is one of its modules missing, else None."""
+    return EXTRAS.get((exc.name or "").split(".")[0])
+
+
+def _could_not_run(name: str, exc: ModuleNotFoundError, extra: str) -> int:
+    """A command that needs a missing extra: one line saying what to install, a verdict, exit 2."""
+    print(f"could not run: install kafka-harness[{extra}] (kafka-harness {name} needs {exc.name!r}: "
+          f"pip install 'kafka-harness[{extra}]')", file=sys.stderr, flush=True)
+    print("VERDICT: could not run missing_extra=1", flush=True)
+    return 2
 
 
 def _usage() -> str:
@@ -87,9 +106,18 @@ def main(argv: list[str] | None = None) -> int:
     try:
         module = command_module(name)
     except ModuleNotFoundError as exc:
+        extra = missing_extra(exc)
+        if extra is not None:
+            return _could_not_run(name, exc, extra)
         if exc.name and module_name.startswith(exc.name):
             print(f"kafka-harness: command {name!r} is not available in this build", file=sys.stderr)
             return 2
         raise
-    result = module.main(rest)
+    try:
+        result = module.main(rest)
+    except ModuleNotFoundError as exc:  # an extra imported on use (PySpark when the load starts)
+        extra = missing_extra(exc)
+        if extra is None:
+            raise
+        return _could_not_run(name, exc, extra)
     return int(result or 0)

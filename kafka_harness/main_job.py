@@ -7,7 +7,10 @@ check, chaos campaigns, and a Spark load with verification. Every stage writes
 Allure results; the job merges them into ``reports/output/allure-results``, builds
 ``reports/output/html/index.html`` with ``kafka-harness report``, prints a table of
 what passed, failed and deviated as expected, and exits 0 only when nothing
-failed (1 when a check failed, 2 when the job could not run).
+failed (1 when a check failed, 2 when the job could not run: a stage said it cannot run here, such as
+``load`` without the ``spark`` extra; that stage is "could not run" in the table and the report, not a
+failure). Every stage is in the report: one that died before writing a result is a broken result
+with its log, so the report's overview is never green under an invalid verdict.
 """
 
 from __future__ import annotations
@@ -23,8 +26,8 @@ from fixtures.targets import parse_target
 from reports.paths import ALLURE_RESULTS, HTML, output
 
 from .run.plan import PROFILES, build_plan
-from .run.stages import StageResult, python_cli, run_stage
-from .run.summary import Row, row_for, table, tally_results
+from .run.stages import Stage, StageResult, python_cli, run_stage
+from .run.summary import Row, row_for, settle, table, tally_results
 
 EXIT_OK, EXIT_FAILED, EXIT_CANNOT_RUN = 0, 1, 2
 
@@ -75,6 +78,14 @@ def main(argv: list[str]) -> int:
         for s in plan:
             _say(f"{s.name:20} {s.level:12} budget {s.budget_s:5.0f} s  {' '.join(s.argv[1:])}")
         return EXIT_OK
+    return run_plan(plan, args)
+
+
+def run_plan(plan: list[Stage], args: argparse.Namespace) -> int:
+    """Run ``plan``'s stages in order, merge their results (each stage settled first: see
+    :func:`~kafka_harness.run.summary.settle`), build the report, print the table and the verdict.
+
+    ``args`` holds ``target``, ``profile``, ``results``, ``html``, ``work`` and ``no_report``."""
     shutil.rmtree(args.work, ignore_errors=True)
     shutil.rmtree(args.results, ignore_errors=True)
     args.results.mkdir(parents=True)
@@ -85,19 +96,28 @@ def main(argv: list[str]) -> int:
         _say(f"\n== {s.name} ({s.level}, budget {s.budget_s:.0f} s)")
         result: StageResult = run_stage(s, args.work / "logs")
         stage_results = args.work / "results" / s.name
+        settle(result, stage_results, args.target)
         tally = tally_results(stage_results)
         _merge(stage_results, args.results)
         row = row_for(result, tally)
         rows.append(row)
-        _say(f"   {s.name}: {'ok' if row.ok else 'FAIL'} — {row.detail} (log: {result.log})")
+        word = "ok" if row.ok else "could not run" if row.could_not_run else "FAIL"
+        _say(f"   {s.name}: {word} — {row.detail} (log: {result.log})")
     _write_environment(args)
     extra = {"target": args.target, "profile": args.profile, "time": f"{time.monotonic() - began:.0f} s"}
     if not args.no_report:
         extra["report"] = _build_report(args.results, args.html)
     _say("\n" + table(rows, extra))
-    failed = [r.level for r in rows if not r.ok]
-    _say(f"VERDICT: {'invalid' if failed else 'valid'} stages={len(rows)} failed={len(failed)}")
-    return EXIT_FAILED if failed else EXIT_OK
+    failed = [r.level for r in rows if not r.ok and not r.could_not_run]
+    skipped = [r.level for r in rows if r.could_not_run]
+    if failed:
+        verdict, code = "invalid", EXIT_FAILED
+    elif skipped:
+        verdict, code = "could not run", EXIT_CANNOT_RUN
+    else:
+        verdict, code = "valid", EXIT_OK
+    _say(f"VERDICT: {verdict} stages={len(rows)} failed={len(failed)} could_not_run={len(skipped)}")
+    return code
 
 
 def _merge(stage_results: Path, merged: Path) -> None:

@@ -9,6 +9,7 @@ pytest (the CLI) works whether or not allure-pytest is active.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -30,6 +31,11 @@ def label(*, epic: str | None = None, feature: str | None = None, story: str | N
         allure.dynamic.story(story)
     if severity:
         allure.dynamic.severity(severity)
+
+
+def custom_label(name: str, value: str) -> None:
+    """A label of the project's own (``api``, ``api_version``): shown in the result, read by the matrix."""
+    allure.dynamic.label(name, value)
 
 
 def parameter(name: str, value: object) -> None:
@@ -80,11 +86,13 @@ def write_result(
     start_ms: int | None = None,
     stop_ms: int | None = None,
     steps: Sequence[tuple[str, bool]] = (),
+    status: str | None = None,
 ) -> None:
     """Write one test result for a check that ran outside pytest (a CLI run), with its files attached.
 
     The result lands in ``results_dir`` beside pytest's, so one Allure report shows both.
     ``steps`` are (title, passed) pairs shown as the result's steps (a chaos run's anomalies).
+    ``status`` (``broken``, ``skipped``...) overrides what ``passed`` says.
     """
     import time
     import uuid
@@ -114,7 +122,7 @@ def write_result(
         name=name,
         fullName=full_name,
         historyId=full_name,
-        status=Status.PASSED if passed else Status.FAILED,
+        status=status or (Status.PASSED if passed else Status.FAILED),
         statusDetails=StatusDetails(message=message) if message else None,
         start=start_ms or now_ms,
         stop=stop_ms or now_ms,
@@ -161,6 +169,8 @@ CATEGORIES = [
      "messageRegex": r"(?s).*target unavailable.*"},
     {"name": "Not advertised by the target", "matchedStatuses": ["skipped"],
      "messageRegex": r"(?s).*not advertised.*"},
+    {"name": "Could not run (a missing extra or tool)", "matchedStatuses": ["skipped", "broken"],
+     "messageRegex": r"(?s)^could not run.*"},
     {"name": "Known Kafka deviation (expected)", "matchedStatuses": ["skipped"],
      "messageRegex": r"(?s).*XFAIL.*"},
     {"name": "Timeout", "matchedStatuses": ["broken", "failed"],
@@ -178,9 +188,16 @@ def write_categories(results_dir: str | Path) -> None:
     (path / "categories.json").write_text(json.dumps(CATEGORIES, indent=2))
 
 
+def property_key(name: str) -> str:
+    """A key ``environment.properties`` keeps whole: Java's properties format ends a key at the first
+    space, ``=`` or ``:``, so ``Totals.(no epic)`` would show as key ``Totals.(no`` = ``epic)=...``."""
+    return re.sub(r"[\s=:#!\\]+", "_", name.strip()) or "_"
+
+
 def write_environment(results_dir: str | Path, properties: dict[str, str]) -> None:
     """Merge ``properties`` into ``environment.properties`` (runs against several targets share a
-    results folder, so keys are kept from earlier runs unless this run sets them)."""
+    results folder, so keys are kept from earlier runs unless this run sets them). Keys are made
+    well-formed (:func:`property_key`); values are one line."""
     path = Path(results_dir) / "environment.properties"
     path.parent.mkdir(parents=True, exist_ok=True)
     merged: dict[str, str] = {}
@@ -188,9 +205,9 @@ def write_environment(results_dir: str | Path, properties: dict[str, str]) -> No
         for line in path.read_text().splitlines():
             key, sep, value = line.partition("=")
             if sep:
-                merged[key.strip()] = value.strip()
+                merged[property_key(key)] = value.strip()
     if "targets" in merged and "targets" in properties:
         names = sorted(set(merged["targets"].split(", ")) | set(properties["targets"].split(", ")))
         properties = {**properties, "targets": ", ".join(names)}
-    merged.update(properties)
+    merged.update({property_key(k): " ".join(str(v).split()) for k, v in properties.items()})
     path.write_text("".join(f"{k}={v}\n" for k, v in sorted(merged.items())))

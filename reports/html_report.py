@@ -46,11 +46,14 @@ class Totals:
     targets: set[str] = field(default_factory=set)
 
 
-def read_results(results_dir: Path) -> list[dict[str, Any]]:
-    """Every ``*-result.json``, keeping only the latest result per ``historyId`` (as Allure does)."""
+def read_results(results_dir: Path, *, max_bytes: int | None = None) -> list[dict[str, Any]]:
+    """Every ``*-result.json``, keeping only the latest result per ``historyId`` (as Allure does);
+    with ``max_bytes``, larger files are left out unread."""
     latest: dict[str, dict[str, Any]] = {}
     for path in results_dir.glob("*-result.json"):
         try:
+            if max_bytes is not None and path.stat().st_size > max_bytes:
+                continue
             result = json.loads(path.read_text())
         except (OSError, ValueError):
             continue
@@ -65,7 +68,7 @@ def totals(results: list[dict[str, Any]]) -> Totals:
     for r in results:
         status = r.get("status") or "unknown"
         labels = {lb.get("name"): lb.get("value") for lb in r.get("labels", ())}
-        epic = labels.get("epic") or "(no epic)"
+        epic = labels.get("epic") or "No epic"
         out.total += 1
         out.by_status[status] += 1
         out.by_epic[epic][status] += 1

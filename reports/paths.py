@@ -20,6 +20,9 @@ HTML = OUTPUT / "html"
 """The HTML report (``index.html``), with Allure's history for the trends."""
 FINDINGS = REPORTS / "findings"
 """Per-target findings pages, generated from the expectations files and committed."""
+MATRIX = REPORTS / "matrix"
+"""The published compatibility matrix (``kafka-harness matrix``): ``index.html`` and ``scores.json``,
+committed like the findings pages; the runs it reads stay under ``OUTPUT/matrix``."""
 NODE_PROJECT = REPORTS / "node"
 """The npm project (``package.json``): the Allure CLI and kafkajs, installed into its node_modules."""
 

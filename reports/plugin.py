@@ -5,9 +5,13 @@ configuration), beside the harness plugin (``fixtures.plugin``), which it does
 not import: what it needs to know about the target and the clients it asks
 through the hooks in :mod:`reports.hookspecs`.
 
-* Each test of ``suites/conformance`` and ``suites/clients`` is labelled: epic
-  by folder, feature by module (``FEATURE`` or the module's name), story the
-  first line of its docstring, severity from ``@pytest.mark.severity``, the
+* Each test of ``suites/conformance``, ``suites/clients`` and the property suite is labelled: epic
+  by folder, feature by module (``FEATURE`` or the module's name), story a
+  short title (:func:`story_of`: the docstring's first sentence when it is
+  short, else the test's name in words; never a line cut mid-sentence),
+  the API a ``versions``/``requires`` marker names and the ``version`` it ran
+  at as labels ``api`` and ``api_version`` (the matrix reads them), severity
+  from ``@pytest.mark.severity``, the
   target as a parameter, and an ``expected deviation`` tag with the reason and
   evidence when the target's expectations list it (the ``expected_deviation``
   marker the harness plugin puts on such a test).
@@ -26,7 +30,8 @@ import pytest
 
 from . import allure, hookspecs
 
-EPIC_BY_FOLDER = {"conformance": "Conformance", "clients": "Clients"}
+EPIC_BY_FOLDER = {"conformance": "Conformance", "clients": "Clients", "property": "Property"}
+"""Folders whose tests the plugin labels (the property suite is the main job's Property stage)."""
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -39,10 +44,12 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
-    """Label the test once its fixtures are set up (a test skipped during setup, such as one whose
-    API the target does not advertise, keeps only what the skip said)."""
-    result = yield
-    _label(item)
+    """Label the test once its fixtures are set up, and also when its setup skips or fails (one whose
+    API the target does not advertise is still under its epic and feature, not "No epic")."""
+    try:
+        result = yield
+    finally:
+        _label(item)
     return result
 
 
@@ -57,9 +64,16 @@ def _label(item: pytest.Item) -> None:
     allure.label(
         epic=EPIC_BY_FOLDER[folder],
         feature=feature,
-        story=doc.splitlines()[0] if doc else item.name,
+        story=story_of(getattr(item, "originalname", None) or item.name, doc),
         severity=severity.args[0] if severity else "normal",
     )
+    api_marker = item.get_closest_marker("versions") or item.get_closest_marker("requires")
+    if api_marker is not None and api_marker.args:
+        allure.custom_label("api", str(api_marker.args[0]))
+    callspec = getattr(item, "callspec", None)
+    version = callspec.params.get("version") if callspec is not None else None
+    if isinstance(version, int):
+        allure.custom_label("api_version", str(version))
     if doc:
         allure.description(doc)
     target = item.config.hook.pytest_report_target(config=item.config)
@@ -72,6 +86,25 @@ def _label(item: pytest.Item) -> None:
             f"{doc}\n\nExpected deviation on this target: {deviation.kwargs['reason']}\n"
             f"Evidence: {deviation.kwargs['evidence']}"
         )
+
+
+STORY_MAX = 120
+"""A story longer than this is not a title; the test's name says it instead."""
+
+
+def story_of(name: str, doc: str) -> str:
+    """The story label: a whole sentence, short. The docstring's first sentence (its lines joined)
+    when it ends within :data:`STORY_MAX` characters, else the test's name in words
+    (``test_partitions_all_come_back`` → ``Partitions all come back``)."""
+    text = " ".join(doc.split())
+    ends = (i + 1 for i, ch in enumerate(text) if ch in ".!?" and (i + 1 == len(text) or text[i + 1] == " "))
+    end = next(ends, None)
+    if text and end is not None and end <= STORY_MAX:
+        return text[:end].rstrip(".")
+    if text and end is None and len(text) <= STORY_MAX:
+        return text
+    words = name.split("[", 1)[0].removeprefix("test_").replace("_", " ").strip()
+    return (words[:1].upper() + words[1:]) or name
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

@@ -5,7 +5,10 @@ true). Which anomalies make a history invalid depends on what the run promised (
 without idempotence a retried send may be stored twice or out of order, so ``duplicate`` and
 ``nonmonotonic_send`` are reported but do not count; ``unseen`` counts only when consumers drained
 to the end after the faults (``final_drain``). ``unreadable_after_restart`` (:mod:`.restart`)
-judges the durability-after-restart phase when the history has one, and always counts.
+judges the durability-after-restart phase when the history has one, and always counts. The
+dependency graph (:mod:`.graph`: G0, G1a, G1b, G1c, G-single, G2, the ``int_`` forms,
+``precommitted_read``) judges the transactional list-append's histories; the cycles Kafka does not
+promise to prevent count only with ``meta.strict_cycles``.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from typing import Any, Literal
 
 from chaos.history import History
 
-from . import queue, restart
+from . import graph, queue, restart
 from .analysis import analyse
 from .availability import Availability, availability
 from .queue import Anomaly
@@ -33,7 +36,10 @@ ORDER = (
     "aborted_read",
     "validate_delivery",
     "unreadable_after_restart",
+    *graph.NAMES,
 )
+GRAPH_WORKLOADS = ("txn-append",)
+"""Workloads whose histories the dependency graph (:mod:`.graph`) judges too (or ``meta.graph``)."""
 SHORT = {"lost_write": "lost", "inconsistent_offsets": "inconsistent"}
 
 
@@ -87,12 +93,18 @@ def check(history: History) -> CheckResult:
         "validate_delivery": queue.validate_delivery(a, idempotence),
     }
     anomalies[restart.NAME], restart_stats = restart.unreadable_after_restart(history, a)
+    graph_stats: dict[str, int] = {}
+    if meta.get("workload") in GRAPH_WORKLOADS or meta.get("graph"):
+        found, graph_stats = graph.check_graph(history)
+        anomalies.update(found)
     allowed = set(meta.get("allowed_anomalies", []))
+    if not meta.get("strict_cycles", False):
+        allowed |= graph.CYCLES_ALLOWED_BY_KAFKA
     if not idempotence:
         allowed |= {"duplicate", "nonmonotonic_send"}
     if not meta.get("final_drain", False):
         allowed |= {"unseen", "validate_delivery"}
-    bad = [name for name in ORDER if anomalies[name] and name not in allowed]
+    bad = [name for name in ORDER if anomalies.get(name) and name not in allowed]
     acked = sum(1 for w in a.writes.values() if w.status == "ok")
     stats = {
         "ops": len(history),
@@ -101,13 +113,14 @@ def check(history: History) -> CheckResult:
         "reads": len(a.reads),
         "distinct_read": len(a.read_values),
         **restart_stats,
+        **graph_stats,
     }
     valid: Validity
     if bad:
         valid = False
     elif acked and not a.read_values:
         valid = "unknown"  # nothing was read: nothing can be said about what was stored
-    elif not a.writes and history.meta.get("workload") in ("queue", "transactional"):
+    elif not a.writes and history.meta.get("workload") in ("queue", "transactional", *GRAPH_WORKLOADS):
         valid = "unknown"  # no producer ever sent: a run that tested nothing is not a pass
     else:
         valid = True

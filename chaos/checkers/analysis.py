@@ -106,7 +106,9 @@ def analyse(history: History) -> Analysis:
             )
         elif invoke.f == "txn" and done is not None:
             for topic, partition, offset, value in done.records or []:
-                known = offset if done.type == "ok" and offset >= 0 else None  # -1: no delivery report
+                known = (
+                    offset if done.type == "ok" and offset is not None and offset >= 0 else None
+                )  # -1: no report
                 _record_write(a, value, invoke, done, topic, partition, known)
     final_reader = history.meta.get("final_reader")
     if final_reader is not None and history.meta.get("final_read_complete"):

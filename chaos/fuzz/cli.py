@@ -29,12 +29,13 @@ from reference_impl.protocol.apis import API_KEYS
 from reports.paths import output
 
 from .canary import Canary, CanaryError
-from .classify import CLASSES, DIED, HANG
+from .classify import CLASSES, DIED, HANG, Outcome
 from .engine import Engine, Stats
 from .generate import Context
 from .plan import CasePlan, Ratios
 from .prepare import SetupError, prepare
-from .replay import read_frame_file, send_one, write_finding
+from .replay import ensure_up, read_frame_file, send_one, write_finding
+from .sasl import SASL_PREFIX, SaslStats, replay_frames, reproducer_name, run_sasl_phase, split_frames
 from .shrink import ddmin
 from .target import FuzzTarget, normalise, open_target
 
@@ -67,6 +68,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--replay", type=Path, default=None, metavar="FILE", help="send one reproducer; exit 1 if "
                    "its crash or hang reproduces")
     p.add_argument("--diff", default=None, metavar="A,B", help="the same requests to two targets; compare")
+    p.add_argument("--sasl-cases", type=int, default=300,
+                   help="on a SASL target: hostile handshakes and tokens on fresh unauthenticated "
+                   "connections (default 300; 0: none)")
     add_security_options(p, launches=True)
     return p
 
@@ -178,6 +182,7 @@ def _fuzz(args: argparse.Namespace, apis: list[int] | None, target: FuzzTarget, 
                     after_restart=canary.check if canary else None, progress=say)
     cpu_before = time.process_time()
     stats = asyncio.run(engine.run())
+    sasl_stats = _sasl_phase(args, target, advertised, out)
     stats.fuzzer_cpu_s = time.process_time() - cpu_before
     if canary is not None:
         stats.lost = max(stats.lost, canary.check())
@@ -187,14 +192,42 @@ def _fuzz(args: argparse.Namespace, apis: list[int] | None, target: FuzzTarget, 
     findings = shrink_findings(args, target, stats, out)
     handler_errors = target.log_text().count("Traceback (most recent call last)")
     summary = summarise(args, target, stats, findings, handler_errors, time.monotonic() - started)
+    if sasl_stats is not None:
+        summary["sasl"] = {"cases": sasl_stats.cases, "outcomes": dict(sasl_stats.counts),
+                           "by_kind": {k: dict(v) for k, v in sasl_stats.by_kind.items()},
+                           "crashes": len(sasl_stats.crashes), "hangs": len(sasl_stats.hangs)}
     out.mkdir(parents=True, exist_ok=True)
     (out / "summary.json").write_text(json.dumps(summary, indent=2, default=str) + "\n")
     print_summary(stats, target, findings, handler_errors, out)
-    return verdict(stats, target, args.rss_limit_mb)
+    return verdict(stats, target, args.rss_limit_mb, sasl_stats)
 
 
-def verdict(stats: Stats, target: FuzzTarget, rss_limit_mb: float) -> int:
+def _sasl_phase(
+    args: argparse.Namespace, target: FuzzTarget, advertised: dict[int, tuple[int, int]], out: Path
+) -> SaslStats | None:
+    """The SASL exchange fuzzed (:mod:`.sasl`) when the target is reached over SASL; its crashes and
+    hangs written as ``sasl-*.bin`` reproducers (the frames, in order)."""
+    if args.sasl_cases <= 0 or target.security is None or not target.security.sasl:
+        return None
+    version = min(2, advertised.get(36, (0, 1))[1])
+    sasl_stats = asyncio.run(run_sasl_phase(target, args.seed, args.sasl_cases, args.hang_s, version,
+                                            progress=say))
+    for outcome, cases in ((DIED, sasl_stats.crashes), (HANG, sasl_stats.hangs)):
+        for case in cases[: args.max_shrink]:
+            out.mkdir(parents=True, exist_ok=True)
+            path = out / reproducer_name(outcome, case)
+            path.write_bytes(b"".join(case.sent))
+            say(f"sasl {outcome} ({case.kind}, case {case.index}): {path}")
+            say(f"  replay: kafka-harness fuzz --replay {path} --target {args.target}"
+                + (f" --security {args.security}" if args.security else "")
+                + (f" --command-config {args.command_config}" if args.command_config else ""))
+    return sasl_stats
+
+
+def verdict(stats: Stats, target: FuzzTarget, rss_limit_mb: float, sasl: SaslStats | None = None) -> int:
     crashes, hangs = len(stats.crashes), stats.total(HANG)
+    if sasl is not None:
+        crashes, hangs = crashes + len(sasl.crashes), hangs + len(sasl.hangs)
     rss = target.rss_peak_mb
     valid = crashes == 0 and hangs == 0 and stats.lost == 0 and (not target.local or rss <= rss_limit_mb)
     print(f"VERDICT: {'valid' if valid else 'invalid'} requests={stats.requests} crashes={crashes} "
@@ -356,7 +389,12 @@ def replay_main(args: argparse.Namespace) -> int:
     except (TargetUnavailableError, ValueError, OSError) as exc:
         return _could_not_run(f"target {args.target}: {exc}")
     try:
-        outcome = send_one(target, frame, args.hang_s)
+        if args.replay.name.startswith(SASL_PREFIX):  # the SASL phase's frames, unauthenticated
+            ensure_up(target, args.hang_s)
+            cls = asyncio.run(replay_frames(target, split_frames(frame), args.hang_s))
+            outcome = Outcome(cls, "SASL frames replayed on an unauthenticated connection")
+        else:
+            outcome = send_one(target, frame, args.hang_s)
     finally:
         target.close()
     reproduced = outcome.cls in (DIED, HANG)

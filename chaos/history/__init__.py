@@ -80,10 +80,15 @@ class Op:
                 raw.get("partition"),
                 raw.get("offset"),
                 raw.get("error"),
-                None if records is None else [(r[0], int(r[1]), int(r[2]), r[3]) for r in records],
+                None if records is None else [(r[0], int(r[1]), _offset(r[2]), r[3]) for r in records],
             )
         except KeyError as exc:
             raise ValueError(f"op lacks the field {exc.args[0]!r}") from exc
+
+
+def _offset(raw: Any) -> int:
+    """A record's offset; ``null`` (a delivery report without one) reads as -1, as the README says."""
+    return -1 if raw is None else int(raw)
 
 
 @dataclass

@@ -27,6 +27,8 @@ from chaos.history import History, Op, write_jsonl
         (["--nemesis", "kill", "--broker-config", "a=b"], "for reference brokers"),
         (["--target", "noida", "--nemesis", "kill,latency"], "process faults only"),
         (["--target", "noida", "--rf", "3"], "runs one broker"),
+        (["--crash-clients"], "needs --workload txn-append"),
+        (["--campaigns", "0"], "--campaigns is 1 to"),
     ],
 )
 def test_chaos_refuses_what_it_cannot_run(
@@ -55,3 +57,72 @@ def test_check_judges_a_file_and_refuses_garbage(tmp_path: Path, capsys: pytest.
     assert check_cli.main([str(garbage)]) == 2
     _, err = capsys.readouterr()
     assert "line 2" in err
+
+
+def test_batch_summary_counts_valid_campaigns_anomalies_and_recovery() -> None:
+    """The --campaigns summary from three judged campaigns and one that could not run."""
+    from chaos.checkers import check
+
+    def history(lost: bool) -> History:
+        ops = [
+            Op(0, "invoke", 0, "send", 1.0, 0.1, value="a", topic="q", partition=0),
+            Op(1, "ok", 0, "send", 1.1, 0.2, value="a", topic="q", partition=0, offset=0),
+            Op(2, "info", "nemesis", "start", 1.2, 0.3, value={"fault": "kill", "id": 0}),
+            Op(3, "info", "nemesis", "stop", 2.0, 1.0, value={"fault": "kill", "id": 0}),
+            Op(4, "invoke", 0, "send", 2.1, 1.1, value="b", topic="q", partition=0),
+            Op(5, "ok", 0, "send", 2.6, 1.6, value="b", topic="q", partition=0, offset=1),
+            Op(6, "invoke", 1, "poll", 3.0, 2.0),
+            Op(
+                7,
+                "ok",
+                1,
+                "poll",
+                3.0,
+                2.0,
+                records=[("q", 0, 1, "b")] if lost else [("q", 0, 0, "a"), ("q", 0, 1, "b")],
+            ),
+        ]
+        return History(ops, {"workload": "queue", "idempotence": True, "final_drain": True})
+
+    restarted = check(history(False))
+    restarted.stats.update(restart_acked=5, restart_readable_s=0.8)
+    rows = [
+        cli.BatchRow(1, 0, restarted, 10.0),
+        cli.BatchRow(2, 1, check(history(True)), 12.0),
+        cli.BatchRow(3, 0, check(history(False)), 11.0),
+        cli.BatchRow(4, 2, None, 1.0),
+    ]
+    lines = cli.summary(rows)
+    assert lines[0].startswith("SUMMARY: 2/4 campaigns valid (seeds 1-4; 1 could not run or judge)")
+    assert "  lost_write: 1 in 1 campaign(s) [2]" in lines
+    assert any(line.startswith("  recovery after 3 faults: median 0.60 s") for line in lines), lines
+    assert "  restart check in 1 campaign(s): all readable again within 0.80 s (median 0.80 s)" in lines
+    assert (
+        lines[-1] == "  seed 4: VERDICT: could not run"
+        and lines[-3] == "  seed 2: VERDICT: invalid lost=1 validate_delivery=1"
+    )
+
+
+def test_txn_append_options_reach_the_campaign() -> None:
+    args = cli.parser().parse_args(["--workload", "txn-append", "--crash-clients", "--strict-cycles"])
+    meta = cli.make_campaign(args, ["kill"], 5, None).meta()
+    assert (meta["workload"], meta["crash_clients"], meta["strict_cycles"], meta["seed"]) == (
+        "txn-append",
+        True,
+        True,
+        5,
+    )
+
+
+def test_two_campaigns_of_one_workload_and_seed_are_two_report_results() -> None:
+    """The main job's chaos-kill and chaos-links run the same workload with the same seed: their Allure
+    results must differ in full name (the history id), else the report shows one result retried."""
+    from chaos.cli import result_id, result_name
+    from chaos.runner import Campaign
+
+    kill = Campaign(target="reference", workload="queue", faults=["kill"], seed=7)
+    links = Campaign(target="reference", workload="queue", faults=["partition-client", "latency"], seed=7)
+    assert result_id(kill) != result_id(links)
+    assert result_name(kill) != result_name(links)
+    again = Campaign(target="reference", workload="queue", faults=["kill"], seed=7)
+    assert result_id(kill) == result_id(again)

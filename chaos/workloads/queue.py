@@ -309,11 +309,22 @@ class QueueWorkload:
 
 
 def high_watermarks(
-    bootstrap: str, topics: list[str], partitions: int, timeout_s: float = 5.0
+    bootstrap: str, topics: list[str], partitions: int, timeout_s: float = 5.0, *, committed: bool = True
 ) -> dict[tuple[str, int], int] | None:
-    """High watermark per (topic, partition), or None when the target does not answer."""
+    """The end of each (topic, partition), or None when the target does not answer.
+
+    ``committed`` (librdkafka's default isolation, read_committed): the last stable offset, where
+    read_committed consumers stop; it stays below the high watermark while a transaction that
+    wrote there is open. ``committed=False``: the high watermark itself (ListOffsets with
+    isolation level 0; Kafka: apache/kafka ``clients/src/main/java/org/apache/kafka/common/
+    requests/ListOffsetsRequest.java``, READ_UNCOMMITTED / READ_COMMITTED)."""
     consumer = Consumer(
-        {"bootstrap.servers": bootstrap, "group.id": "chaos-watermarks", "enable.auto.commit": False}
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": "chaos-watermarks",
+            "enable.auto.commit": False,
+            "isolation.level": "read_committed" if committed else "read_uncommitted",
+        }
     )
     try:
         out = {}

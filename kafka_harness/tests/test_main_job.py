@@ -138,7 +138,7 @@ def test_the_smoke_stage_end_to_end_on_the_reference_broker(tmp_path: Path) -> N
         capture_output=True, text=True, timeout=300,
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    assert done.stdout.strip().splitlines()[-1] == "VERDICT: valid stages=1 failed=0"
+    assert done.stdout.strip().splitlines()[-1] == "VERDICT: valid stages=1 failed=0 could_not_run=0"
     merged = list((tmp_path / "results").glob("*-result.json"))
     assert len(merged) == 1 and json.loads(merged[0].read_text())["status"] == "passed"
     assert (tmp_path / "results" / "environment.properties").read_text().count("target=reference") == 1

@@ -58,7 +58,33 @@ def test_admin_commands_work_with_the_command_config(secured: Target) -> None:
     assert groups.stdout.split() == ["GROUP", "STATE", "SIMPLE"]
 
 
-@pytest.mark.parametrize("command", ["topics list", "groups list", "offsets some-topic"])
+def test_users_add_list_delete_and_the_new_user_logs_in(secured: Target, tmp_path: Path) -> None:
+    """SCRAM users through AlterUserScramCredentials: the added user authenticates with its own
+    properties file, a refused change is the broker's error and exit 1, a deleted user is gone."""
+    user = f"kh-{uuid.uuid4().hex[:6]}"
+    where = ["-b", secured.bootstrap_servers, "--command-config", _props(secured)]
+    added = harness("users", *where, "add", user, "--password", "pw-1", "--mechanism", "SCRAM-SHA-512")
+    assert added.returncode == 0 and f"added {user} SCRAM-SHA-512" in added.stdout, added.stderr
+    listed = harness("users", *where, "--json", "list", user)
+    assert listed.returncode == 0, listed.stderr
+    assert json.loads(listed.stdout) == [{"user": user, "credentials": ["SCRAM-SHA-512:4096"], "error": None}]
+    own = tmp_path / "user.properties"
+    own.write_text(
+        Path(_props(secured)).read_text().replace('username="admin"', f'username="{user}"').replace(
+            'password="admin-secret"', 'password="pw-1"'
+        )
+    )
+    as_user = harness("users", "-b", secured.bootstrap_servers, "--command-config", str(own), "list")
+    assert as_user.returncode == 0 and user in as_user.stdout, as_user.stderr
+    refused = harness("users", *where, "add", user, "--password", "x", "--iterations", "100")
+    assert refused.returncode == 1 and "UNACCEPTABLE_CREDENTIAL: Too few iterations" in refused.stderr
+    deleted = harness("users", *where, "delete", user)
+    assert deleted.returncode == 0, deleted.stderr
+    gone = harness("users", *where, "list", user)
+    assert gone.returncode == 1 and "RESOURCE_NOT_FOUND" in gone.stdout
+
+
+@pytest.mark.parametrize("command", ["topics list", "groups list", "offsets some-topic", "users list"])
 def test_admin_commands_fail_clearly_without_it(secured: Target, command: str) -> None:
     """PLAINTEXT to a SASL_SSL listener: the broker closes the connection; the command says so and
     exits 1 (no table, no traceback)."""
@@ -76,6 +102,7 @@ def test_admin_commands_fail_clearly_without_it(secured: Target, command: str) -
         ["topics", "-b", "127.0.0.1:1", "list"],
         ["groups", "-b", "127.0.0.1:1", "list"],
         ["offsets", "-b", "127.0.0.1:1", "t"],
+        ["users", "-b", "127.0.0.1:1", "list"],
         ["fuzz", "--target", "127.0.0.1:1"],
         ["diff", "--a", "bootstrap:127.0.0.1:1", "--b", "bootstrap:127.0.0.1:1"],
     ],
@@ -94,11 +121,29 @@ def test_an_unusable_command_config_is_one_line_and_exit_2(tmp_path: Path, comma
 
 def test_fuzz_launches_a_sasl_ssl_reference() -> None:
     result = harness("fuzz", "--target", "reference", "--security", "sasl_ssl", "--requests", "2000",
-                     "--canary-records", "50", timeout_s=300)
+                     "--canary-records", "50", "--sasl-cases", "60", timeout_s=300)
     print(result.stdout[-1500:])
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     assert "VERDICT: valid requests=2000 crashes=0 hangs=0" in result.stdout
     assert "canary: 50 records acknowledged" in result.stdout
+    assert "sasl: 60 cases on unauthenticated connections" in result.stdout
+
+
+def test_fuzz_replays_sasl_frames_with_the_security_flags(secured: Target, tmp_path: Path) -> None:
+    """A SASL reproducer (frames sent in order, unauthenticated) replayed on the SASL_SSL reference
+    with --command-config: the broker answers or closes and lives (exit 0)."""
+    from chaos.fuzz.sasl import SASL_PREFIX, make_case
+    from fixtures.wire.security import ClientSecurity
+
+    security = ClientSecurity("SASL_SSL", "SCRAM-SHA-512", "admin", "admin-secret")
+    frames = [s for s in make_case(1, 0, security, 2).steps if isinstance(s, bytes)]
+    frames += [s for s in make_case(1, 1, security, 2).steps if isinstance(s, bytes)]
+    path = tmp_path / f"{SASL_PREFIX}hang-example-0.bin"
+    path.write_bytes(b"".join(frames))
+    result = harness("fuzz", "--replay", str(path), "--target", f"bootstrap:{secured.bootstrap_servers}",
+                     "--command-config", _props(secured), timeout_s=120)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    assert "SASL frames replayed on an unauthenticated connection" in result.stdout
 
 
 def test_fuzz_attached_needs_the_command_config(secured: Target, tmp_path: Path) -> None:
@@ -121,3 +166,30 @@ def test_diff_with_and_without_the_command_config(secured: Target) -> None:
     secure = harness("diff", "--a", address, "--b", address, "--command-config", _props(secured))
     assert secure.returncode in (0, 1), secure.stderr
     assert "VERDICT:" in secure.stdout and "could_not_run" not in secure.stdout
+
+
+def test_an_oversized_frame_over_tls_leaves_no_traceback(secured: Target) -> None:
+    """A SaslHandshake and an oversized SaslAuthenticate in one TLS write: the broker closes the
+    connection at the size prefix and drops the rest. asyncio's TLS protocol once handed the shell
+    the bytes it had decrypted after the close, which overran the size prefix (struct.error, "Fatal
+    error on SSL protocol" in the log); the fuzzer's SASL phase found it."""
+    import struct
+
+    from chaos.fuzz.sasl import OVERSIZED
+    from fixtures.wire import WireClient, build_request
+    from reference_impl.protocol.codec import encode_request
+
+    assert secured.secured is not None
+    node = secured.node(1)
+    before = node.log_path.read_text(errors="replace").count("Traceback")
+    address = secured.bootstrap_servers.split(",")[0]
+    wire = WireClient(address, security=secured.secured.client, authenticate=False)
+    try:
+        shake = encode_request(build_request("sasl_handshake", 1, {"mechanism": "PLAIN"}), 1, "kh")
+        big = encode_request(build_request("sasl_authenticate", 2, {"auth_bytes": b"x" * OVERSIZED}), 2, "kh")
+        assert wire.send_raw(shake + big + struct.pack(">i", 4) + b"tail", timeout_s=10) is not None
+        assert wire.is_closed_by_peer()
+    finally:
+        wire.close()
+    assert WireClient(address, security=secured.secured.client).api_versions()
+    assert node.log_path.read_text(errors="replace").count("Traceback") == before

@@ -23,6 +23,7 @@ import logging
 import random
 import traceback
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from kio.schema.api_versions.v0.response import ApiVersionsResponse as ApiVersionsResponseV0
@@ -74,7 +75,7 @@ from .kraft.quorum import ADMIN_TIMEOUT_MS, ClusterQuorum, QuorumPorts
 from .kraft.roles import CONTROLLER_LISTENER_APIS, CONTROLLER_ONLY_APIS
 from .listeners import parse_names
 from .metadata.image import MetadataImage
-from .metadata.records import METADATA_TOPIC, METADATA_TOPIC_ID
+from .metadata.records import METADATA_TOPIC, METADATA_TOPIC_ID, SCRAM_MECHANISM_TYPES, MetadataRecord
 from .partition import Partition
 from .ports import LogStore, TopicPartition
 from .purgatory import Purgatory
@@ -84,6 +85,7 @@ from .replication.fetcher import ReplicaFetcher
 from .request_context import RequestContext
 from .security import Authenticator
 from .security.acls import authorizer_from_config
+from .security.mechanisms import ScramCredential
 from .txn.coordinator import TransactionCoordinator
 
 log = logging.getLogger("reference_impl.broker")
@@ -92,9 +94,9 @@ PRODUCE_KEY = 0
 PIPELINED_PRODUCES = 32
 """Produce requests of one connection that may wait for their replicas at once (see
 ``Broker._may_process``); more stay unread, as the connection's other requests do."""
-ADMIN_WRITES = frozenset({19, 20, 30, 31, 33, 37, 44})
+ADMIN_WRITES = frozenset({19, 20, 30, 31, 33, 37, 44, 51})
 """CreateTopics, DeleteTopics, CreateAcls, DeleteAcls, AlterConfigs, CreatePartitions,
-IncrementalAlterConfigs: in a cluster
+IncrementalAlterConfigs, AlterUserScramCredentials: in a cluster
 their answer waits until the active controller's records are committed."""
 HW_CHECKPOINT_INTERVAL_MS = 5_000
 
@@ -131,10 +133,13 @@ class Broker:
         rack: str | None = None,
         controller: LocalController | None = None,
         quorum: QuorumPorts | None = None,
+        bootstrap_records: Sequence[MetadataRecord] = (),
     ) -> None:
         """``controller`` shares another broker's controller (an in-process cluster in tests);
         ``quorum`` makes this broker a member of a cluster run by a controller quorum; by
-        default this broker is its own controller."""
+        default this broker is its own controller. ``bootstrap_records`` (``--add-scram``'s SCRAM
+        credentials) are written when this node's own metadata log is empty, as ``kafka-storage
+        format`` writes them once; a cluster's come in ``quorum``."""
         self.config = config
         self.node_id = config.node_id
         self.now_ms = now_ms
@@ -154,6 +159,14 @@ class Broker:
             metadata_log = store.open_log(METADATA_TOPIC, 0, METADATA_TOPIC_ID, {}, now_ms)
             controller = LocalController(image, metadata_log, self.node_id, self.rng, store.read_chunk)
             replayed = controller.load()
+            if replayed == 0 and bootstrap_records:
+                controller.commit(list(bootstrap_records), now_ms)
+            elif bootstrap_records:
+                log.info(
+                    "metadata log not empty: %d bootstrap record(s) (--add-scram) ignored, as kafka-storage "
+                    "format refuses a formatted directory; use AlterUserScramCredentials",
+                    len(bootstrap_records),
+                )
         if quorum is None:
             assert controller is not None
             self.controller = controller
@@ -175,7 +188,9 @@ class Broker:
         self.listener_addresses: dict[str, tuple[str, int]] = {}
         """This node's advertised address per listener (the shell sets it): a client is told the address
         of the listener it came in on, as Kafka's ``MetadataCache.getAliveBrokerNodes(listenerName)``."""
-        self.authenticator = Authenticator(config.static, config.get_int("sasl.server.max.receive.size"))
+        self.authenticator = Authenticator(
+            config.static, config.get_int("sasl.server.max.receive.size"), scram=self.scram_credential
+        )
         self.authorizer = authorizer_from_config(config.static)
         """``StandardAuthorizer`` when ``authorizer.class.name`` names it (issue 18); None: no ACLs."""
         self._outbox: list[Effect] = []
@@ -200,6 +215,13 @@ class Broker:
             replayed,
             len(self.partitions),
         )
+
+    def scram_credential(self, mechanism: str, user: str) -> ScramCredential | None:
+        """The user's SCRAM credential as the metadata image holds it (Kafka's ``ScramImage``)."""
+        record = self.image.scram.get((SCRAM_MECHANISM_TYPES.get(mechanism, 0), user))
+        if record is None:
+            return None
+        return ScramCredential(record.salt, record.stored_key, record.server_key, record.iterations)
 
     def on_metadata_ready(self, now_ms: int) -> None:
         """The image is complete (replayed, or caught up with the quorum): open the partitions.
@@ -357,7 +379,8 @@ class Broker:
 
     def _process(self, conn: _Connection, frame: bytes, now_ms: int) -> None:
         try:
-            screened = self.authenticator.screen(conn.connection_id, frame)  # SASL before anything else
+            # SASL before anything else
+            screened = self.authenticator.screen(conn.connection_id, frame, now_ms)
         except Exception:  # a bug in the authenticator must not take the broker down
             log.error("authenticating connection %d failed:\n%s", conn.connection_id, traceback.format_exc())
             self._close(conn, "internal error during authentication")

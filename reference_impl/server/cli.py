@@ -47,6 +47,7 @@ from reference_impl import defects
 from reference_impl.core.broker import Broker
 from reference_impl.core.configs.model import ConfigError, parse_quorum_voters
 from reference_impl.core.configs.resolution import BrokerConfig
+from reference_impl.core.controller.scram import bootstrap_records
 from reference_impl.core.kraft.quorum import QuorumPorts
 from reference_impl.core.kraft.roles import BROKER_ROLE, CONTROLLER_ROLE, node_roles
 from reference_impl.core.listeners import CLIENT_LISTENER, Endpoint, ListenerSetup, listener_setup
@@ -124,7 +125,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         action="append",
         default=[],
         metavar="'MECHANISM=[name=N,password=P]'",
-        help="a SCRAM credential in kafka-storage's syntax (repeatable; kept in memory: give it every start)",
+        help="a SCRAM credential in kafka-storage format's syntax (repeatable): written to the metadata log "
+        "at the first start (an empty log), as kafka-storage format does; later: AlterUserScramCredentials",
     )
     parser.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
     return parser.parse_args(argv)
@@ -171,15 +173,17 @@ def main(argv: list[str]) -> int:
     except StorageError as exc:
         print(f"kafka-harness broker: {exc}", file=sys.stderr)
         return 2
+    bootstrap = tuple(bootstrap_records(scram))
     quorum = None
     if voters:
         if args.storage == "memory":
-            quorum = QuorumPorts(voters, MemoryQuorumStateStore(), MemorySnapshotStore())
+            quorum = QuorumPorts(voters, MemoryQuorumStateStore(), MemorySnapshotStore(), bootstrap)
         else:
             quorum = QuorumPorts(
                 voters,
                 FileQuorumStateStore(args.data_dir, cluster_id),
                 FileSnapshotStore(os.path.join(args.data_dir, "__cluster_metadata-0")),
+                bootstrap,
             )
     try:
         broker = Broker(
@@ -192,6 +196,7 @@ def main(argv: list[str]) -> int:
             rng=random.Random(),
             rack=args.rack,
             quorum=quorum,
+            bootstrap_records=bootstrap if quorum is None else (),
         )
     except QuorumStateError as exc:  # never reset silently: the operator decides
         print(f"kafka-harness broker: {exc}; refusing to start", file=sys.stderr)
@@ -200,8 +205,6 @@ def main(argv: list[str]) -> int:
         print(f"kafka-harness broker: cannot use data directory {args.data_dir}: {exc}", file=sys.stderr)
         return 2
     broker.listener_addresses = {e.name: (e.host or socket.getfqdn(), e.port) for e in listeners.advertised}
-    for mechanism, user, credential in scram:
-        broker.authenticator.scram.put(mechanism, user, credential)
     return asyncio.run(_serve(broker, listeners.listeners, config.get_int("socket.request.max.bytes"), tls))
 
 

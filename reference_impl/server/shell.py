@@ -179,6 +179,11 @@ class _Connection(asyncio.BufferedProtocol):
         if self.unbounded:
             self._read_everything(nbytes)
             return
+        if self.transport is None or self.transport.is_closing():
+            # A closed connection's bytes are dropped: asyncio's TLS protocol keeps handing over what it
+            # had decrypted after close(), which once overran the 4-byte size prefix (struct.error, "Fatal
+            # error on SSL protocol" in the log; the SASL fuzz phase's oversized frames found it).
+            return
         now = monotonic_ms()
         guard = self.shell.guard
         guard.active(self.connection_id, now)

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from fixtures.wire import Capabilities, Router, WireClient, ops
+from fixtures.wire import Capabilities, Router, WireClient, build_request, ops
 from reference_impl.protocol.record_set import build_batch
 
 from .coordinators import MARKERS_WAIT_S, TXN_KEY, Txn
@@ -181,6 +181,61 @@ def test_list_transactions_with_state_filter(
     expect_equal(listed([]).get(txn.tid), (txn.pid, "Ongoing"), "KIP-664", "listed (producer id, state)")
     expect(txn.tid not in listed(["CompleteCommit"]), "KIP-664", "an Ongoing transaction passed the filter")
     expect(txn.tid in listed(["Ongoing"]), "KIP-664", "the Ongoing filter left the transaction out")
+    txn.end(False)
+
+
+@pytest.mark.versions("list_transactions", lo=2)
+def test_list_transactions_pattern_is_re2(
+    version: int,
+    router: Router,
+    caps: Capabilities,
+    unique: Callable[[str], str],
+    topic: str,
+) -> None:
+    """KIP-1152 ListTransactions v2: ``transactional_id_pattern`` keeps the ids it matches whole.
+    Kafka compiles it with RE2/J, so lookbehind is INVALID_REGULAR_EXPRESSION, and a pattern that
+    backtracks exponentially in a backtracking engine (``(a+)+$`` over a long id of a's ending in
+    another character) is answered at once instead of pinning the coordinator."""
+    long_tid = "a" * 4000 + "-" + unique("tx")
+    txn = Txn(router, caps, long_tid)
+    expect_code(txn.add_partitions(topic)[0], "NONE", rule="setup: AddPartitionsToTxn")
+
+    def ask(pattern: str) -> Any:
+        return txn.coord.send(
+            build_request(
+                "list_transactions",
+                version,
+                {
+                    "state_filters": [],
+                    "producer_id_filters": [],
+                    "duration_filter": -1,
+                    "transactional_id_pattern": pattern,
+                },
+            ),
+            timeout_s=20.0,
+        )
+
+    whole = ask("a+-.*")
+    expect_code(whole.error_code, "NONE", rule="KIP-1152")
+    expect(
+        long_tid in {t.transactional_id for t in whole.transaction_states},
+        "KIP-1152",
+        "a+-.* left the transaction out",
+    )
+    prefix_only = ask("a+")
+    expect(
+        long_tid not in {t.transactional_id for t in prefix_only.transaction_states},
+        "KIP-1152",
+        "the pattern must match the whole id, not a prefix",
+    )
+    expect_code(ask("(?<=x)y").error_code, "INVALID_REGULAR_EXPRESSION", rule="KIP-1152 (RE2/J syntax)")
+    hostile = ask("(a+)+$")
+    expect_code(hostile.error_code, "NONE", rule="KIP-1152")
+    expect(
+        long_tid not in {t.transactional_id for t in hostile.transaction_states},
+        "KIP-1152",
+        "(a+)+$ matched an id with a '-' in it",
+    )
     txn.end(False)
 
 

@@ -553,6 +553,34 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {
             "group.max.session.timeout.ms", _T.INT, "1800000", "Largest session timeout.", valid=_at_least(0)
         ),
         # -- group coordinator (reference_impl/core/group) --
+        # Consumer-protocol groups (KIP-848; Kafka's GroupCoordinatorConfig).
+        ConfigDef(
+            "group.consumer.heartbeat.interval.ms",
+            _T.INT,
+            "5000",
+            "Heartbeat interval given to consumer-protocol members.",
+            valid=_at_least(1),
+        ),
+        ConfigDef(
+            "group.consumer.session.timeout.ms",
+            _T.INT,
+            "45000",
+            "Session timeout of consumer-protocol members.",
+            valid=_at_least(1),
+        ),
+        ConfigDef(
+            "group.consumer.max.size",
+            _T.INT,
+            str(INT_MAX),
+            "Most members of a consumer-protocol group.",
+            valid=_at_least(1),
+        ),
+        ConfigDef(
+            "group.consumer.assignors",
+            _T.LIST,
+            "uniform,range",
+            "Server-side assignors of consumer-protocol groups, the first the default.",
+        ),
         ConfigDef(
             "group.max.size", _T.INT, str(INT_MAX), "Most members of a classic group.", valid=_at_least(1)
         ),

@@ -89,6 +89,9 @@ class ControllerConfig:
     """Kafka's ``auto.leader.rebalance.enable``: preferred replicas take their leaderships back."""
     leader_imbalance_check_interval_ms: int = 300_000
     """Kafka's ``leader.imbalance.check.interval.seconds``, in milliseconds."""
+    bootstrap_records: tuple[MetadataRecord, ...] = ()
+    """Written by the first controller to become active on an empty metadata log (Kafka's bootstrap
+    metadata, ``kafka-storage format --add-scram``)."""
 
 
 class _QuorumWriter(RecordWriter):
@@ -195,6 +198,8 @@ class QuorumController:
         self.active = _Active(self._claim_epoch, working, writer, heartbeats)
         self.active.next_balance_ms = now_ms + self.config.leader_imbalance_check_interval_ms
         self._claim_epoch = None
+        if self.config.bootstrap_records and self.image.offset < 0 and self._last_snapshot_offset == 0:
+            self._write(self.config.bootstrap_records, now_ms)
 
     def _renounce(self) -> None:
         active, self.active = self.active, None

@@ -178,6 +178,7 @@ def image_records(image: ControllerImage) -> list[ControllerRecord]:
                     removing_replicas=info.removing_replicas,
                 )
             )
+    out.extend(record for _key, record in sorted(image.scram.items()))
     if image.next_producer_id:
         out.append(ProducerIdsRecord(broker_id=-1, next_producer_id=image.next_producer_id))
     for acl_id, acl in image.acls:

@@ -37,7 +37,7 @@ from ..metadata.records import (
     TopicRecord,
 )
 from ..security.acls import MAX_ACLS, Acl, AclFilter
-from . import elections, leadership
+from . import elections, leadership, scram
 from .messages import AdminRequest, AdminResponse
 
 PRODUCER_ID_BLOCK = 1000
@@ -433,5 +433,18 @@ class RecordWriter(abc.ABC):
                         removed.add(acl_id)
                         records.append(RemoveAccessControlEntryRecord(id=acl_id))
             results.append(matched)
+        self.commit(records, now_ms)
+        return results
+
+    # -- SCRAM credentials ---------------------------------------------------------------------
+
+    def alter_scram(
+        self,
+        deletions: Sequence[scram.Deletion],
+        upsertions: Sequence[scram.Upsertion],
+        now_ms: int,
+    ) -> list[scram.Result]:
+        """AlterUserScramCredentials (:mod:`.scram`): every accepted change committed at once."""
+        records, results = scram.decide(self.image, deletions, upsertions)
         self.commit(records, now_ms)
         return results

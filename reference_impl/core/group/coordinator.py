@@ -41,6 +41,7 @@ from ..internal_topics import CONSUMER_OFFSETS, TopicsHost, coordinator_error, p
 from ..partition import Partition
 from ..purgatory import DelayedOperation
 from ..txn.markers import MarkerHost
+from .consumer_coordinator import ConsumerGroups
 from .loading import load_shard
 from .log_format import (
     CommittedOffset,
@@ -59,7 +60,6 @@ log = logging.getLogger("reference_impl.group")
 
 Done = Callable[[ErrorCode], None]
 RecordKV = tuple[bytes, bytes | None]
-
 
 
 class _Wakeup(DelayedOperation):
@@ -125,6 +125,7 @@ class GroupCoordinator:
         self.groups: dict[str, ClassicGroup] = {}
         self.offsets = OffsetStore()
         self.membership = Membership(self.groups, self)
+        self.consumer = ConsumerGroups(self)
         self.loaded: set[int] = set()
         self.started = False
         self.now_ms = broker.now_ms
@@ -166,6 +167,9 @@ class GroupCoordinator:
 
     def cancel(self, key: tuple[str, ...]) -> None:
         self._timers.pop(key, None)
+
+    def scheduled(self, key: tuple[str, ...]) -> bool:
+        return key in self._timers
 
     def _arm(self, deadline_ms: int) -> None:
         if self._wakeup is not None and self._wakeup.deadline_ms <= deadline_ms:
@@ -265,10 +269,16 @@ class GroupCoordinator:
         for group in gone:
             self.membership.kill(group, ErrorCode.not_coordinator)
             self.offsets.drop_group(group.group_id)
+        for group_id in [g for g in self.consumer.groups if self.shard_of(g) == index]:
+            self.offsets.drop_group(group_id)
+        self.consumer.unload(index)
         log.info("unloaded __consumer_offsets-%d: %d groups", index, len(gone))
 
-    def simple_group(self, group_id: str) -> ClassicGroup:
-        """The group offsets were committed for without membership (Kafka's "simple" group)."""
+    def simple_group(self, group_id: str) -> ClassicGroup | None:
+        """The group offsets were committed for without membership (Kafka's "simple" group);
+        None when the id names a consumer-protocol group."""
+        if group_id in self.consumer.groups:
+            return None
         group = self.groups.get(group_id)
         if group is None:
             group = self.groups[group_id] = ClassicGroup(group_id, state_timestamp_ms=self.now_ms)
@@ -289,6 +299,15 @@ class GroupCoordinator:
             except KafkaError as exc:
                 reply(join_error(exc.code, req.member_id))
                 return
+            consumer_group = self.consumer.groups.get(req.group_id)
+            if consumer_group is not None:
+                if consumer_group.members:
+                    # No online migration here (group.consumer.migration.policy): a classic member
+                    # cannot join a consumer-protocol group with members.
+                    reply(join_error(ErrorCode.inconsistent_group_protocol, req.member_id))
+                    return
+                del self.consumer.groups[req.group_id]
+                self.append(req.group_id, self.consumer.tombstones(consumer_group), lambda _code: None)
             self.membership.join(req, reply, now_ms)
 
     def sync(self, req: SyncRequest, reply: SyncReply, now_ms: int) -> None:
@@ -324,6 +343,8 @@ class GroupCoordinator:
             self.check_coordinator(group_id)
         except KafkaError as exc:
             return exc.code
+        if group_id in self.consumer.groups:
+            return ErrorCode.unknown_member_id  # a classic request to a consumer-protocol group
         return None
 
     # -- writing ---------------------------------------------------------------------------------
@@ -461,6 +482,9 @@ class GroupCoordinator:
             self.check_coordinator(group_id)
         except KafkaError as exc:
             return exc.code
+        consumer_group = self.consumer.groups.get(group_id)
+        if consumer_group is not None:
+            return self.consumer.validate_offset_commit(consumer_group, member_id, generation, api_version)
         group = self.groups.get(group_id)
         if group is None:
             if generation < 0:
@@ -477,7 +501,12 @@ class GroupCoordinator:
         return info is not None and partition in info.partitions
 
     def fetch_offsets(
-        self, group_id: str, wanted: list[tuple[str, list[int]]] | None, require_stable: bool, now_ms: int
+        self,
+        group_id: str,
+        wanted: list[tuple[str, list[int]]] | None,
+        require_stable: bool,
+        now_ms: int,
+        member: tuple[str | None, int] = (None, -1),
     ) -> list[tuple[str, int, CommittedOffset | None, ErrorCode]]:
         """OffsetFetch of one group: (topic, partition, offset or None, error) in request order.
 
@@ -488,6 +517,12 @@ class GroupCoordinator:
         self.check_coordinator(group_id)
         group = self.groups.get(group_id)
         known = group is not None and not group.is_in(GroupState.DEAD)
+        consumer_group = self.consumer.groups.get(group_id)
+        if consumer_group is not None:
+            known = True
+            error = self.consumer.validate_offset_fetch(consumer_group, *member)
+            if error is not None:
+                raise KafkaError(error, f"offset fetch of group {group_id} by member {member[0]}")
         if wanted is None:
             if not known:
                 return []
@@ -539,7 +574,12 @@ class GroupCoordinator:
         try:
             self.check_coordinator(group_id)
             group = self.groups.get(group_id)
-            if group is None:
+            consumer_group = self.consumer.groups.get(group_id)
+            if consumer_group is not None:
+                error = self.consumer.validate_offset_commit(
+                    consumer_group, member_id, generation, api_version=None
+                )
+            elif group is None:
                 error = None if generation < 0 else ErrorCode.illegal_generation
             else:
                 error = self.membership.validate_offset_commit(
@@ -579,15 +619,22 @@ class GroupCoordinator:
             done(exc.code, {})
             return
         group = self.groups.get(group_id)
-        if group is None or group.is_in(GroupState.DEAD):
+        consumer_group = self.consumer.groups.get(group_id)
+        subscribed: Callable[[str], bool]
+        if consumer_group is not None:
+            # ConsumerGroup.isSubscribedToTopic: the topics the members subscribe to (names or regex).
+            subscribed = consumer_group.subscribed_metadata.__contains__
+        elif group is None or group.is_in(GroupState.DEAD):
             done(ErrorCode.group_id_not_found, {})
             return
-        if (
+        elif (
             group.is_in(GroupState.STABLE, GroupState.PREPARING_REBALANCE, GroupState.COMPLETING_REBALANCE)
             and group.protocol_type != "consumer"
         ):
             done(ErrorCode.non_empty_group, {})
             return
+        else:
+            subscribed = group.is_subscribed_to
         codes: dict[TopicPartition, ErrorCode] = {}
         records: list[RecordKV] = []
         removed: list[TopicPartition] = []
@@ -596,7 +643,7 @@ class GroupCoordinator:
                 tp = (topic, partition)
                 if not self._partition_exists(topic, partition):
                     codes[tp] = ErrorCode.unknown_topic_or_partition
-                elif group.is_subscribed_to(topic):
+                elif subscribed(topic):
                     codes[tp] = ErrorCode.group_subscribed_to_topic
                 else:
                     codes[tp] = ErrorCode.none
@@ -633,7 +680,13 @@ class GroupCoordinator:
                 results[group_id] = exc.code
                 continue
             group = self.groups.get(group_id)
-            if group is None or group.is_in(GroupState.DEAD):
+            consumer_group = self.consumer.groups.get(group_id)
+            if consumer_group is not None:
+                if consumer_group.members:
+                    results[group_id] = ErrorCode.non_empty_group
+                else:
+                    waiting.add(group_id)
+            elif group is None or group.is_in(GroupState.DEAD):
                 results[group_id] = ErrorCode.group_id_not_found
             elif not group.is_in(GroupState.EMPTY):
                 results[group_id] = ErrorCode.non_empty_group
@@ -661,10 +714,15 @@ class GroupCoordinator:
             for by_group in self.offsets.pending.values():
                 partitions |= set(by_group.get(group_id, {}))
         records: list[RecordKV] = [(encode_offset_key(group_id, t, p), None) for t, p in sorted(partitions)]
-        records.append((encode_group_key(group_id), None))
+        consumer_group = self.consumer.groups.get(group_id)
+        if consumer_group is not None:
+            records += self.consumer.tombstones(consumer_group)
+        else:
+            records.append((encode_group_key(group_id), None))
 
         def written(code: ErrorCode) -> None:
             if code is ErrorCode.none:
+                self.consumer.groups.pop(group_id, None)
                 group = self.groups.get(group_id)
                 if group is not None:
                     self.membership.kill(group, ErrorCode.coordinator_not_available)
@@ -694,9 +752,24 @@ class GroupCoordinator:
                 log.info("group %s: offsets expired, removing the empty group", group.group_id)
                 self._tombstone_group(group.group_id, lambda _code: None, expired)
             elif expired:
-                gid = group.group_id
-                records: list[RecordKV] = [(encode_offset_key(gid, t, p), None) for t, p in expired]
-                self.append(gid, records, functools.partial(self._drop, gid, expired))
+                self._expire_offsets(group.group_id, expired)
+        for cgroup in list(self.consumer.groups.values()):
+            gid = cgroup.group_id
+            if self.shard_of(gid) not in self.loaded:
+                continue
+            expired = self.offsets.expired_of(
+                gid, cgroup.subscribed_metadata.__contains__, None, now_ms, retention_ms
+            )
+            left = set(self.offsets.of_group(gid)) - set(expired)
+            if not left and not cgroup.members and not self.offsets.has_open_transactions(gid):
+                log.info("consumer group %s: offsets expired, removing the empty group", gid)
+                self._tombstone_group(gid, lambda _code: None, expired)
+            elif expired:
+                self._expire_offsets(gid, expired)
+
+    def _expire_offsets(self, group_id: str, expired: list[TopicPartition]) -> None:
+        records: list[RecordKV] = [(encode_offset_key(group_id, t, p), None) for t, p in expired]
+        self.append(group_id, records, functools.partial(self._drop, group_id, expired))
 
     def _drop(self, group_id: str, partitions: list[TopicPartition], code: ErrorCode) -> None:
         if code is ErrorCode.none:

@@ -4,10 +4,11 @@ A coordinator that becomes leader of a partition reads its log from the
 start: offset commits (committed ones straight into the store, transactional
 ones held under their producer until that producer's COMMIT or ABORT marker
 in the same log), group metadata (the last record of a group wins; a
-tombstone removes it) and, for offsets without group metadata, "simple"
-groups. A group replayed with members is Stable in its stored generation;
-its members must heartbeat within their session timeouts, as after any
-rebalance.
+tombstone removes it), consumer-protocol group records (KIP-848, replayed in
+order by :meth:`.consumer_coordinator.ConsumerGroups.replay`) and, for
+offsets without group metadata, "simple" groups. A group replayed with
+members is Stable in its stored generation; its members must heartbeat
+within their session timeouts, as after any rebalance.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from reference_impl.protocol.record_set import control_record_type, iter_records
 from reference_impl.protocol.records import iter_headers
 
 from ..internal_topics import CONSUMER_OFFSETS
+from .consumer_records import decode_consumer_key
 from .log_format import (
     GroupKey,
     GroupLogFormatError,
@@ -65,12 +67,16 @@ def load_shard(coordinator: GroupCoordinator, index: int) -> None:
     for group_id, value in stored.items():
         if value is None:
             coordinator.groups.pop(group_id, None)
-        else:
+        elif group_id not in coordinator.consumer.groups:
             _restore_group(coordinator, group_id, value)
     for group_id in list(coordinator.offsets.committed):
         if in_shard(group_id):
             coordinator.simple_group(group_id)
-    log.info("loaded __consumer_offsets-%d: %d groups", index, len(stored))
+    coordinator.consumer.loaded(index)
+    consumer_groups = sum(1 for g in coordinator.consumer.groups if in_shard(g))
+    log.info(
+        "loaded __consumer_offsets-%d: %d classic and %d consumer groups", index, len(stored), consumer_groups
+    )
 
 
 def _replay(
@@ -93,6 +99,11 @@ def _replay(
                 coordinator.offsets.put(decoded.group_id, tp, committed)
         elif isinstance(decoded, GroupKey):
             stored[decoded.group_id] = decode_group_value(value) if value is not None else None
+        else:
+            consumer_key = decode_consumer_key(key)
+            if consumer_key is not None:
+                stored.pop(consumer_key.group_id, None)
+                coordinator.consumer.replay(consumer_key, value)
     except GroupLogFormatError as exc:
         log.warning("skipping an unreadable __consumer_offsets record: %s", exc)
 

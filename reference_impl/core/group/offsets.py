@@ -102,9 +102,22 @@ class OffsetStore:
             base_of_group = None
         else:
             return []
+        return self.expired_of(group.group_id, group.is_subscribed_to, base_of_group, now_ms, retention_ms)
+
+    def expired_of(
+        self,
+        group_id: str,
+        subscribed: Callable[[str], bool],
+        base_of_group: int | None,
+        now_ms: int,
+        retention_ms: int,
+    ) -> list[TopicPartition]:
+        """Offsets of topics not ``subscribed`` past their retention from ``base_of_group`` (None:
+        from each commit's timestamp, a consumer-protocol group's way:
+        ``ConsumerGroup.offsetExpirationCondition``)."""
         out = []
-        for tp, value in self.of_group(group.group_id).items():
-            if group.is_subscribed_to(tp[0]) or self.has_pending(group.group_id, tp):
+        for tp, value in self.of_group(group_id).items():
+            if subscribed(tp[0]) or self.has_pending(group_id, tp):
                 continue
             if value.expire_timestamp_ms is not None:
                 if now_ms >= value.expire_timestamp_ms:

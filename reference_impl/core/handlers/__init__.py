@@ -45,6 +45,8 @@ from . import (  # noqa: F401  (imported to register)
     k45_alter_partition_reassignments,
     k46_list_partition_reassignments,
     k47_offset_delete,
+    k50_describe_user_scram_credentials,
+    k51_alter_user_scram_credentials,
     k52_vote,
     k53_begin_quorum_epoch,
     k54_end_quorum_epoch,
@@ -58,6 +60,8 @@ from . import (  # noqa: F401  (imported to register)
     k65_describe_transactions,
     k66_list_transactions,
     k67_allocate_producer_ids,
+    k68_consumer_group_heartbeat,
+    k69_consumer_group_describe,
 )
 from .registry import HANDLERS, Deferred, Handler, NoResponse, Reply, Respond, handles
 

@@ -13,7 +13,10 @@ and for the whole request NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS,
 COORDINATOR_NOT_AVAILABLE, UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID,
 ILLEGAL_GENERATION, REBALANCE_IN_PROGRESS (the group is completing a
 rebalance), GROUP_ID_NOT_FOUND (v9+, a generation for a group that does not
-exist; ILLEGAL_GENERATION before).
+exist; ILLEGAL_GENERATION before). A KIP-848 consumer-protocol group
+(``ConsumerGroup.validateOffsetCommit``): epoch -1 only while it has no
+members, else the member at its current epoch (UNKNOWN_MEMBER_ID,
+STALE_MEMBER_EPOCH; UNSUPPORTED_VERSION below v9).
 Version notes: v2-4 a retention time (written as an expire timestamp,
 OffsetCommitValue v1); v6+ leader epochs; v7+ group instance ids; v8+
 flexible; v10 topics by id (UNKNOWN_TOPIC_ID for an unknown id).

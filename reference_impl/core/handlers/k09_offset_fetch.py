@@ -8,8 +8,10 @@ Errors for a group: NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS
 (top-level from v2, per partition in v1).
 Version notes: v2+ a null topic list asks for every committed offset, and a
 top-level error; v5+ leader epochs; v7+ ``require_stable``; v8+ several
-groups per request (KIP-709); v9+ member id and epoch (for KIP-848 groups;
-ignored by classic groups); v10 topics by id.
+groups per request (KIP-709); v9+ member id and epoch: for a KIP-848
+consumer-protocol group, a member id or epoch >= 0 must name a member at its
+current epoch (UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH; ``ConsumerGroup.validateOffsetFetch``);
+ignored by classic groups; v10 topics by id.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ def fetch_group(
     wanted: list[tuple[str, list[int]]] | None,
     stable: bool,
     now_ms: int,
+    member: tuple[str | None, int] = (None, -1),
 ) -> tuple[ErrorCode, dict[str, list[dict[str, Any]]]]:
     """The group's error and its partitions by topic, in request order. With an authorizer (Kafka's
     ``handleOffsetFetchRequest``): GROUP_AUTHORIZATION_FAILED without DESCRIBE on the group; topics
@@ -70,7 +73,7 @@ def fetch_group(
                 )
             return error, by_topic
     try:
-        rows = broker.group_coordinator.fetch_offsets(group_id, wanted, stable, now_ms)
+        rows = broker.group_coordinator.fetch_offsets(group_id, wanted, stable, now_ms, member)
     except KafkaError as exc:
         for topic, partitions in wanted or []:
             by_topic[topic] = [_partition(p, None, exc.code) for p in partitions]
@@ -107,7 +110,8 @@ def handle_offset_fetch(broker: HandlerHost, ctx: RequestContext, request: Any) 
             wanted = [(names.get(t.topic_id, ""), list(t.partition_indexes)) for t in g.topics]
         else:
             wanted = [(t.name, list(t.partition_indexes)) for t in g.topics]
-        error, by_topic = fetch_group(broker, ctx, g.group_id, wanted, stable, now)
+        member = (get(g, "member_id"), int(get(g, "member_epoch", -1))) if version >= 9 else (None, -1)
+        error, by_topic = fetch_group(broker, ctx, g.group_id, wanted, stable, now, member)
         if error is not ErrorCode.none:
             by_topic = {}
         group_topics: list[dict[str, Any]] = [

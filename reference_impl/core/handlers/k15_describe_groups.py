@@ -3,7 +3,9 @@
 Behaviour: a Stable group shows its protocol and each member's metadata and
 assignment; in other states members are listed without them, as Kafka does.
 A group that does not exist is reported Dead with no error, and from v6 as
-GROUP_ID_NOT_FOUND (KIP-1043). A group coordinated elsewhere:
+GROUP_ID_NOT_FOUND (KIP-1043). A consumer-protocol group (KIP-848) is not
+a classic group: Dead, and from v6 GROUP_ID_NOT_FOUND "Group X is not a
+classic group." (Kafka's ``GroupMetadataManager.describeGroups``). A group coordinated elsewhere:
 NOT_COORDINATOR (or COORDINATOR_LOAD_IN_PROGRESS) for that group.
 With an authorizer (issue 18) a group the principal may not DESCRIBE is
 GROUP_AUTHORIZATION_FAILED. Version notes: v3+ authorized operations when asked
@@ -56,9 +58,12 @@ def describe_group(
     if group is None:
         entry["group_state"] = GroupState.DEAD.value
         if version >= 6:
-            entry.update(
-                error_code=ErrorCode.group_id_not_found, error_message=f"Group {group_id} not found."
+            message = (
+                f"Group {group_id} is not a classic group."
+                if group_id in coordinator.consumer.groups
+                else f"Group {group_id} not found."
             )
+            entry.update(error_code=ErrorCode.group_id_not_found, error_message=message)
         return entry
     stable = group.is_in(GroupState.STABLE)
     entry.update(

@@ -1,8 +1,10 @@
 """ListGroups: v0-5. Every group this broker coordinates, optionally filtered by state and type.
 
 Behaviour: groups of the loaded shards of ``__consumer_offsets``, including
-"simple" groups that only commit offsets (protocol type ""). All groups
-here are classic groups.
+"simple" groups that only commit offsets (protocol type ""), then the
+consumer-protocol groups (KIP-848: type ``consumer``, protocol type
+``consumer``, states Empty, Assigning, Reconciling, Stable), each set in
+group-id order.
 Version notes: v4+ a state filter, case-insensitive (KIP-518); v4+ each
 group's state; v5+ a type filter (``classic``, ``consumer``, ``share``,
 case-insensitive; KIP-848) and each group's type.
@@ -24,6 +26,7 @@ if TYPE_CHECKING:
     from .host import HandlerHost
 
 GROUP_TYPE = "classic"
+CONSUMER_TYPE = "consumer"
 
 
 @handles(16, 0, 5)
@@ -45,6 +48,20 @@ def handle_list_groups(broker: HandlerHost, ctx: RequestContext, request: Any) -
                 "protocol_type": group.protocol_type or "",
                 "group_state": group.state.value,
                 "group_type": GROUP_TYPE,
+            }
+        )
+    for cgroup in sorted(broker.group_coordinator.consumer.groups.values(), key=lambda g: g.group_id):
+        state = cgroup.state().value
+        if states and state.lower() not in states:
+            continue
+        if types and CONSUMER_TYPE not in types:
+            continue
+        groups.append(
+            {
+                "group_id": cgroup.group_id,
+                "protocol_type": "consumer",
+                "group_state": state,
+                "group_type": CONSUMER_TYPE,
             }
         )
     body = {"throttle_time": 0, "error_code": ErrorCode.none, "groups": groups}

@@ -2,7 +2,8 @@
 
 Before authentication a SASL listener's connection has its SaslHandshake taken by the
 authenticator (:mod:`..security.authenticator`). One that reaches this handler comes after a
-completed authentication, or on a listener that is not SASL: Kafka's ``KafkaApis``
+completed authentication whose session has no expiry (with one, the authenticator takes it as the
+start of a re-authentication, KIP-368), or on a listener that is not SASL: Kafka's ``KafkaApis``
 (``handleSaslHandshakeRequest``) answers ILLEGAL_SASL_STATE, and so does this.
 """
 

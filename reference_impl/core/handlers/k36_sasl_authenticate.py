@@ -2,7 +2,8 @@
 
 The exchange itself is the authenticator's (:mod:`..security.authenticator`); a request that
 reaches this handler comes after a completed authentication or on a listener that is not SASL,
-and is answered ILLEGAL_SASL_STATE as Kafka's ``KafkaApis.handleSaslAuthenticateRequest`` does.
+and is answered ILLEGAL_SASL_STATE as Kafka's ``KafkaApis.handleSaslAuthenticateRequest`` does
+(a re-authentication, KIP-368, is the authenticator's too: it begins with SaslHandshake).
 """
 
 from __future__ import annotations

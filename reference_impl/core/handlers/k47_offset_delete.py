@@ -5,7 +5,8 @@ partition without a committed offset is simply answered NONE. Errors: at
 the top INVALID_GROUP_ID, NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS,
 GROUP_ID_NOT_FOUND, NON_EMPTY_GROUP (a non-consumer group with members);
 per partition GROUP_SUBSCRIBED_TO_TOPIC (a member of the group subscribes
-to it) and UNKNOWN_TOPIC_OR_PARTITION.
+to it; in a consumer-protocol group by name or regex) and
+UNKNOWN_TOPIC_OR_PARTITION.
 """
 
 from __future__ import annotations

@@ -2,19 +2,19 @@
 
 Filters: states (unknown state names are echoed in ``unknown_state_filters``),
 producer ids, v1+ a minimum duration of the open transaction, v2+ a regular
-expression over the transactional id (INVALID_REGULAR_EXPRESSION if it does
-not compile).
+expression over the transactional id, compiled with RE2 as Kafka's RE2/J
+(INVALID_REGULAR_EXPRESSION if RE2 refuses it; matching cannot backtrack).
 """
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Any
 
 from reference_impl.protocol.apis import response_class
 from reference_impl.protocol.build import build, get
 from reference_impl.protocol.errors import ErrorCode
 
+from ..client_patterns import InvalidPattern, compile_client_pattern
 from ..txn.state import TxnState
 from .access import TXN, Op, allowed
 from .registry import Reply, Respond, handles
@@ -39,8 +39,8 @@ def handle_list_transactions(broker: HandlerHost, ctx: RequestContext, request: 
         "transaction_states": [],
     }
     try:
-        pattern = re.compile(pattern_text) if pattern_text else None
-    except re.error:
+        pattern = compile_client_pattern(pattern_text) if pattern_text else None
+    except InvalidPattern:
         body["error_code"] = ErrorCode.invalid_regular_expression
         return Respond(build(response_class(66, ctx.api_version), body))
     for meta in sorted(broker.txn_coordinator.txns.values(), key=lambda m: m.transactional_id):

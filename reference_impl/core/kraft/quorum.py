@@ -45,6 +45,7 @@ from reference_impl.core.controller.records import (
     encode_snapshot,
 )
 from reference_impl.core.metadata.image import BrokerInfo
+from reference_impl.core.metadata.records import MetadataRecord
 from reference_impl.core.raft.api import CommittedBatch, LeaderAndEpoch, RaftConfig
 from reference_impl.core.raft.client import RaftClient
 from reference_impl.core.raft.messages import RAFT_MESSAGE_TYPES, Envelope
@@ -143,6 +144,9 @@ class QuorumPorts:
     voters: Mapping[int, tuple[str, int]]
     state_store: QuorumStateStore
     snapshot_store: SnapshotStore
+    bootstrap_records: tuple[MetadataRecord, ...] = ()
+    """What ``kafka-storage format`` would write (``--add-scram``'s credentials): the first active
+    controller of an empty metadata log writes them."""
 
 
 class _AwaitAnswer(DelayedOperation):
@@ -258,6 +262,7 @@ class ClusterQuorum:
                     auto_leader_rebalance=config.get_bool("auto.leader.rebalance.enable"),
                     leader_imbalance_check_interval_ms=1000
                     * config.get_int("leader.imbalance.check.interval.seconds"),
+                    bootstrap_records=ports.bootstrap_records,
                 ),
                 self.cluster_id,
             )

@@ -21,7 +21,9 @@ from .records import (
     RegisterBrokerRecord,
     RemoveAccessControlEntryRecord,
     RemoveTopicRecord,
+    RemoveUserScramCredentialRecord,
     TopicRecord,
+    UserScramCredentialRecord,
 )
 
 TOPIC_RESOURCE = 2
@@ -84,6 +86,8 @@ class MetadataImage:
     next_producer_id: int = 0
     acls: AclStore = field(default_factory=AclStore)
     """The ACLs (issue 18), which the authorizer reads."""
+    scram: dict[tuple[int, str], UserScramCredentialRecord] = field(default_factory=dict)
+    """(mechanism type, user) → the user's SCRAM credential (Kafka's ``ScramImage``)."""
     offset: int = -1
     """Offset of the last record applied (the image's version)."""
 
@@ -153,6 +157,10 @@ class MetadataImage:
                 )
             case RemoveAccessControlEntryRecord(id=acl_id):
                 self.acls.remove(acl_id)
+            case UserScramCredentialRecord(name=name, mechanism=mechanism):
+                self.scram[(mechanism, name)] = record
+            case RemoveUserScramCredentialRecord(name=name, mechanism=mechanism):
+                self.scram.pop((mechanism, name), None)
 
     def _apply_change(self, record: PartitionChangeRecord) -> None:
         topic = self.topic_by_id(record.topic_id)

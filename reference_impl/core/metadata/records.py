@@ -7,6 +7,8 @@ metadata log is readable by a person. Records are immutable values.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import uuid
 from dataclasses import asdict, dataclass, fields
@@ -114,6 +116,29 @@ class RemoveAccessControlEntryRecord:
 
     type_name: ClassVar[str] = "RemoveAccessControlEntryRecord"
     id: uuid.UUID
+SCRAM_MECHANISM_TYPES = {"SCRAM-SHA-256": 1, "SCRAM-SHA-512": 2}
+"""Kafka's ``org.apache.kafka.clients.admin.ScramMechanism`` types (0 is UNKNOWN)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UserScramCredentialRecord:
+    """KRaft's record of the same name: a user's SCRAM credential for one mechanism (1 = SHA-256,
+    2 = SHA-512), what the server keeps of a password (salt, stored key, server key, iterations)."""
+
+    type_name: ClassVar[str] = "UserScramCredentialRecord"
+    name: str
+    mechanism: int
+    salt: bytes
+    stored_key: bytes
+    server_key: bytes
+    iterations: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RemoveUserScramCredentialRecord:
+    type_name: ClassVar[str] = "RemoveUserScramCredentialRecord"
+    name: str
+    mechanism: int
 
 
 MetadataRecord = (
@@ -126,6 +151,8 @@ MetadataRecord = (
     | ProducerIdsRecord
     | AccessControlEntryRecord
     | RemoveAccessControlEntryRecord
+    | UserScramCredentialRecord
+    | RemoveUserScramCredentialRecord
 )
 
 _TYPES: dict[str, type[Any]] = {
@@ -140,8 +167,12 @@ _TYPES: dict[str, type[Any]] = {
         ProducerIdsRecord,
         AccessControlEntryRecord,
         RemoveAccessControlEntryRecord,
+        UserScramCredentialRecord,
+        RemoveUserScramCredentialRecord,
     )
 }
+_BYTES_FIELDS = frozenset({"salt", "stored_key", "server_key"})
+"""Byte fields, kept as base64 text in the JSON value."""
 
 
 class MetadataRecordError(ValueError):
@@ -153,6 +184,8 @@ def _plain(value: Any) -> Any:
         return str(value)
     if isinstance(value, tuple):
         return list(value)
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode()
     return value
 
 
@@ -172,10 +205,12 @@ def decode(raw: bytes) -> MetadataRecord:
             value = data[f.name]
             if f.name in ("topic_id", "id"):
                 value = uuid.UUID(value)
+            elif f.name in _BYTES_FIELDS:
+                value = base64.b64decode(value, validate=True)
             elif isinstance(value, list):
                 value = tuple(value)
             kwargs[f.name] = value
         record: MetadataRecord = cls(**kwargs)
         return record
-    except (KeyError, TypeError, ValueError) as exc:
+    except (KeyError, TypeError, ValueError, binascii.Error) as exc:
         raise MetadataRecordError(f"not a metadata record: {exc}") from None

@@ -14,8 +14,10 @@ from dataclasses import dataclass, field
 
 from ..configs.model import ConfigDef, ConfigError, ConfigType
 from ..listeners import effective_protocol_map, parse_names
-from .jaas import JaasError, parse_jaas
+from .jaas import JaasEntry, JaasError, parse_jaas
 from .mechanisms import PLAIN, SCRAM_HASHES, SUPPORTED_MECHANISMS
+from .oauthbearer import LOGIN_MODULE as OAUTHBEARER_LOGIN_MODULE
+from .oauthbearer import OAUTHBEARER, ValidatorOptions
 from .principal import PrincipalMappingError, SslPrincipalMapper
 
 PLAIN_LOGIN_MODULE = "org.apache.kafka.common.security.plain.PlainLoginModule"
@@ -40,6 +42,13 @@ SECURITY_CONFIGS = (
         valid=lambda v: int(v) >= 1,
     ),
     ConfigDef("sasl.jaas.config", _T.PASSWORD, None, "JAAS login module (listener- and mechanism-prefixed)."),
+    ConfigDef(
+        "connections.max.reauth.ms",
+        _T.LONG,
+        "0",
+        "Longest SASL session before re-authentication (KIP-368; 0: none); listener- and mechanism-prefixed.",
+        valid=lambda v: int(v) >= 0,
+    ),
     ConfigDef(
         "ssl.keystore.type", _T.STRING, "JKS", "Keystore format (the reference reads PEM).", read_only=True
     ),
@@ -100,8 +109,8 @@ def listener_prefixed(key: str) -> ConfigDef | None:
     if rest in _LISTENER_SCOPED:
         return _BY_NAME[rest]
     mechanism, _, tail = rest.partition(".")
-    if tail == "sasl.jaas.config" and mechanism:
-        return _BY_NAME["sasl.jaas.config"]
+    if tail in ("sasl.jaas.config", "connections.max.reauth.ms") and mechanism:
+        return _BY_NAME[tail]
     return None
 
 
@@ -126,6 +135,10 @@ class ListenerSecurity:
     plain_users: Mapping[str, str] = field(default_factory=dict)
     client_auth: str = "none"
     mapper: SslPrincipalMapper | None = None
+    oauth: ValidatorOptions | None = None
+    """OAUTHBEARER's unsecured validator options (its JAAS entry's ``unsecuredValidator*``)."""
+    max_reauth_ms: Mapping[str, int] = field(default_factory=dict)
+    """``connections.max.reauth.ms`` per enabled mechanism (0: sessions never expire)."""
 
     @property
     def sasl(self) -> bool:
@@ -149,6 +162,8 @@ def listener_security(config: Mapping[str, str], listener: str) -> ListenerSecur
     protocol = protocol_map(config).get(listener, "PLAINTEXT")
     mechanisms: tuple[str, ...] = ()
     users: dict[str, str] = {}
+    oauth: ValidatorOptions | None = None
+    reauth: dict[str, int] = {}
     if protocol in SASL_PROTOCOLS:
         raw = listener_value(config, listener, "sasl.enabled.mechanisms") or ""
         mechanisms = tuple(m.strip() for m in raw.split(",") if m.strip())
@@ -161,17 +176,26 @@ def listener_security(config: Mapping[str, str], listener: str) -> ListenerSecur
                 f"reference broker ({', '.join(SUPPORTED_MECHANISMS)}); set sasl.enabled.mechanisms"
             )
         if PLAIN in mechanisms:
-            key = f"listener.name.{listener.lower()}.plain.sasl.jaas.config"
-            text = config.get(key)
-            if text is None:
-                raise ConfigError(f"listener {listener} enables PLAIN but {key} is not set")
+            users = _jaas_entry(config, listener, "plain", PLAIN_LOGIN_MODULE).users()
+        if OAUTHBEARER in mechanisms:
+            entry = _jaas_entry(config, listener, "oauthbearer", OAUTHBEARER_LOGIN_MODULE)
             try:
-                entry = parse_jaas(text)
-            except JaasError as exc:
-                raise ConfigError(f"{key}: {exc}") from None
-            if entry.module != PLAIN_LOGIN_MODULE:
-                raise ConfigError(f"{key}: login module {entry.module} is not {PLAIN_LOGIN_MODULE}")
-            users = entry.users()
+                oauth = ValidatorOptions.from_jaas(entry.options)
+            except ValueError as exc:
+                raise ConfigError(f"listener {listener} OAUTHBEARER: {exc}") from None
+        for mechanism in mechanisms:
+            prefixed = config.get(
+                f"listener.name.{listener.lower()}.{mechanism.lower()}.connections.max.reauth.ms"
+            )
+            value = (
+                prefixed
+                if prefixed is not None
+                else listener_value(config, listener, "connections.max.reauth.ms")
+            )
+            try:
+                reauth[mechanism] = int(value or 0)
+            except ValueError:
+                raise ConfigError(f"connections.max.reauth.ms={value!r} is not a number") from None
     client_auth = "none"
     mapper = None
     if protocol in TLS_PROTOCOLS:
@@ -195,7 +219,22 @@ def listener_security(config: Mapping[str, str], listener: str) -> ListenerSecur
             mapper = SslPrincipalMapper(listener_value(config, listener, "ssl.principal.mapping.rules") or "")
         except PrincipalMappingError as exc:
             raise ConfigError(f"ssl.principal.mapping.rules: {exc}") from None
-    return ListenerSecurity(listener, protocol, mechanisms, users, client_auth, mapper)
+    return ListenerSecurity(listener, protocol, mechanisms, users, client_auth, mapper, oauth, reauth)
+
+
+def _jaas_entry(config: Mapping[str, str], listener: str, mechanism: str, module: str) -> JaasEntry:
+    """The listener's mechanism-prefixed JAAS entry (Kafka's ``JaasContext.loadServerContext``)."""
+    key = f"listener.name.{listener.lower()}.{mechanism}.sasl.jaas.config"
+    text = config.get(key)
+    if text is None:
+        raise ConfigError(f"listener {listener} enables {mechanism.upper()} but {key} is not set")
+    try:
+        entry = parse_jaas(text)
+    except JaasError as exc:
+        raise ConfigError(f"{key}: {exc}") from None
+    if entry.module != module:
+        raise ConfigError(f"{key}: login module {entry.module} is not {module}")
+    return entry
 
 
 def is_scram(mechanism: str) -> bool:

@@ -12,6 +12,7 @@ import pytest
 from fixtures.wire.sasl import ScramClient, plain_token
 from reference_impl.core.configs.model import ConfigError
 from reference_impl.core.configs.resolution import BrokerConfig
+from reference_impl.core.controller.scram import bootstrap_records
 from reference_impl.core.security.credentials import parse_add_scram
 from reference_impl.core.security.jaas import JaasError, parse_jaas
 from reference_impl.core.security.mechanisms import (
@@ -182,7 +183,8 @@ def test_listener_security_checks_as_kafka_at_start() -> None:
 
 def _harness() -> tuple[BrokerHarness, int]:
     harness = BrokerHarness(*SASL_CONFIGS)
-    harness.broker.authenticator.scram.put("SCRAM-SHA-512", "admin", make_credential("SCRAM-SHA-512", "pw"))
+    records = bootstrap_records([("SCRAM-SHA-512", "admin", make_credential("SCRAM-SHA-512", "pw"))])
+    harness.broker.controller.writer().commit(records, harness.now_ms)
     return harness, harness.connect("SASL_PLAINTEXT")
 
 

@@ -17,7 +17,7 @@ from .helpers import GROUP_CONFIGS, commit, committed, fetch, harness, topic
 
 
 def _txn_commit(
-    h: BrokerHarness, txn_id: str, group: str, offset: int, generation: int = -1
+    h: BrokerHarness, txn_id: str, group: str, offset: int, generation: int = -1, member_id: str = ""
 ) -> tuple[int, int, dict[tuple[str, int], ErrorCode]]:
     r = init(h, txn_id)
     pid, epoch = int(r.producer_id), int(r.producer_epoch)
@@ -33,7 +33,7 @@ def _txn_commit(
             pid,
             epoch,
             generation,
-            "",
+            member_id,
             None,
             [OffsetCommitItem("t", 0, offset, -1, "tx")],
             codes.update,
@@ -85,3 +85,26 @@ def test_transaction_outcomes_replay_after_a_restart() -> None:
     assert pending.error_code == ErrorCode.unstable_offset_commit
     assert end(restarted, "tx-open", open_pid, open_epoch, True) == ErrorCode.none
     assert committed(restarted, "open", [("t", 0)]) == {("t", 0): 3}
+
+
+def test_a_consumer_protocol_member_commits_at_its_member_epoch() -> None:
+    """KIP-848 (``ConsumerGroup.validateOffsetCommit``, transactional): the member at its epoch is
+    accepted, another epoch is STALE_MEMBER_EPOCH, a stranger UNKNOWN_MEMBER_ID."""
+    h = harness()
+    topic(h, "t", 1)
+    joined = h.call(
+        request(
+            68,
+            1,
+            group_id="cg",
+            member_id="a",
+            member_epoch=0,
+            rebalance_timeout=30_000,
+            subscribed_topic_names=["t"],
+            topic_partitions=[],
+        )
+    )
+    epoch = int(joined.member_epoch)
+    assert _txn_commit(h, "tx-4", "cg", 3, epoch, "a")[2] == {("t", 0): ErrorCode.none}
+    assert _txn_commit(h, "tx-5", "cg", 3, epoch + 1, "a")[2] == {("t", 0): ErrorCode.stale_member_epoch}
+    assert _txn_commit(h, "tx-6", "cg", 3, epoch, "b")[2] == {("t", 0): ErrorCode.unknown_member_id}

@@ -344,3 +344,33 @@ def test_elect_leader(
 def test_broker_registration_change_round_trips() -> None:
     record = BrokerRegistrationChangeRecord(broker_id=4, broker_epoch=17, fenced=True)
     assert decode_record(encode_record(record)) == record
+
+
+def test_bootstrap_scram_records_are_written_once_and_replicated() -> None:
+    """``--add-scram``'s records (kafka-storage format's bootstrap metadata): the first active
+    controller of the empty log writes them, every broker replays them, a new leader does not write
+    them again; AlterUserScramCredentials through the active controller's writer replicates too."""
+    from reference_impl.core.controller import scram
+    from reference_impl.core.controller.scram import bootstrap_records
+    from reference_impl.core.security.mechanisms import make_credential, salted_password
+
+    boot = tuple(bootstrap_records([("SCRAM-SHA-256", "admin", make_credential("SCRAM-SHA-256", "pw"))]))
+    sim, _ = cluster(bootstrap_records=boot)
+    controller = active(sim)
+    settle(sim)
+    for node_id in BROKERS:
+        assert set(sim.node(node_id).image.scram) == {(1, "admin")}
+    salted = salted_password("SCRAM-SHA-512", "b", b"salt", 4096)
+    results = controller.active.writer.alter_scram(
+        [scram.Deletion("admin", 1)], [scram.Upsertion("bob", 2, 4096, b"salt", salted)], sim.now_ms
+    )
+    assert [code for _u, code, _m in results] == [ErrorCode.none, ErrorCode.none]
+    settle(sim)
+    old = active_controller(sim)
+    assert old is not None
+    sim.crash(old)
+    assert sim.run_until_true(lambda: active_controller(sim) not in (None, old), 20_000)
+    sim.restart(old)
+    settle(sim, 3_000)
+    for node_id in BROKERS:
+        assert set(sim.node(node_id).image.scram) == {(2, "bob")}  # the bootstrap user not written again

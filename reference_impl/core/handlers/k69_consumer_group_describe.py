@@ -1,0 +1,40 @@
+"""ConsumerGroupDescribe: v0-1 (KIP-848). The consumer-protocol groups this broker coordinates, described.
+
+Behaviour: per group its state (Empty, Assigning, Reconciling, Stable), group epoch, assignment
+epoch, assignor, and each member's ids, epoch, subscription (names and regex), current and target
+assignment (``ConsumerGroup.asDescribedGroup``).
+Errors per group: GROUP_ID_NOT_FOUND (no such group, or not a consumer-protocol group),
+NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS, INVALID_GROUP_ID (an empty id).
+Version notes: v1 each member's type (1: a consumer-protocol member).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from reference_impl.protocol.apis import response_class
+from reference_impl.protocol.build import build
+from reference_impl.protocol.errors import ErrorCode
+
+from .registry import Reply, Respond, handles
+
+if TYPE_CHECKING:
+    from ..request_context import RequestContext
+    from .host import HandlerHost
+
+_BLANK = {"group_state": "", "group_epoch": 0, "assignment_epoch": 0, "assignor_name": "", "members": []}
+
+
+@handles(69, 0, 1)
+def handle_consumer_group_describe(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
+    coordinator = broker.group_coordinator
+    groups = []
+    with coordinator.operation(ctx.received_ms):
+        for group_id in request.group_ids:
+            if not group_id:
+                entry: dict[str, Any] = {"error_code": ErrorCode.invalid_group_id, "group_id": group_id}
+            else:
+                entry = coordinator.consumer.describe(group_id)
+            groups.append({**_BLANK, "error_message": None, "authorized_operations": -2147483648, **entry})
+    cls = response_class(69, ctx.api_version)
+    return Respond(build(cls, {"throttle_time": 0, "groups": groups}))
