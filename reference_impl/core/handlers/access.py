@@ -68,7 +68,8 @@ def bitfield(broker: HandlerHost, ctx: RequestContext, requested: Any, rtype: Re
 
 def admin_write_authorized(broker: HandlerHost, ctx: RequestContext, api_key: int, request: Any) -> bool:
     """Whether the principal may do everything an admin write asks (CreateTopics, DeleteTopics,
-    CreateAcls, DeleteAcls, AlterConfigs, CreatePartitions, IncrementalAlterConfigs).
+    CreateAcls, DeleteAcls, AlterConfigs, CreatePartitions, IncrementalAlterConfigs,
+    AlterUserScramCredentials).
 
     A broker forwards such a request to the active controller (KIP-590), where it arrives on the
     controller listener and is not checked again; Kafka's controller checks the principal the
@@ -77,7 +78,7 @@ def admin_write_authorized(broker: HandlerHost, ctx: RequestContext, api_key: in
     with NOT_CONTROLLER, which clients retry at the controller."""
     if unchecked(broker, ctx):
         return True
-    if api_key in (30, 31):
+    if api_key in (30, 31, 51):  # CreateAcls, DeleteAcls, AlterUserScramCredentials: ALTER on the cluster
         return cluster_allowed(broker, ctx, Op.ALTER)
     if api_key == 19:
         return cluster_allowed(broker, ctx, Op.CREATE) or all(

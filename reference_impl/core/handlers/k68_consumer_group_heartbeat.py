@@ -33,7 +33,8 @@ from ..group.consumer_coordinator import (
     topic_partitions,
 )
 from ..group.reply import PendingReply
-from .registry import Reply, handles
+from .access import GROUP, Op, allowed
+from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
     from ..request_context import RequestContext
@@ -77,6 +78,8 @@ def handle_consumer_group_heartbeat(broker: HandlerHost, ctx: RequestContext, re
             },
         )
 
+    if not allowed(broker, ctx, Op.READ, GROUP, request.group_id):  # Kafka: READ on the group
+        return Respond(render(HeartbeatAnswer(ErrorCode.group_authorization_failed)))
     coordinator = broker.group_coordinator
     timeout = HeartbeatAnswer(ErrorCode.coordinator_not_available)
     pending = PendingReply(

@@ -13,9 +13,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from reference_impl.protocol.apis import response_class
-from reference_impl.protocol.build import build
+from reference_impl.protocol.build import build, get
 from reference_impl.protocol.errors import ErrorCode
 
+from .access import GROUP, Op, allowed, bitfield
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
@@ -31,10 +32,15 @@ def handle_consumer_group_describe(broker: HandlerHost, ctx: RequestContext, req
     groups = []
     with coordinator.operation(ctx.received_ms):
         for group_id in request.group_ids:
+            asked = get(request, "include_authorized_operations", False)
+            operations = bitfield(broker, ctx, asked, GROUP, group_id)
             if not group_id:
                 entry: dict[str, Any] = {"error_code": ErrorCode.invalid_group_id, "group_id": group_id}
+            elif not allowed(broker, ctx, Op.DESCRIBE, GROUP, group_id):  # Kafka: DESCRIBE on the group
+                entry = {"error_code": ErrorCode.group_authorization_failed, "group_id": group_id}
+                operations = bitfield(broker, ctx, False, GROUP, group_id)
             else:
                 entry = coordinator.consumer.describe(group_id)
-            groups.append({**_BLANK, "error_message": None, "authorized_operations": -2147483648, **entry})
+            groups.append({**_BLANK, "error_message": None, "authorized_operations": operations, **entry})
     cls = response_class(69, ctx.api_version)
     return Respond(build(cls, {"throttle_time": 0, "groups": groups}))

@@ -11,6 +11,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from reference_impl.protocol.acl_codes import Operation
+
+from .access import cluster_allowed
+
 if TYPE_CHECKING:
     from ..request_context import RequestContext
     from .host import HandlerHost
@@ -21,6 +25,6 @@ CLUSTER_AUTHORIZATION_MESSAGE = "Cluster authorization failed."
 
 
 def cluster_authorized(broker: HandlerHost, ctx: RequestContext, operation: str) -> bool:
-    """May the request's principal perform ``operation`` on the cluster? The hook for the
-    authorizer: allowed until one is configured."""
-    return True
+    """May the request's principal perform ``operation`` (DESCRIBE or ALTER) on the cluster? The
+    authorizer's answer (:mod:`.access`); everyone without one."""
+    return cluster_allowed(broker, ctx, Operation[operation])
