@@ -395,6 +395,21 @@ def _list_reassignments(acl: AclWorld, _name: str) -> Any:
     return answer.error_code
 
 
+def _describe_scram(acl: AclWorld, _name: str) -> Any:
+    answer = acl.restricted.request(
+        "describe_user_scram_credentials", acl.caps.best("describe_user_scram_credentials"), users=None
+    )
+    return answer.error_code
+
+
+def _consumer_group_describe(acl: AclWorld, name: str) -> Any:
+    answer = acl.restricted.request(
+        "consumer_group_describe", acl.caps.best("consumer_group_describe"), group_ids=[name],
+        include_authorized_operations=False,
+    )  # fmt: skip
+    return answer.groups[0].error_code
+
+
 @dataclass(frozen=True)
 class Case:
     api: str
@@ -424,6 +439,8 @@ MATRIX = [
     Case("describe_transactions", X, Op.DESCRIBE, _describe_transactions, TXN_DENIED, topic=False),
     Case("describe_log_dirs", C, Op.DESCRIBE, _describe_log_dirs, CLUSTER_DENIED, topic=False),
     Case("list_partition_reassignments", C, Op.DESCRIBE, _list_reassignments, CLUSTER_DENIED, topic=False),
+    Case("consumer_group_describe", G, Op.DESCRIBE, _consumer_group_describe, GROUP_DENIED, topic=False),
+    Case("describe_user_scram_credentials", C, Op.DESCRIBE, _describe_scram, CLUSTER_DENIED, topic=False),
     Case("find_coordinator(group)", G, Op.DESCRIBE, _find_group, GROUP_DENIED, topic=False),
     Case("join_group", G, Op.READ, _join, GROUP_DENIED, topic=False),
     Case("offset_fetch", G, Op.DESCRIBE, _offset_fetch, GROUP_DENIED, topic=False),
