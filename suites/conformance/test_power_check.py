@@ -31,6 +31,8 @@ FEATURE = "Harness self-check"
 METADATA = 3
 BOGUS_LEADER = 4242
 ROOT = Path(__file__).resolve().parents[2]
+# what the run's own target passes to subprocesses (its address, broker configs, security)
+RUN_TARGET_ENV = ("KH_TARGET", "KH_BROKER_CONFIGS", "KH_COMMAND_CONFIG", "KH_RESTRICTED_COMMAND_CONFIG")
 CHECK = "suites/conformance/test_k03_metadata.py::test_topic_partitions_and_leader_are_listed"
 
 
@@ -119,7 +121,7 @@ def proxy() -> Iterator[CorruptingProxy]:
 
 def run_check(proxy: CorruptingProxy) -> subprocess.CompletedProcess[str]:
     # the check runs against the proxy (a bootstrap target): nothing of this run's target goes with it
-    env = {k: v for k, v in os.environ.items() if k not in ("KH_TARGET", "KH_BROKER_CONFIGS")}
+    env = {k: v for k, v in os.environ.items() if k not in RUN_TARGET_ENV}
     return subprocess.run(
         [
             sys.executable, "-m", "pytest", CHECK, "-q", "-p", "no:cacheprovider",
