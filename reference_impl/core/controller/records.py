@@ -182,18 +182,7 @@ def image_records(image: ControllerImage) -> list[ControllerRecord]:
     if image.next_producer_id:
         out.append(ProducerIdsRecord(broker_id=-1, next_producer_id=image.next_producer_id))
     for acl_id, acl in image.acls:
-        out.append(
-            AccessControlEntryRecord(
-                id=acl_id,
-                resource_type=int(acl.resource_type),
-                resource_name=acl.resource_name,
-                pattern_type=int(acl.pattern_type),
-                principal=acl.principal,
-                host=acl.host,
-                operation=int(acl.operation),
-                permission_type=int(acl.permission),
-            )
-        )
+        out.append(AccessControlEntryRecord.of(acl_id, acl))
     return out
 
 

@@ -400,16 +400,7 @@ class RecordWriter(abc.ABC):
                 continue
             pending.add(acl)
             records.append(
-                AccessControlEntryRecord(
-                    id=uuid.UUID(int=self.rng.getrandbits(128), version=4),
-                    resource_type=int(acl.resource_type),
-                    resource_name=acl.resource_name,
-                    pattern_type=int(acl.pattern_type),
-                    principal=acl.principal,
-                    host=acl.host,
-                    operation=int(acl.operation),
-                    permission_type=int(acl.permission),
-                )
+                AccessControlEntryRecord.of(uuid.UUID(int=self.rng.getrandbits(128), version=4), acl)
             )
         self.commit(records, now_ms)
         return results

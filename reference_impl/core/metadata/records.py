@@ -12,7 +12,10 @@ import binascii
 import json
 import uuid
 from dataclasses import asdict, dataclass, fields
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:
+    from ..security.acls import Acl
 
 METADATA_TOPIC = "__cluster_metadata"
 METADATA_TOPIC_ID = uuid.UUID(int=1)
@@ -109,6 +112,20 @@ class AccessControlEntryRecord:
     operation: int
     permission_type: int
 
+    @classmethod
+    def of(cls, acl_id: uuid.UUID, acl: Acl) -> AccessControlEntryRecord:
+        """The record that keeps ``acl`` under ``acl_id``."""
+        return cls(
+            id=acl_id,
+            resource_type=int(acl.resource_type),
+            resource_name=acl.resource_name,
+            pattern_type=int(acl.pattern_type),
+            principal=acl.principal,
+            host=acl.host,
+            operation=int(acl.operation),
+            permission_type=int(acl.permission),
+        )
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RemoveAccessControlEntryRecord:
@@ -116,6 +133,8 @@ class RemoveAccessControlEntryRecord:
 
     type_name: ClassVar[str] = "RemoveAccessControlEntryRecord"
     id: uuid.UUID
+
+
 SCRAM_MECHANISM_TYPES = {"SCRAM-SHA-256": 1, "SCRAM-SHA-512": 2}
 """Kafka's ``org.apache.kafka.clients.admin.ScramMechanism`` types (0 is UNKNOWN)."""
 
