@@ -13,6 +13,7 @@ from pathlib import Path
 from chaos.check_cli import print_result
 from chaos.nemesis.schedule import parse_faults
 from chaos.runner import Campaign, CampaignError, Outcome, run
+from fixtures.targets import add_security_options, security_from_args
 
 
 def _bool(text: str) -> bool:
@@ -81,6 +82,7 @@ def parser() -> argparse.ArgumentParser:
         help="a config for the reference brokers (repeatable), e.g. reference.defects=late-high-watermark",
     )
     p.add_argument("--list-faults", action="store_true")
+    add_security_options(p, launches=True)
     return p
 
 
@@ -93,6 +95,12 @@ def main(argv: list[str]) -> int:
         return 0
     try:
         faults = parse_faults(args.nemesis)
+    except ValueError as exc:
+        print(f"kafka-harness chaos: {exc}", file=sys.stderr)
+        print("VERDICT: could not run")
+        return 2
+    try:
+        security_from_args(args, as_default=True)
     except ValueError as exc:
         print(f"kafka-harness chaos: {exc}", file=sys.stderr)
         print("VERDICT: could not run")
@@ -128,6 +136,7 @@ def main(argv: list[str]) -> int:
         restart_check=args.restart_check,
         restart_bound_s=args.restart_bound,
         broker_configs=list(args.broker_config),
+        security=args.security,
     )
     if args.out is not None:
         campaign.out_dir = args.out

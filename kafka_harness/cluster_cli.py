@@ -40,6 +40,7 @@ from fixtures.targets.cluster_launcher import (
     kill_node,
     metadata_view,
     plan_cluster,
+    plan_security,
     signal_node,
     start_node,
     stop_node,
@@ -100,9 +101,14 @@ def main(argv: list[str]) -> int:
             print(f"cluster at {cluster.data_dir} stopped")
             return 0
         if args.action == "status":
+            security = plan_security(cluster)
             for n in cluster.nodes:
                 state = "running" if is_alive(n.pid) else "down"
-                view = metadata_view(n.listen) if n.broker else "(controller only: no Metadata)"
+                view = (
+                    metadata_view(n.listen, security=security)
+                    if n.broker
+                    else "(controller only: no Metadata)"
+                )
                 quorum = f" controller listener {n.controller}" if n.controller else ""
                 print(f"node {n.node_id} pid {n.pid} {_role(n)} {state} {n.advertised}{quorum} view {view}")
             return 0
