@@ -19,7 +19,9 @@ ROOT = Path(__file__).resolve().parents[2]
 TARGET_STAGES = {"smoke", "conformance", "fuzz", "chaos-kill", "chaos-links", "load"}
 
 
-@pytest.mark.parametrize("security", [["--security", "sasl_ssl"], ["--command-config", "/x/client.properties"]])
+@pytest.mark.parametrize(
+    "security", [["--security", "sasl_ssl"], ["--command-config", "/x/client.properties"]]
+)
 def test_every_stage_that_reaches_the_target_gets_the_security(tmp_path: Path, security: list[str]) -> None:
     plan = build_plan("reference", "reference", "reference", "quick", tmp_path, 3, security)
     assert {s.name for s in plan} == TARGET_STAGES | {"property"}
