@@ -40,6 +40,9 @@ from .stages import Stage, python_cli, python_pytest
 ROOT = Path(__file__).resolve().parents[2]
 EXPECTATIONS = ROOT / "suites" / "expectations"
 PROFILES = ("quick", "full")
+SECURED_BUDGET = 1.5
+"""The conformance stage's budget on a secured target: every connection its hundreds of tests open
+does a TLS handshake and a SCRAM exchange first, and the reference's TLS runs in Python."""
 LAUNCHED_KINDS = LAUNCHED
 """Targets the chaos campaigns launch themselves (process faults need the process)."""
 PROPERTY_SUITE = "reference_impl/acceptance/property"
@@ -102,7 +105,7 @@ def build_plan(
             "Conformance",
             python_pytest("suites/conformance", "suites/clients", "--target", target, *sized, *security,
                           "--alluredir", results("conformance"), *pytest_common),
-            1200 if full else 600,
+            (1200 if full else 600) * (SECURED_BUDGET if security else 1),
         ),
         stage(
             "property",

@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 from fixtures.targets import launch
+from fixtures.wire.security import COMMAND_CONFIG_ENV
 from reference_impl.protocol.codec import decode_response, encode_response, peek_header
 from reference_impl.protocol.frames import FrameDecoder, size_prefix
 
@@ -119,7 +120,9 @@ def proxy() -> Iterator[CorruptingProxy]:
 
 def run_check(proxy: CorruptingProxy) -> subprocess.CompletedProcess[str]:
     # the check runs against the proxy (a bootstrap target): nothing of this run's target goes with it
-    env = {k: v for k, v in os.environ.items() if k not in ("KH_TARGET", "KH_BROKER_CONFIGS")}
+    # (its reference is PLAINTEXT: a secured run's client properties stay behind too)
+    dropped = ("KH_TARGET", "KH_BROKER_CONFIGS", COMMAND_CONFIG_ENV)
+    env = {k: v for k, v in os.environ.items() if k not in dropped}
     return subprocess.run(
         [
             sys.executable, "-m", "pytest", CHECK, "-q", "-p", "no:cacheprovider",
