@@ -40,7 +40,7 @@ from .stages import Stage, python_cli, python_pytest
 ROOT = Path(__file__).resolve().parents[2]
 EXPECTATIONS = ROOT / "suites" / "expectations"
 PROFILES = ("quick", "full")
-SECURED_BUDGET = 1.5
+SECURED_BUDGET = 2.0
 """The conformance stage's budget on a secured target: every connection its hundreds of tests open
 does a TLS handshake and a SCRAM exchange first, and the reference's TLS runs in Python."""
 LAUNCHED_KINDS = LAUNCHED
