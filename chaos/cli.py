@@ -18,6 +18,7 @@ from chaos.checkers import CheckResult
 from chaos.history import RESTART_FAULT
 from chaos.nemesis.schedule import parse_faults
 from chaos.runner import Campaign, CampaignError, Outcome, run
+from fixtures.targets import add_security_options, security_from_args
 
 
 def _bool(text: str) -> bool:
@@ -114,6 +115,7 @@ def parser() -> argparse.ArgumentParser:
         help="a config for the reference brokers (repeatable), e.g. reference.defects=late-high-watermark",
     )
     p.add_argument("--list-faults", action="store_true")
+    add_security_options(p, launches=True)
     return p
 
 
@@ -126,6 +128,12 @@ def main(argv: list[str]) -> int:
         return 0
     try:
         faults = parse_faults(args.nemesis)
+    except ValueError as exc:
+        print(f"kafka-harness chaos: {exc}", file=sys.stderr)
+        print("VERDICT: could not run")
+        return 2
+    try:
+        security_from_args(args, as_default=True)
     except ValueError as exc:
         print(f"kafka-harness chaos: {exc}", file=sys.stderr)
         print("VERDICT: could not run")
@@ -181,6 +189,7 @@ def make_campaign(args: argparse.Namespace, faults: list[str], seed: int, out: P
         broker_configs=list(args.broker_config),
         crash_clients=args.crash_clients,
         strict_cycles=args.strict_cycles,
+        security=args.security,
     )
     if out is not None:
         campaign.out_dir = out

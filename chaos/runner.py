@@ -29,7 +29,8 @@ from chaos.workloads.queue import FINAL, QueueOptions, QueueWorkload, high_water
 from chaos.workloads.restart import run_restart_phase
 from chaos.workloads.transactional import TransactionalWorkload
 from chaos.workloads.txn_append import TxnAppendWorkload
-from fixtures.targets import check_broker_configs, launch, parse_target
+from fixtures.targets import adopt_security, check_broker_configs, launch, parse_target
+from fixtures.wire.security import with_run_security
 
 WORKLOADS = ("queue", "transactional", "txn-append")
 READ_COMMITTED = ("transactional", "txn-append")
@@ -64,6 +65,10 @@ class Campaign:
     drain_s: float = 30.0
     out_dir: Path = field(default_factory=lambda: Path("/tmp/kh-chaos") / uuid.uuid4().hex[:8])
     broker_configs: list[str] = field(default_factory=list)
+    security: str | None = None
+    """Launch the target secured (ssl, sasl_ssl, sasl_plaintext): every listener and link; the
+    proxies stay at TCP level, TLS passes through them (the certificates name 127.0.0.1, where
+    clients and peers dial the proxies)."""
     packet_faults: bool = False
     """Allow the iptables faults (packet-drop, packet-loss); needs root."""
     load_spec: str | None = None
@@ -103,6 +108,7 @@ class Campaign:
             "restart_check": self.runs_restart_check,
             "crash_clients": self.crash_clients,
             "strict_cycles": self.strict_cycles,
+            "security": self.security or "PLAINTEXT",
         }
 
 
@@ -120,7 +126,7 @@ class Outcome:
 def _create_topic(bootstrap: str, topic: str, partitions: int, rf: int, configs: dict[str, str]) -> None:
     from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
-    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin = AdminClient(with_run_security({"bootstrap.servers": bootstrap}))
     futures = admin.create_topics([NewTopic(topic, partitions, rf, config=configs)], operation_timeout=15)
     try:
         futures[topic].result(30)
@@ -215,10 +221,15 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
                     peer_ports=topology.peer_ports or None,
                     controller_ports=topology.controller_ports or None,
                     controller_peer_ports=topology.controller_peer_ports or None,
+                    security=c.security,
+                    security_dir=c.out_dir / "security" if c.security else None,
                 )
             )
         except Exception as exc:
             raise CampaignError(f"target {c.target} did not start: {exc}") from exc
+        if adopt_security(target).secured is not None:  # every client of the campaign, and the load's
+            assert target.secured is not None
+            progress(f"target {c.target}: secured, {target.secured.protocol} on every listener and link")
         progress(f"target {c.target}: brokers advertise {topology.bootstrap} (proxied)")
         topic_configs = (
             {"min.insync.replicas": str(c.min_isr)} if c.min_isr and spec.kind == "reference" else {}

@@ -3,6 +3,7 @@
     kafka-harness cluster up --brokers 3 [--controllers 3 [--separate-controllers]] --data-dir D
                              [--config k=v ...] [--listen-ports P,...] [--advertised-ports P,...]
                              [--controller-ports P,...] [--peer-address A:B[/CONTROLLER]=HOST:PORT ...]
+                             [--security ssl|sasl_ssl|sasl_plaintext]
     kafka-harness cluster kill|restart|pause|resume|stop NODE --data-dir D
     kafka-harness cluster status|down --data-dir D
 
@@ -13,7 +14,9 @@ listen (a controller-only node's controller listener), ``--advertised-ports`` wh
 clients (a proxy's port in front of each), ``--controller-ports`` where the voters' controller
 listeners listen, ``--peer-address A:B=HOST:PORT`` where node A reaches node B's client listener
 (replica fetches) and ``--peer-address A:B/CONTROLLER=HOST:PORT`` where it reaches voter B's
-controller listener.
+controller listener. ``--security`` makes every listener and link of that protocol instead
+(``fixtures/targets/secured.py``: certificates and ``client.properties`` in D; ``status`` and
+``restart`` connect with them).
 
 ``up`` starts the broker processes (the first ``--controllers`` are metadata
 quorum voters; with ``--separate-controllers`` the voters are that many more
@@ -31,6 +34,7 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
+from pathlib import Path
 
 from fixtures.targets.cluster_launcher import (
     ClusterError,
@@ -40,6 +44,7 @@ from fixtures.targets.cluster_launcher import (
     kill_node,
     metadata_view,
     plan_cluster,
+    plan_security,
     signal_node,
     start_node,
     stop_node,
@@ -47,6 +52,7 @@ from fixtures.targets.cluster_launcher import (
     wait_ready,
 )
 from fixtures.targets.processes import is_alive
+from fixtures.targets.secured import SECURITY_CHOICES, security_configs
 
 NODE_ACTIONS = ("kill", "restart", "pause", "resume", "stop")
 
@@ -66,6 +72,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     start.add_argument("--cluster-id")
     start.add_argument("--config", action="append", default=[], metavar="KEY=VALUE")
     start.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for agreement")
+    start.add_argument(
+        "--security", choices=SECURITY_CHOICES,
+        help="secure every listener and link (certificates and client.properties in --data-dir)",
+    )
     start.add_argument("--listen-ports", type=_ports, help="one port per node, in node order")
     start.add_argument("--advertised-ports", type=_ports, help="one port per node: what clients are told")
     start.add_argument(
@@ -100,9 +110,14 @@ def main(argv: list[str]) -> int:
             print(f"cluster at {cluster.data_dir} stopped")
             return 0
         if args.action == "status":
+            security = plan_security(cluster)
             for n in cluster.nodes:
                 state = "running" if is_alive(n.pid) else "down"
-                view = metadata_view(n.listen) if n.broker else "(controller only: no Metadata)"
+                view = (
+                    metadata_view(n.listen, security=security)
+                    if n.broker
+                    else "(controller only: no Metadata)"
+                )
                 quorum = f" controller listener {n.controller}" if n.controller else ""
                 print(f"node {n.node_id} pid {n.pid} {_role(n)} {state} {n.advertised}{quorum} view {view}")
             return 0
@@ -137,6 +152,11 @@ def _peer_address(value: str) -> tuple[tuple[int, int], tuple[str, int], bool]:
 
 def _up(args: argparse.Namespace) -> int:
     try:
+        secured = (
+            security_configs(args.security, Path(args.data_dir).resolve(), cluster=True)
+            if args.security
+            else None
+        )
         cluster = plan_cluster(
             args.data_dir,
             args.brokers,
@@ -149,6 +169,7 @@ def _up(args: argparse.Namespace) -> int:
             cluster_id=args.cluster_id,
             controller_ports=_voter_ports(args),
             controller_addresses={link: address for link, address, ctrl in args.peer_address if ctrl},
+            secured=secured,
         )
     except ClusterError as exc:
         print(f"kafka-harness cluster: {exc}", file=sys.stderr)
@@ -158,6 +179,8 @@ def _up(args: argparse.Namespace) -> int:
         quorum = f" controller listener {n.controller}" if n.controller else ""
         print(f"node {n.node_id} pid {n.pid} {_role(n)} {n.advertised}{quorum}")
     print(cluster.bootstrap_servers)
+    if secured is not None:
+        print(f"client properties ({secured.protocol}): {secured.properties}")
     return 0
 
 

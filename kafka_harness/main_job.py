@@ -20,9 +20,10 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
-from fixtures.targets import parse_target
+from fixtures.targets import add_security_options, parse_target, security_from_args
 from reports.paths import ALLURE_RESULTS, HTML, output
 
 from .run.plan import PROFILES, build_plan
@@ -51,7 +52,22 @@ def parser() -> argparse.ArgumentParser:
                    help="stage logs, per-stage results, outputs")
     p.add_argument("--no-report", action="store_true", help="skip building the HTML report")
     p.add_argument("--list", action="store_true", help="print the plan and exit")
+    add_security_options(p, launches=True)
     return p
+
+
+def security_args(args: argparse.Namespace) -> list[str]:
+    """What every stage that reaches the target is given: ``--security P`` (each launches the reference
+    secured) or ``--command-config FILE`` (each connects with those settings). ValueError for a file
+    that cannot be used, both given, or ``--security`` on a target not launched here."""
+    client = security_from_args(args)
+    if args.security:
+        if parse_target(args.target).kind != "reference":
+            raise ValueError(f"--security launches a reference, not {args.target} (use --command-config)")
+        return ["--security", args.security]
+    if client is not None:
+        return ["--command-config", str(Path(args.command_config).resolve())]
+    return []
 
 
 def main(argv: list[str]) -> int:
@@ -64,8 +80,13 @@ def main(argv: list[str]) -> int:
     if args.brokers < 1:
         print("kafka-harness run: --brokers must be at least 1", file=sys.stderr)
         return EXIT_CANNOT_RUN
+    try:
+        secured = security_args(args)
+    except ValueError as exc:
+        print(f"kafka-harness run: {exc}", file=sys.stderr)
+        return EXIT_CANNOT_RUN
     brokers = args.brokers if spec.kind == "reference" else 1
-    plan = build_plan(args.target, spec.kind, spec.name, args.profile, args.work, brokers)
+    plan = build_plan(args.target, spec.kind, spec.name, args.profile, args.work, brokers, secured)
     if args.only:
         wanted = {name.strip() for name in args.only.split(",") if name.strip()}
         unknown = wanted - {s.name for s in plan}
@@ -78,19 +99,21 @@ def main(argv: list[str]) -> int:
         for s in plan:
             _say(f"{s.name:20} {s.level:12} budget {s.budget_s:5.0f} s  {' '.join(s.argv[1:])}")
         return EXIT_OK
-    return run_plan(plan, args)
+    return run_plan(plan, args, secured)
 
 
-def run_plan(plan: list[Stage], args: argparse.Namespace) -> int:
+def run_plan(plan: list[Stage], args: argparse.Namespace, secured: Sequence[str] = ()) -> int:
     """Run ``plan``'s stages in order, merge their results (each stage settled first: see
     :func:`~kafka_harness.run.summary.settle`), build the report, print the table and the verdict.
 
-    ``args`` holds ``target``, ``profile``, ``results``, ``html``, ``work`` and ``no_report``."""
+    ``args`` holds ``target``, ``profile``, ``results``, ``html``, ``work`` and ``no_report``;
+    ``secured`` the security options every stage was given (shown in the header and the table)."""
     shutil.rmtree(args.work, ignore_errors=True)
     shutil.rmtree(args.results, ignore_errors=True)
     args.results.mkdir(parents=True)
     began = time.monotonic()
-    _say(f"kafka-harness run: target {args.target}, profile {args.profile}, {len(plan)} stages")
+    _say(f"kafka-harness run: target {args.target}, profile {args.profile}, {len(plan)} stages"
+         + (f", security {' '.join(secured)}" if secured else ""))
     rows: list[Row] = []
     for s in plan:
         _say(f"\n== {s.name} ({s.level}, budget {s.budget_s:.0f} s)")
@@ -105,6 +128,8 @@ def run_plan(plan: list[Stage], args: argparse.Namespace) -> int:
         _say(f"   {s.name}: {word} — {row.detail} (log: {result.log})")
     _write_environment(args)
     extra = {"target": args.target, "profile": args.profile, "time": f"{time.monotonic() - began:.0f} s"}
+    if secured:
+        extra["security"] = " ".join(secured)
     if not args.no_report:
         extra["report"] = _build_report(args.results, args.html)
     _say("\n" + table(rows, extra))
@@ -134,7 +159,8 @@ def _write_environment(args: argparse.Namespace) -> None:
     from reports.allure import write_categories, write_environment
 
     write_categories(args.results)
-    props = {"target": args.target, "profile": args.profile, "python": sys.version.split()[0]}
+    props = {"target": args.target, "profile": args.profile, "python": sys.version.split()[0],
+             "security": args.security or ("--command-config" if args.command_config else "PLAINTEXT")}
     for stage_dir in sorted((args.work / "results").glob("*")):
         env = stage_dir / "environment.properties"
         if env.exists():

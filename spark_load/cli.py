@@ -19,6 +19,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from fixtures.targets import add_security_options, security_from_args
+
 from .arguments import config_from
 from .config import (
     CLIENTS,
@@ -52,6 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     where = parser.add_argument_group("target and Spark")
     where.add_argument("--target", help="reference, tansu, bootstrap:HOST:PORT[,...] or container[:IMAGE]")
+    add_security_options(where, launches=True)
     where.add_argument("--spark-master", default="local[2]", help="local[N], spark://..., yarn, k8s://...")
     where.add_argument("--spark-conf", action="append", type=_key_value, default=[], metavar="KEY=VALUE")
     where.add_argument(
@@ -149,6 +152,11 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_COULD_NOT_RUN
     if args.history and (not args.verify or args.records > MAX_HISTORY_RECORDS):
         say(f"kafka-harness load: --history needs --verify and at most {MAX_HISTORY_RECORDS:,} records")
+        return EXIT_COULD_NOT_RUN
+    try:
+        security_from_args(args, as_default=True)  # the driver's, the tasks' and the checks' clients
+    except ValueError as exc:
+        say(f"kafka-harness load: {exc}")
         return EXIT_COULD_NOT_RUN
     try:  # validate everything before starting anything
         config_from(args, "127.0.0.1:9092", args.tasks or 1, args.read_tasks or 1)

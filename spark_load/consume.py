@@ -16,6 +16,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from fixtures.wire.security import with_run_security, with_run_security_kafka_python
+
 from .config import LoadConfig
 
 READ_COLUMNS = ("partition", "offset", "key", "value", "timestamp_ms", "split")
@@ -107,7 +109,7 @@ class SplitReader:
 
         split, spec = self.split, self.config.reader
         consumer = Consumer(
-            {
+            with_run_security({
                 "bootstrap.servers": self.config.bootstrap_servers,
                 "group.id": f"kh-load-reader-{self.config.topic}",  # required by the client; never joined
                 "enable.auto.commit": False,
@@ -116,7 +118,7 @@ class SplitReader:
                 "isolation.level": spec.isolation_level,
                 # The last fetch of a split waits this long for data that will not come: keep it short.
                 "fetch.wait.max.ms": 100,
-            }
+            })
         )
         reached, note = split.start, "time bound"
         try:
@@ -165,12 +167,16 @@ class SplitReader:
 
         split, spec = self.split, self.config.reader
         consumer = KafkaConsumer(
-            bootstrap_servers=self.config.bootstrap_servers.split(","),
-            enable_auto_commit=False,
-            group_id=None,
-            auto_offset_reset="earliest",
-            isolation_level=spec.isolation_level,
-            fetch_max_wait_ms=100,
+            **with_run_security_kafka_python(
+                {
+                    "bootstrap_servers": self.config.bootstrap_servers.split(","),
+                    "enable_auto_commit": False,
+                    "group_id": None,
+                    "auto_offset_reset": "earliest",
+                    "isolation_level": spec.isolation_level,
+                    "fetch_max_wait_ms": 100,
+                }
+            )
         )
         tp = TopicPartition(self.config.topic, split.partition)
         reached, note = split.start, "time bound"

@@ -17,6 +17,8 @@ from collections import deque
 from collections.abc import Iterable
 from typing import Any
 
+from fixtures.wire.security import with_run_security, with_run_security_kafka_python
+
 from .config import LoadConfig
 from .payloads import RecordGenerator
 
@@ -80,7 +82,7 @@ def confluent_settings(config: LoadConfig) -> dict[str, Any]:
         "queue.buffering.max.messages": 20_000,
     }
     settings.update(dict(spec.extra))
-    return settings
+    return with_run_security(settings)
 
 
 def _typed(value: str) -> Any:
@@ -104,7 +106,7 @@ def kafka_python_settings(config: LoadConfig) -> dict[str, Any]:
         "delivery_timeout_ms": spec.delivery_timeout_ms,
     }
     settings.update({k: _typed(v) for k, v in spec.extra})
-    return settings
+    return with_run_security_kafka_python(settings)
 
 
 class TaskProducer:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from fixtures.wire.security import with_run_security
+
 
 class LoadRunError(RuntimeError):
     """The run cannot go on (topic creation failed, the target does not answer, ...)."""
@@ -21,7 +23,7 @@ def create_topic(
     from confluent_kafka import KafkaException
     from confluent_kafka.admin import AdminClient, NewTopic
 
-    admin = AdminClient({"bootstrap.servers": bootstrap_servers})
+    admin = AdminClient(with_run_security({"bootstrap.servers": bootstrap_servers}))
     future = admin.create_topics(
         [NewTopic(topic, num_partitions=partitions, replication_factor=replication_factor)],
         request_timeout=timeout_s,
@@ -58,7 +60,7 @@ def _wait_for_partitions(admin: Any, topic: str, partitions: int, timeout_s: flo
 def partition_count(bootstrap_servers: str, topic: str, timeout_s: float = 10.0) -> int:
     from confluent_kafka.admin import AdminClient
 
-    metadata = AdminClient({"bootstrap.servers": bootstrap_servers}).list_topics(
+    metadata = AdminClient(with_run_security({"bootstrap.servers": bootstrap_servers})).list_topics(
         topic=topic, timeout=timeout_s
     )
     found = metadata.topics.get(topic)
@@ -74,11 +76,13 @@ def partition_ranges(
     from confluent_kafka import Consumer, KafkaException, TopicPartition
 
     consumer = Consumer(
-        {
-            "bootstrap.servers": bootstrap_servers,
-            "group.id": f"kh-load-ranges-{topic}",
-            "enable.auto.commit": False,
-        }
+        with_run_security(
+            {
+                "bootstrap.servers": bootstrap_servers,
+                "group.id": f"kh-load-ranges-{topic}",
+                "enable.auto.commit": False,
+            }
+        )
     )
     try:
         ranges: dict[int, tuple[int, int]] = {}

@@ -37,10 +37,16 @@ from dataclasses import dataclass, field
 
 from fixtures.wire import WireError
 from fixtures.wire.client import build_request
-from fixtures.wire.sasl import SaslClientError, ScramClient, oauthbearer_first, plain_token, unsecured_jws
 from fixtures.wire.security import ClientSecurity
 from fixtures.wire.streams import authenticate_stream, open_stream
 from reference_impl.protocol.codec import MalformedResponseError, decode_response, encode_request
+from reference_impl.protocol.sasl_client import (
+    SaslClientError,
+    ScramClient,
+    oauthbearer_first,
+    plain_token,
+    unsecured_jws,
+)
 
 from .classify import CLOSED, DIED, HANG, SILENT
 from .target import FuzzTarget, probe

@@ -20,6 +20,7 @@ import requests
 
 from chaos.history import Recorder
 from fixtures.targets import Target
+from fixtures.wire.security import with_run_security
 
 from .packet import LOSS_PROBABILITY, PACKET_FAULTS, PacketRules
 from .schedule import FAULTS, Planned
@@ -69,7 +70,9 @@ class Nemesis:
         try:
             from confluent_kafka.admin import AdminClient
 
-            admin = AdminClient({"bootstrap.servers": self.topology.bootstrap, "socket.timeout.ms": 3000})
+            admin = AdminClient(
+                with_run_security({"bootstrap.servers": self.topology.bootstrap, "socket.timeout.ms": 3000})
+            )
             metadata = admin.list_topics(self.topic, timeout=3)
             topic = metadata.topics.get(self.topic)
             leader = topic.partitions[0].leader if topic and 0 in topic.partitions else None

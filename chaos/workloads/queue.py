@@ -22,6 +22,7 @@ from typing import Any
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
 from chaos.history import Op, Recorder
+from fixtures.wire.security import with_run_security
 
 FINAL = 999
 """Process id of the final reader (``final_read``)."""
@@ -78,7 +79,7 @@ def delivery_callback(recorder: Recorder, invoked: Op, count_error: Callable[[st
 
 
 def producer_config(bootstrap: str, options: QueueOptions) -> dict[str, Any]:
-    config: dict[str, Any] = {
+    config: dict[str, Any] = with_run_security({
         "bootstrap.servers": bootstrap,
         "acks": options.acks,
         "enable.idempotence": options.idempotence,
@@ -88,7 +89,7 @@ def producer_config(bootstrap: str, options: QueueOptions) -> dict[str, Any]:
         "reconnect.backoff.max.ms": 1000,
         "topic.metadata.refresh.interval.ms": 2000,
         "queue.buffering.max.messages": 100_000,
-    }
+    })
     if options.retries is not None:
         config["retries"] = options.retries
     config.update(options.extra_producer)
@@ -96,7 +97,7 @@ def producer_config(bootstrap: str, options: QueueOptions) -> dict[str, Any]:
 
 
 def consumer_config(bootstrap: str, group: str, options: QueueOptions) -> dict[str, Any]:
-    return {
+    return with_run_security({
         "bootstrap.servers": bootstrap,
         "group.id": group,
         "enable.auto.commit": options.consumer_mode == "group",
@@ -107,7 +108,7 @@ def consumer_config(bootstrap: str, group: str, options: QueueOptions) -> dict[s
         "reconnect.backoff.max.ms": 1000,
         "topic.metadata.refresh.interval.ms": 2000,
         "enable.partition.eof": False,
-    }
+    })
 
 
 class QueueWorkload:
@@ -319,12 +320,14 @@ def high_watermarks(
     isolation level 0; Kafka: apache/kafka ``clients/src/main/java/org/apache/kafka/common/
     requests/ListOffsetsRequest.java``, READ_UNCOMMITTED / READ_COMMITTED)."""
     consumer = Consumer(
-        {
-            "bootstrap.servers": bootstrap,
-            "group.id": "chaos-watermarks",
-            "enable.auto.commit": False,
-            "isolation.level": "read_committed" if committed else "read_uncommitted",
-        }
+        with_run_security(
+            {
+                "bootstrap.servers": bootstrap,
+                "group.id": "chaos-watermarks",
+                "enable.auto.commit": False,
+                "isolation.level": "read_committed" if committed else "read_uncommitted",
+            }
+        )
     )
     try:
         out = {}

@@ -19,6 +19,7 @@ from typing import Any
 from confluent_kafka import Consumer, KafkaException, Producer
 
 from chaos.history import Recorder
+from fixtures.wire.security import with_run_security
 
 from .queue import QueueOptions, consumer_config
 
@@ -82,14 +83,14 @@ class TransactionalWorkload:
         config["enable.auto.commit"] = False
         consumer = Consumer(config)
         producer = Producer(
-            {
+            with_run_security({
                 "bootstrap.servers": self.bootstrap,
                 "transactional.id": f"{self.group}-{slot}",
                 "transaction.timeout.ms": int(self.timeout_s * 3000),
                 "linger.ms": 5,
                 "request.timeout.ms": 5000,
                 "reconnect.backoff.max.ms": 1000,
-            }
+            })
         )
         try:
             producer.init_transactions(self.timeout_s * 3)

@@ -8,7 +8,9 @@ machine hits both alike) and ``cluster`` (three reference brokers, topics with
 replication factor 3, acks=all; Tansu with memory storage is a single broker,
 so its cell says so). Each repetition measures produce and fetch throughput,
 then end-to-end latency at a fixed rate. The table shows medians and the
-reference/Tansu ratio. This is a benchmark, not a test: it prints figures and
+reference/Tansu ratio. ``--security ssl|sasl_ssl`` adds the reference launched secured as a column of
+its own (``reference+sasl_ssl``: TLS, SCRAM-SHA-512, the cluster's links secured too), measured in
+the same run, interleaved with the PLAINTEXT one. This is a benchmark, not a test: it prints figures and
 asserts nothing. JSON (and the table as text) go to ``reports/output/bench/``;
 ``--alluredir`` adds one Allure result (epic Benchmarks) with both attached.
 """
@@ -24,6 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from fixtures.targets import Target, TargetUnavailableError, launch, parse_target
+from fixtures.wire.security import run_security_scope
 from reports.paths import output
 
 from .measurements import MIN_VALUE_SIZE, TopicError, measure_latency, measure_throughput
@@ -36,6 +39,9 @@ DEFAULT_RATE = 500.0
 """Records per second for the latency runs: under a fifth of the lowest produce throughput
 measured here (the 3-broker acks=all reference cluster) and far under the single-node ones."""
 SCENARIO_KINDS = {"single": SINGLE, "cluster": CLUSTER}
+SECURED_MARK = "+"
+"""``reference+sasl_ssl``: the reference launched with ``--security sasl_ssl`` (a column of its own)."""
+SECURED_CHOICES = ("ssl", "sasl_ssl", "sasl_plaintext")
 BASE_RECORDS = {SINGLE: 300_000, CLUSTER: 30_000}
 MAX_VALUE_SIZE = 1_048_576
 TANSU_SINGLE = "Tansu with memory storage runs as a single broker"
@@ -83,6 +89,11 @@ def _parser() -> argparse.ArgumentParser:
                         help="length of each latency run (default 10)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where bench.json and bench.txt go")
     parser.add_argument("--alluredir", type=Path, help="also write one Allure result (epic Benchmarks) here")
+    parser.add_argument(
+        "--security", action="append", choices=SECURED_CHOICES, default=[],
+        help="also measure each reference target launched secured (repeatable), in the same run: a "
+             f"column 'reference{SECURED_MARK}ssl' beside PLAINTEXT's (the whole cluster secured)",
+    )
     return parser
 
 
@@ -123,6 +134,10 @@ def _parse(argv: list[str]) -> argparse.Namespace:
         path = getattr(args, name)
         if path is not None and path.exists() and not path.is_dir():
             parser.error(f"--{name} {path} exists and is not a directory")
+    references = [s for s in specs if parse_target(s).kind == "reference"]
+    specs += [f"{s}{SECURED_MARK}{security}" for security in dict.fromkeys(args.security) for s in references]
+    if args.security and not any(SECURED_MARK in s for s in specs):
+        parser.error("--security measures a reference target secured: name one in --targets")
     args.specs = specs
     args.kinds = [SCENARIO_KINDS[k] for k in dict.fromkeys(kinds)]
     args.sizes = list(dict.fromkeys(sizes))
@@ -165,7 +180,15 @@ def _interleave(results: list[Result], running: dict[str, Target], args: argpars
                     continue
                 _say(f"[{rep + 1}/{args.repeat}] {r.target}: {sc.label}, {sc.records:,} records, "
                      f"then {args.rate:,.0f} rec/s for {args.latency_seconds:g} s")
-                _run_one(r, running[r.target].bootstrap_servers, args, _say)
+                target = running[r.target]
+                with run_security_scope(target.secured.properties if target.secured else None):
+                    _run_one(r, target.bootstrap_servers, args, _say)
+
+
+def _launch(spec: str, brokers: int = 1) -> Target:
+    """``spec``, or ``spec+SECURITY``: the same target launched secured (its listeners and links)."""
+    base, _, security = spec.partition(SECURED_MARK)
+    return launch(base, brokers=brokers, security=security or None)
 
 
 def _close(running: dict[str, Target]) -> None:
@@ -182,7 +205,7 @@ def run_single(scenarios: list[Scenario], args: argparse.Namespace) -> list[Resu
         for spec in args.specs:
             _say(f"starting {spec} ...")
             try:
-                running[spec] = launch(spec)
+                running[spec] = _launch(spec)
             except (TargetUnavailableError, ValueError) as exc:
                 return f"cannot start {spec}: {exc}"
         _interleave(results, running, args)
@@ -198,13 +221,13 @@ def run_cluster(scenarios: list[Scenario], args: argparse.Namespace) -> list[Res
     try:
         for spec in args.specs:
             mine = [r for r in results if r.target == spec]
-            if parse_target(spec).kind == "tansu":
+            if parse_target(spec.partition(SECURED_MARK)[0]).kind == "tansu":
                 for r in mine:
                     r.status, r.reason = NOT_APPLICABLE, TANSU_SINGLE
                 continue
             _say(f"starting {spec} with 3 brokers ...")
             try:
-                running[spec] = launch(spec, brokers=3)
+                running[spec] = _launch(spec, brokers=3)
             except Exception as exc:  # the cluster is the part most likely to be missing or broken
                 for r in mine:
                     r.status, r.reason = UNAVAILABLE, f"cannot start 3 brokers: {type(exc).__name__}: {exc}"

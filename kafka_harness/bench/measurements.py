@@ -18,6 +18,8 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from fixtures.wire.security import with_run_security
+
 from .model import Figures, Latency, Scenario, percentile
 
 STAMP = struct.Struct(">qB")
@@ -41,7 +43,7 @@ def create_topic(bootstrap: str, scenario: Scenario) -> str:
     from confluent_kafka.admin import AdminClient, NewTopic
 
     topic = f"bench-{uuid.uuid4().hex[:10]}"
-    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin = AdminClient(with_run_security({"bootstrap.servers": bootstrap}))
     wanted = NewTopic(topic, scenario.partitions, scenario.replication_factor)
     try:
         for future in admin.create_topics([wanted], request_timeout=TOPIC_TIMEOUT_S).values():
@@ -76,7 +78,7 @@ def delete_topic(bootstrap: str, topic: str) -> None:
     """Best effort, so a memory-backed broker does not carry every run's records to the next."""
     from confluent_kafka.admin import AdminClient
 
-    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin = AdminClient(with_run_security({"bootstrap.servers": bootstrap}))
     with contextlib.suppress(Exception):
         for future in admin.delete_topics([topic], request_timeout=10).values():
             future.result(timeout=10)
@@ -85,14 +87,17 @@ def delete_topic(bootstrap: str, topic: str) -> None:
 def _producer(bootstrap: str, acks: str, **extra: Any) -> Any:
     from confluent_kafka import Producer
 
-    return Producer({"bootstrap.servers": bootstrap, "acks": acks, **extra})
+    return Producer(with_run_security({"bootstrap.servers": bootstrap, "acks": acks, **extra}))
 
 
 def _consumer(bootstrap: str, topic: str, **extra: Any) -> Any:
     from confluent_kafka import Consumer
 
     return Consumer(
-        {"bootstrap.servers": bootstrap, "group.id": f"bench-{topic}", "enable.auto.commit": False, **extra}
+        with_run_security(
+            {"bootstrap.servers": bootstrap, "group.id": f"bench-{topic}", "enable.auto.commit": False}
+            | extra
+        )
     )
 
 

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 from .model import LATENCY_METRICS, NOT_APPLICABLE, OK, THROUGHPUT_METRICS, Result, Scenario
 
-LABEL_W, METRIC_W, CELL_W, RATIO_W = 38, 16, 15, 18
+LABEL_W, METRIC_W, CELL_W, RATIO_W = 38, 16, 19, 18
+"""CELL_W fits ``reference+sasl_ssl`` (bench --security) with a space before it."""
 SHORT = {NOT_APPLICABLE: "single broker"}
 
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import sys
 import tomllib
+from collections.abc import Sequence
 from pathlib import Path
 
 from chaos.runner import LAUNCHED, UNPROXIED
@@ -39,6 +40,9 @@ from .stages import Stage, python_cli, python_pytest
 ROOT = Path(__file__).resolve().parents[2]
 EXPECTATIONS = ROOT / "suites" / "expectations"
 PROFILES = ("quick", "full")
+SECURED_BUDGET = 2.0
+"""The conformance stage's budget on a secured target: every connection its hundreds of tests open
+does a TLS handshake and a SCRAM exchange first, and the reference's TLS runs in Python."""
 LAUNCHED_KINDS = LAUNCHED
 """Targets the chaos campaigns launch themselves (process faults need the process)."""
 PROPERTY_SUITE = "reference_impl/acceptance/property"
@@ -64,9 +68,17 @@ def stage_expectations(target_name: str) -> dict[str, tuple[str, bool]]:
 
 
 def build_plan(
-    target: str, kind: str, target_name: str, profile: str, work: Path, brokers: int
+    target: str,
+    kind: str,
+    target_name: str,
+    profile: str,
+    work: Path,
+    brokers: int,
+    security: Sequence[str] = (),
 ) -> list[Stage]:
-    """The stages for ``target`` (its spec as typed) under ``profile``; results go below ``work``."""
+    """The stages for ``target`` (its spec as typed) under ``profile``; results go below ``work``.
+    ``security`` (``--security P`` or ``--command-config FILE``) goes to every stage that reaches the
+    target, so each launches it secured, or connects with those client settings."""
     if profile not in PROFILES:
         raise ValueError(f"unknown profile {profile!r} (quick or full)")
     full = profile == "full"
@@ -87,13 +99,13 @@ def build_plan(
     sized = ["--brokers", str(brokers)] if replicated else []
     plan = [
         stage("smoke", "Clients", [sys.executable, "-m", "kafka_harness.run.smoke", "--target", target,
-                                   "--alluredir", results("smoke")], 240),
+                                   *security, "--alluredir", results("smoke")], 240),
         stage(
             "conformance",
             "Conformance",
-            python_pytest("suites/conformance", "suites/clients", "--target", target, *sized,
+            python_pytest("suites/conformance", "suites/clients", "--target", target, *sized, *security,
                           "--alluredir", results("conformance"), *pytest_common),
-            1200 if full else 600,
+            (1200 if full else 600) * (SECURED_BUDGET if security else 1),
         ),
         stage(
             "property",
@@ -108,7 +120,7 @@ def build_plan(
         stage(
             "fuzz",
             "Fuzz",
-            python_cli("fuzz", "--target", target, "--time", str(fuzz_s), "--requests", "1000000",
+            python_cli("fuzz", "--target", target, *security, "--time", str(fuzz_s), "--requests", "1000000",
                        "--seed", "1", "--max-shrink", "1", "--shrink-time", "10", "--out", str(out("fuzz"))),
             fuzz_s + (120 if full else 25),
             out("fuzz"),
@@ -134,8 +146,9 @@ def build_plan(
                 stage(
                     name,
                     "Chaos",
-                    python_cli("chaos", "--target", target, "--workload", workload, "--nemesis", faults,
-                               "--time", str(seconds), "--seed", "7", "--out", str(out(name)),
+                    python_cli("chaos", "--target", target, *security, "--workload", workload,
+                               "--nemesis", faults, "--time", str(seconds), "--seed", "7",
+                               "--out", str(out(name)),
                                "--alluredir", results(name), *cluster),
                     seconds + 240,
                     out(name),
@@ -146,7 +159,7 @@ def build_plan(
         stage(
             "load",
             "Load",
-            python_cli("load", "--target", target, "--records", str(records), "--verify",
+            python_cli("load", "--target", target, *security, "--records", str(records), "--verify",
                        "--out", str(out("load")), "--alluredir", results("load")),
             900 if full else 420,
             out("load"),

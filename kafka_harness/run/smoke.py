@@ -18,7 +18,13 @@ import uuid
 from collections import defaultdict
 from pathlib import Path
 
-from fixtures.targets import TargetUnavailableError, launch
+from fixtures.targets import (
+    TargetUnavailableError,
+    add_security_options,
+    launch_with_security,
+    security_from_args,
+)
+from fixtures.wire.security import with_run_security, with_run_security_kafka_python
 
 CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
 
@@ -38,20 +44,22 @@ def round_trip(bootstrap: str, records_per_codec: int) -> list[str]:
 
     problems: list[str] = []
     topic = f"main-job-{uuid.uuid4().hex[:8]}"
-    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin = AdminClient(with_run_security({"bootstrap.servers": bootstrap}))
     for future in admin.create_topics([NewTopic(topic, 3, 1)], request_timeout=30).values():
         future.result(timeout=30)
     _say(f"created topic {topic} with 3 partitions")
     sent: dict[int, list[bytes]] = defaultdict(list)
     for codec in CODECS:
         producer = Producer(
-            {
-                "bootstrap.servers": bootstrap,
-                "compression.type": codec,
-                "linger.ms": 5,
-                "acks": "all",
-                "enable.idempotence": True,
-            }
+            with_run_security(
+                {
+                    "bootstrap.servers": bootstrap,
+                    "compression.type": codec,
+                    "linger.ms": 5,
+                    "acks": "all",
+                    "enable.idempotence": True,
+                }
+            )
         )
         acked = 0
         failures: list[str] = []
@@ -77,10 +85,14 @@ def round_trip(bootstrap: str, records_per_codec: int) -> list[str]:
         if failures:
             problems.append(f"{len(failures)} {codec} deliveries failed, first: {failures[0]}")
     consumer = KafkaConsumer(
-        bootstrap_servers=bootstrap,
-        enable_auto_commit=False,
-        consumer_timeout_ms=5000,
-        auto_offset_reset="earliest",
+        **with_run_security_kafka_python(
+            {
+                "bootstrap_servers": bootstrap,
+                "enable_auto_commit": False,
+                "consumer_timeout_ms": 5000,
+                "auto_offset_reset": "earliest",
+            }
+        )
     )
     consumer.assign([TopicPartition(topic, p) for p in range(3)])
     received: dict[int, list[bytes]] = defaultdict(list)
@@ -103,13 +115,15 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--target", default="reference", help="reference | tansu | bootstrap:HOST:PORT[,...]")
     parser.add_argument("--records", type=int, default=10_000, help="records per compression codec")
     parser.add_argument("--alluredir", type=Path, default=None, help="write the round trip to Allure")
+    add_security_options(parser, launches=True)
     args = parser.parse_args(argv)
     if args.records <= 0:
         parser.error("--records must be positive")
     _say(f"starting target {args.target} ...")
     started_ms = int(time.time() * 1000)
     try:
-        target = launch(args.target)
+        security_from_args(args, as_default=True)
+        target = launch_with_security(args.target, args.security)
     except (TargetUnavailableError, ValueError) as exc:
         print(f"kafka-harness run: cannot start {args.target}: {exc}", file=sys.stderr)
         _say("VERDICT: could not run")

@@ -16,10 +16,11 @@ Kafka's configs (``server/src/main/java/org/apache/kafka/network/SocketServerCon
   not, and ``controller.quorum.voters`` names controller listener addresses;
 * ``inter.broker.listener.name``: the broker listener peers replicate through (default PLAINTEXT).
 
-Clients may use any of the four protocols (:mod:`.security`; TLS in ``server/tls.py``). The links
-between nodes are plain TCP still: in a cluster, a controller listener or the inter-broker
-listener mapped to another protocol is refused at start-up with that reason. Nothing here opens
-a socket: the shell binds what :func:`listener_setup` returns.
+Clients may use any of the four protocols (:mod:`.security`; TLS in ``server/tls.py``), and so
+may the links between nodes: a node reaches its peers' inter-broker listener and the voters'
+controller listener with that listener's protocol and its own credentials
+(:func:`.security.settings.peer_link`; the connections are the shell's). Nothing here opens a
+socket: the shell binds what :func:`listener_setup` returns.
 """
 
 from __future__ import annotations
@@ -33,8 +34,6 @@ from .configs.model import ConfigError
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 SERVED_PROTOCOLS = frozenset(SECURITY_PROTOCOLS)
 """What the reference broker's client listeners speak."""
-PEER_PROTOCOLS = frozenset({"PLAINTEXT"})
-"""What its links between nodes speak (a cluster's controller and inter-broker listeners)."""
 DEFAULT_PROTOCOL_MAP = ",".join(f"{p}:{p}" for p in SECURITY_PROTOCOLS)
 """Kafka's ``LISTENER_SECURITY_PROTOCOL_MAP_DEFAULT``: each protocol's name maps to itself."""
 CLIENT_LISTENER = "PLAINTEXT"
@@ -202,13 +201,6 @@ def listener_setup(
     shown = parse_endpoints(advertised, protocols, "advertised.listeners", False) if advertised else bound
     broker_shown = tuple(e for e in shown if e.name not in controllers)
     inter = inter_broker_name.strip().upper() or CLIENT_LISTENER
-    peer_links = [e for e in bound if kraft and (e.name in controllers or e.name == inter)]
-    secured = sorted({f"{e.name} ({e.protocol})" for e in peer_links if e.protocol not in PEER_PROTOCOLS})
-    if secured:
-        raise ConfigError(
-            f"listener {', '.join(secured)}: links between cluster nodes are PLAINTEXT only so far "
-            "(a secured controller or inter-broker listener is not served yet)"
-        )
     if is_broker:
         if not broker_shown:
             raise ConfigError(

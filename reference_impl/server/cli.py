@@ -16,7 +16,10 @@ Secured listeners take Kafka's names (``listeners=SASL_SSL://127.0.0.1:9094``,
 ``listener.security.protocol.map``, ``ssl.keystore.location``, ``sasl.enabled.mechanisms``,
 ``listener.name.sasl_ssl.plain.sasl.jaas.config``; see ``reference_impl/core/security``), with no
 ``--listen`` at all if no PLAINTEXT listener is wanted; ``--add-scram`` gives SCRAM users as
-``kafka-storage format --add-scram`` does:
+``kafka-storage format --add-scram`` does. A cluster node's links to its peers and controllers
+speak the protocol of the inter-broker and controller listeners, as the node's own user
+(``sasl.mechanism.inter.broker.protocol``, ``sasl.mechanism.controller.protocol`` and the
+``username``/``password`` of the listener's JAAS entry; ``server/links.py``):
 
     kafka-harness broker --node-id 1 --data-dir /tmp/kh-1 \
         --config listeners=SASL_PLAINTEXT://127.0.0.1:9092 \
@@ -58,6 +61,7 @@ from reference_impl.core.security import parse_add_scram
 from reference_impl.log.manager import LogDirError
 from reference_impl.server.raft_files import FileQuorumStateStore, FileSnapshotStore
 
+from .links import Links, links_for
 from .listener import size_log_descriptor_pool
 from .shell import BrokerShell, wall_clock_ms
 from .storage import StorageError, open_file_store
@@ -148,6 +152,7 @@ def main(argv: list[str]) -> int:
         roles = node_roles(config.get("process.roles") or "", args.node_id, voters)
         listeners = _listeners(args, config, roles, bool(voters))
         tls = {e.name: server_context(config.static, e.name) for e in listeners.listeners}
+        links = links_for(config.static, listeners) if voters else Links()  # a lone broker has no links
         scram = [parse_add_scram(value) for value in args.add_scram]
     except ConfigError as exc:
         print(f"kafka-harness broker: {exc}", file=sys.stderr)
@@ -205,7 +210,9 @@ def main(argv: list[str]) -> int:
         print(f"kafka-harness broker: cannot use data directory {args.data_dir}: {exc}", file=sys.stderr)
         return 2
     broker.listener_addresses = {e.name: (e.host or socket.getfqdn(), e.port) for e in listeners.advertised}
-    return asyncio.run(_serve(broker, listeners.listeners, config.get_int("socket.request.max.bytes"), tls))
+    return asyncio.run(
+        _serve(broker, listeners.listeners, config.get_int("socket.request.max.bytes"), tls, links)
+    )
 
 
 def _listeners(
@@ -235,8 +242,9 @@ async def _serve(
     endpoints: tuple[Endpoint, ...],
     max_frame_bytes: int,
     tls: Mapping[str, ssl.SSLContext | None] | None = None,
+    links: Links | None = None,
 ) -> int:
-    shell = BrokerShell(broker, max_frame_bytes=max_frame_bytes)
+    shell = BrokerShell(broker, max_frame_bytes=max_frame_bytes, links=links)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

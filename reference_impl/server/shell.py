@@ -22,7 +22,8 @@ import ssl
 import struct
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Generator
+from typing import Any
 
 from reference_impl import defects
 from reference_impl.core.boundary import (
@@ -41,12 +42,16 @@ from reference_impl.core.boundary import (
 from reference_impl.core.broker import Broker
 from reference_impl.log.api import FileRegion
 from reference_impl.log.descriptors import POOL, PooledFile
+from reference_impl.protocol.apis import API_KEYS, request_class
+from reference_impl.protocol.build import build
 from reference_impl.protocol.codec import decode_response, encode_request
 from reference_impl.protocol.frames import DEFAULT_MAX_FRAME_BYTES, FrameDecoder, FrameSizeError
+from reference_impl.protocol.sasl_client import SaslClientError, SaslStep, sasl_exchange
 
 from .guard import ConnectionGuard
+from .links import PLAIN_LINK, Links, LinkSecurity
 from .listener import Listener, connection_slots, descriptor_limit
-from .tls import peer_dn
+from .tls import HANDSHAKE_TIMEOUT_S, peer_dn
 
 log = logging.getLogger("reference_impl.server")
 
@@ -60,6 +65,8 @@ READ_CHUNK_BYTES = 64 << 10
 LEGACY_READ_BYTES = 256 << 10
 """asyncio's own read size, the old reader's."""
 LISTEN_BACKLOG = 1024
+LINK_SASL_AUTHENTICATE_VERSION = 2
+"""SaslAuthenticate's version on this node's own links (its peers are reference brokers: 0..2)."""
 UNBOUNDED_CONNECTIONS = 1 << 30
 """max.connections when neither configured nor bounded by a descriptor limit (RLIMIT_NOFILE unlimited)."""
 REFUSAL_LOG_INTERVAL_MS = 1_000
@@ -340,20 +347,29 @@ class _Connection(asyncio.BufferedProtocol):
 
 
 class _PeerConnection(asyncio.Protocol):
-    """This broker's connection to a peer: requests out, responses matched in order."""
+    """This broker's connection to a peer: requests out, responses matched in order.
 
-    def __init__(self, shell: BrokerShell, node_id: int) -> None:
+    On a SASL link the connection first authenticates (SaslHandshake, SaslAuthenticate: the shared
+    client side, :func:`~reference_impl.protocol.sasl_client.sasl_exchange`, as the node's own
+    user); the requests sent meanwhile wait, and go out, in order, once it has. A refusal fails
+    them and closes the connection (the next request opens a new one)."""
+
+    def __init__(self, shell: BrokerShell, node_id: int, security: LinkSecurity = PLAIN_LINK) -> None:
         self.shell = shell
         self.node_id = node_id
+        self.security = security
         self.decoder = FrameDecoder(shell.max_frame_bytes)
         self.transport: asyncio.Transport | None = None
         self.pending: list[bytes] = []
         self.in_flight: deque[tuple[int, int, int]] = deque()  # (request id, api key, api version)
         self.closed = False
+        self._sasl: Generator[SaslStep, Any, None] | None = None
+        self._sasl_step: tuple[int, int] | None = None  # (api key, version) of the exchange's request
+        self.address = "?"
 
     def send(self, request_id: int, api_key: int, api_version: int, frame: bytes) -> None:
         self.in_flight.append((request_id, api_key, api_version))
-        if self.transport is None:
+        if self.transport is None or self._sasl is not None:
             self.pending.append(frame)
         else:
             self.transport.write(frame)
@@ -361,9 +377,43 @@ class _PeerConnection(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         self.transport = transport
+        link = self.security.link
+        if link.sasl:
+            self._sasl = sasl_exchange(
+                link.mechanism or "", link.username or "", link.password or "", self.address,
+                LINK_SASL_AUTHENTICATE_VERSION,
+            )
+            self._advance(None)
+            return
+        self._flush()
+
+    def _flush(self) -> None:
+        assert self.transport is not None
         for frame in self.pending:
-            transport.write(frame)
+            self.transport.write(frame)
         self.pending.clear()
+
+    def _advance(self, answer: object) -> None:
+        """Send the SASL exchange's next request, or, once it is done, the requests that waited."""
+        assert self._sasl is not None and self.transport is not None
+        try:
+            api, version, fields = self._sasl.send(answer)
+        except StopIteration:
+            self._sasl = self._sasl_step = None
+            log.info("link to node %d (%s) authenticated as %s", self.node_id, self.address,
+                     self.security.link.username)
+            self._flush()
+            return
+        except SaslClientError as exc:
+            log.warning("link to node %d: %s", self.node_id, exc)
+            self._sasl = None
+            self.fail(f"authentication to node {self.node_id} failed: {exc}")
+            self.transport.close()
+            return
+        key = API_KEYS[api]
+        self._sasl_step = (key, version)
+        self.transport.write(encode_request(build(request_class(key, version), fields), -1,
+                                            f"broker-{self.shell.broker.node_id}"))
 
     def data_received(self, data: bytes) -> None:
         try:
@@ -373,6 +423,18 @@ class _PeerConnection(asyncio.Protocol):
             self.close()
             return
         for frame in frames:
+            if self._sasl is not None:
+                assert self._sasl_step is not None
+                try:
+                    _corr, answer = decode_response(*self._sasl_step, frame)
+                except Exception as exc:  # a peer's garbage must not take this broker down
+                    log.warning("link to node %d: undecodable SASL answer: %s", self.node_id, exc)
+                    self.close()
+                    return
+                self._advance(answer)
+                continue
+            if self.closed:
+                return
             if not self.in_flight:
                 log.warning(
                     "peer %d answered a request we did not send; dropping the connection", self.node_id
@@ -416,8 +478,10 @@ class BrokerShell:
         *,
         clock: Callable[[], int] = wall_clock_ms,
         max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
+        links: Links | None = None,
     ) -> None:
         self.broker = broker
+        self.links = links or Links()
         self.clock = clock
         self.max_frame_bytes = max_frame_bytes
         self.unbounded = defects.enabled(defects.UNBOUNDED_BUFFERING)
@@ -536,7 +600,8 @@ class BrokerShell:
         key = (effect.node_id, effect.host, effect.port, effect.channel)
         peer = self.peers.get(key)
         if peer is None:
-            peer = self.peers[key] = _PeerConnection(self, effect.node_id)
+            security = self.links.for_channel(effect.channel)
+            peer = self.peers[key] = _PeerConnection(self, effect.node_id, security)
             task = asyncio.get_running_loop().create_task(self._connect(peer, effect.host, effect.port))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
@@ -546,9 +611,16 @@ class BrokerShell:
 
     async def _connect(self, peer: _PeerConnection, host: str, port: int) -> None:
         loop = asyncio.get_running_loop()
+        peer.address = f"{host}:{port}"
+        context = peer.security.context
+        tls: dict[str, Any] = (
+            {"ssl": context, "server_hostname": host, "ssl_handshake_timeout": HANDSHAKE_TIMEOUT_S}
+            if context is not None
+            else {}
+        )
         try:
-            await asyncio.wait_for(loop.create_connection(lambda: peer, host, port), timeout=10)
-        except (TimeoutError, OSError) as exc:
+            await asyncio.wait_for(loop.create_connection(lambda: peer, host, port, **tls), timeout=10)
+        except (TimeoutError, OSError, ssl.SSLError) as exc:
             peer.fail(f"cannot connect to broker {peer.node_id} at {host}:{port}: {exc}")
 
     def forget_peer(self, peer: _PeerConnection) -> None:

@@ -24,6 +24,14 @@ _VERSIONS = {"TLSv1.2": ssl.TLSVersion.TLSv1_2, "TLSv1.3": ssl.TLSVersion.TLSv1_
 _VERIFY = {"none": ssl.CERT_NONE, "requested": ssl.CERT_OPTIONAL, "required": ssl.CERT_REQUIRED}
 
 
+def _limit_versions(context: ssl.SSLContext, enabled_protocols: str, listener: str) -> None:
+    enabled = [v.strip() for v in enabled_protocols.split(",") if v.strip()]
+    versions = sorted(_VERSIONS[v] for v in enabled if v in _VERSIONS)
+    if not versions:
+        raise ConfigError(f"listener {listener}: ssl.enabled.protocols names neither TLSv1.2 nor TLSv1.3")
+    context.minimum_version, context.maximum_version = versions[0], versions[-1]
+
+
 def server_context(config: Mapping[str, str], listener: str) -> ssl.SSLContext | None:
     """The listener's server-side TLS context; None for PLAINTEXT and SASL_PLAINTEXT.
 
@@ -36,11 +44,7 @@ def server_context(config: Mapping[str, str], listener: str) -> ssl.SSLContext |
         return listener_value(config, listener, name) or ""
 
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    enabled = [v.strip() for v in value("ssl.enabled.protocols").split(",") if v.strip()]
-    versions = sorted(_VERSIONS[v] for v in enabled if v in _VERSIONS)
-    if not versions:
-        raise ConfigError(f"listener {listener}: ssl.enabled.protocols names neither TLSv1.2 nor TLSv1.3")
-    context.minimum_version, context.maximum_version = versions[0], versions[-1]
+    _limit_versions(context, value("ssl.enabled.protocols"), listener)
     try:
         context.load_cert_chain(value("ssl.keystore.location"), password=value("ssl.key.password") or None)
         trust = value("ssl.truststore.location")
@@ -60,3 +64,32 @@ def peer_dn(peercert: object) -> str | None:
     if not isinstance(peercert, dict) or not peercert.get("subject"):
         return None
     return distinguished_name(peercert["subject"])
+
+
+def client_context(config: Mapping[str, str], listener: str) -> ssl.SSLContext:
+    """The TLS context this node's own links to ``listener`` use (Kafka's broker-side clients take
+    the listener's ``ssl.*`` configs too): its truststore trusted, its keystore presented (a peer
+    that asks for a client certificate gets the node's), the peer's host name checked against its
+    certificate unless ``ssl.endpoint.identification.algorithm`` is empty.
+
+    :class:`ConfigError` for what cannot be loaded."""
+
+    def value(name: str) -> str:
+        return listener_value(config, listener, name) or ""
+
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    _limit_versions(context, value("ssl.enabled.protocols"), listener)
+    try:
+        trust = value("ssl.truststore.location")
+        if trust:
+            context.load_verify_locations(cafile=trust)
+        else:
+            context.load_default_certs()
+        keystore = value("ssl.keystore.location")
+        if keystore:
+            context.load_cert_chain(keystore, password=value("ssl.key.password") or None)
+    except (OSError, ssl.SSLError) as exc:
+        raise ConfigError(f"listener {listener}: cannot load its TLS stores for its links: {exc}") from None
+    context.check_hostname = value("ssl.endpoint.identification.algorithm").strip().lower() == "https"
+    context.verify_mode = ssl.CERT_REQUIRED
+    return context

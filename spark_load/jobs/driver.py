@@ -110,12 +110,13 @@ def _split_notes(statuses: list[SplitStatus], planned: int) -> list[str]:
 
 
 def run_against_target(args: argparse.Namespace, out: Path) -> RunResult:
-    from fixtures.targets import TargetUnavailableError, launch
+    from fixtures.targets import TargetUnavailableError, launch_with_security
 
     walls: dict[str, float] = {}
     started = time.monotonic()
     try:
-        target = launch(args.target)
+        # secured: its client properties become the run's before Spark starts, so its tasks inherit them
+        target = launch_with_security(args.target, getattr(args, "security", None))
     except (TargetUnavailableError, ValueError, OSError) as exc:
         raise LoadRunError(f"target {args.target!r} is not available: {exc}") from None
     walls["target_start"] = time.monotonic() - started

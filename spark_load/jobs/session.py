@@ -18,6 +18,8 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
+from fixtures.wire.security import COMMAND_CONFIG_ENV
+
 DEFAULT_MASTER = "local[2]"
 
 
@@ -50,6 +52,9 @@ def spark_session(
             .config("spark.driver.bindAddress", "127.0.0.1")
             .config("spark.sql.shuffle.partitions", "8")
         )
+    properties = os.environ.get(COMMAND_CONFIG_ENV)
+    if properties:  # a secured target: the tasks' clients read the same client properties
+        builder = builder.config(f"spark.executorEnv.{COMMAND_CONFIG_ENV}", properties)
     if packages:
         builder = builder.config("spark.jars.packages", ",".join(packages))
     for key, value in conf:

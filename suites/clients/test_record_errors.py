@@ -52,8 +52,8 @@ def _confluent(client: Client, topic: str, indexes: list[int]) -> dict[int, str 
 
         return on_delivery
 
-    producer = Producer({"bootstrap.servers": client.bootstrap, **client.security.confluent(),
-                         "linger.ms": 500, "acks": "all", "enable.idempotence": False, "retries": 0})
+    producer = Producer({"bootstrap.servers": client.bootstrap, "linger.ms": 500, "acks": "all",
+                         "enable.idempotence": False, "retries": 0, **client.security.confluent()})
     for i in indexes:
         producer.produce(topic, value=b"v%d" % i, key=KEYS[i], partition=0, on_delivery=report(i))
     left = producer.flush(OP_TIMEOUT_S)
@@ -66,8 +66,8 @@ def _kafka_python(client: Client, topic: str, indexes: list[int]) -> dict[int, s
     from kafka import KafkaProducer
     from kafka import errors as kafka_errors
 
-    producer = KafkaProducer(bootstrap_servers=client.bootstrap, **client.security.kafka_python("kafka"),
-                             linger_ms=500, acks="all", retries=0, request_timeout_ms=30_000)
+    producer = KafkaProducer(bootstrap_servers=client.bootstrap, linger_ms=500, acks="all", retries=0,
+                             request_timeout_ms=30_000, **client.security.kafka_python())
     try:
         futures = {i: producer.send(topic, value=b"v%d" % i, key=KEYS[i], partition=0) for i in indexes}
         producer.flush(OP_TIMEOUT_S)

@@ -27,7 +27,7 @@ import pytest
 
 from fixtures.targets.secured import OAUTH_SCOPE
 from fixtures.wire import WireClient, WireError
-from fixtures.wire.sasl import oauthbearer_first, unsecured_jws
+from reference_impl.protocol.sasl_client import oauthbearer_first, unsecured_jws
 
 from .expect import expect, expect_code
 from .security_common import SASL_RULE, closed_without_answer, run_security

@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 
 from fixtures.wire import WireClient
-from fixtures.wire.sasl import ScramClient, plain_token
 from fixtures.wire.security import ClientSecurity
+from reference_impl.protocol.sasl_client import ScramClient, plain_token
 
 from .expect import expect, expect_code
 from .security_common import SASL_RULE, closed_without_answer, run_security

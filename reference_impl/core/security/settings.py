@@ -125,8 +125,23 @@ def listener_value(config: Mapping[str, str], listener: str, name: str) -> str |
     return _BY_NAME[name].default if name in _BY_NAME else None
 
 
+class _Protocol:
+    """``sasl`` and ``tls`` of a class with a security ``protocol``."""
+
+    __slots__ = ()
+    protocol: str
+
+    @property
+    def sasl(self) -> bool:
+        return self.protocol in SASL_PROTOCOLS
+
+    @property
+    def tls(self) -> bool:
+        return self.protocol in TLS_PROTOCOLS
+
+
 @dataclass(frozen=True, slots=True)
-class ListenerSecurity:
+class ListenerSecurity(_Protocol):
     """What one listener asks of its connections."""
 
     name: str
@@ -139,14 +154,6 @@ class ListenerSecurity:
     """OAUTHBEARER's unsecured validator options (its JAAS entry's ``unsecuredValidator*``)."""
     max_reauth_ms: Mapping[str, int] = field(default_factory=dict)
     """``connections.max.reauth.ms`` per enabled mechanism (0: sessions never expire)."""
-
-    @property
-    def sasl(self) -> bool:
-        return self.protocol in SASL_PROTOCOLS
-
-    @property
-    def tls(self) -> bool:
-        return self.protocol in TLS_PROTOCOLS
 
 
 def protocol_map(config: Mapping[str, str]) -> dict[str, str]:
@@ -239,3 +246,58 @@ def _jaas_entry(config: Mapping[str, str], listener: str, mechanism: str, module
 
 def is_scram(mechanism: str) -> bool:
     return mechanism in SCRAM_HASHES
+
+
+@dataclass(frozen=True, slots=True)
+class PeerLink(_Protocol):
+    """How this node connects, as a client, to its peers' listener ``listener``: the inter-broker
+    listener (replica fetches, transaction markers) or the controller listener (the quorum,
+    registration and heartbeats, forwarded admin requests).
+
+    As Kafka's broker-side clients (``ChannelBuilders.clientChannelBuilder`` with
+    ``JaasContext.Type.SERVER``, ``core/src/main/scala/kafka/server/KafkaConfig.scala``): the listener's
+    protocol from ``listener.security.protocol.map``; its mechanism from
+    ``sasl.mechanism.inter.broker.protocol`` or ``sasl.mechanism.controller.protocol``; the node's
+    own credentials from the ``username``/``password`` options of the same JAAS entry its server
+    side reads (``listener.name.NAME.MECHANISM.sasl.jaas.config``, else ``sasl.jaas.config``); TLS
+    from the listener's ``ssl.*`` configs (its keystore presented, its truststore trusted, the
+    peer's host name checked unless ``ssl.endpoint.identification.algorithm`` is empty)."""
+
+    listener: str
+    protocol: str
+    mechanism: str | None = None
+    username: str | None = None
+    password: str | None = None
+
+
+LINK_MECHANISMS = (PLAIN, *SCRAM_HASHES)
+"""What a node's own links authenticate with (the client side in ``protocol/sasl_client.py``)."""
+INTER_BROKER_MECHANISM = "sasl.mechanism.inter.broker.protocol"
+CONTROLLER_MECHANISM = "sasl.mechanism.controller.protocol"
+
+
+def peer_link(config: Mapping[str, str], listener: str, mechanism_config: str) -> PeerLink:
+    """The client side of links to ``listener`` (:class:`ConfigError` for what cannot authenticate)."""
+    protocol = protocol_map(config).get(listener, "PLAINTEXT")
+    if protocol not in SASL_PROTOCOLS:
+        return PeerLink(listener, protocol)
+    mechanism = (config.get(mechanism_config) or _BY_NAME[mechanism_config].default or "").strip()
+    if mechanism not in LINK_MECHANISMS:
+        raise ConfigError(
+            f"{mechanism_config}={mechanism}: listener {listener} ({protocol}) links need one of "
+            f"{', '.join(LINK_MECHANISMS)}"
+        )
+    key = f"listener.name.{listener.lower()}.{mechanism.lower()}.sasl.jaas.config"
+    text = config.get(key) or config.get("sasl.jaas.config")
+    if not text:
+        raise ConfigError(f"listener {listener} links authenticate with {mechanism}: {key} is not set")
+    try:
+        options = parse_jaas(text).options
+    except JaasError as exc:
+        raise ConfigError(f"{key}: {exc}") from None
+    username, password = options.get("username"), options.get("password")
+    if not username or password is None:
+        raise ConfigError(
+            f"{key}: the node's own username and password options are needed for its {mechanism} links"
+        )
+    return PeerLink(listener, protocol, mechanism, username, password)

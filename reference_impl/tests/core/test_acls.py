@@ -7,12 +7,12 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from fixtures.wire.sasl import plain_token
 from reference_impl import defects
 from reference_impl.core.metadata.records import AccessControlEntryRecord, decode, encode
 from reference_impl.core.security.acls import Acl, AclFilter, AclStore, Authorizer
 from reference_impl.protocol.acl_codes import Operation, PatternType, Permission, ResourceType
 from reference_impl.protocol.errors import ErrorCode
+from reference_impl.protocol.sasl_client import plain_token
 
 from .harness import BrokerHarness, request
 from .test_security import SASL_CONFIGS

@@ -83,17 +83,6 @@ def test_a_combined_node_binds_both_and_advertises_the_broker_listener() -> None
             "different port",
         ),
         ("INTERNAL://h:1", {}, "no security protocol defined for listener INTERNAL"),
-        (
-            "SSL://h:1,CONTROLLER://h:2",
-            {
-                "inter_broker_name": "SSL",
-                "kraft": True,
-                "controller_names": "CONTROLLER",
-                "is_controller": True,
-                "explicit_protocol_map": "SSL:SSL,CONTROLLER:PLAINTEXT",
-            },
-            "links between cluster nodes are PLAINTEXT only so far",
-        ),
         ("PLAINTEXT://h:1", {"explicit_protocol_map": "PLAINTEXT:TLS"}, "Invalid security protocol `TLS`"),
         ("PLAINTEXT:/h:1", {}, "is not NAME://HOST:PORT"),
         ("PLAINTEXT://0.0.0.0:1", {}, "cannot use the nonroutable meta-address 0.0.0.0"),
@@ -106,6 +95,21 @@ def test_setups_kafka_refuses_are_refused_with_its_words(
     with pytest.raises(ConfigError) as refused:
         listener_setup(listeners, None, **kwargs)  # type: ignore[arg-type]
     assert says in str(refused.value)
+
+
+def test_a_cluster_node_may_link_over_secured_listeners() -> None:
+    """Inter-broker and controller listeners on SSL / SASL_SSL (the shell's links speak them)."""
+    setup = listener_setup(
+        "SASL_SSL://h:1,CONTROLLER://h:2",
+        None,
+        inter_broker_name="SASL_SSL",
+        kraft=True,
+        controller_names="CONTROLLER",
+        is_controller=True,
+        explicit_protocol_map="SASL_SSL:SASL_SSL,CONTROLLER:SSL",
+    )
+    assert setup.inter_broker is not None and setup.inter_broker.protocol == "SASL_SSL"
+    assert [e.protocol for e in setup.listeners if setup.is_controller(e.name)] == ["SSL"]
 
 
 def _cluster_node(harness: BrokerHarness) -> Broker:

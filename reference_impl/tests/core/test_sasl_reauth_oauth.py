@@ -7,10 +7,10 @@ from __future__ import annotations
 import base64
 import json
 
-from fixtures.wire.sasl import plain_token
 from reference_impl.core.security.oauthbearer import unsecured_token
 from reference_impl.protocol.build import millis
 from reference_impl.protocol.errors import ErrorCode
+from reference_impl.protocol.sasl_client import plain_token
 
 from .harness import START_MS, BrokerHarness, request
 from .test_security import JAAS

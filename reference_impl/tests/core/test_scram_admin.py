@@ -4,7 +4,6 @@ as Kafka's ScramControlManager and ScramImage answer them, the records' replay a
 
 from __future__ import annotations
 
-from fixtures.wire.sasl import ScramClient
 from reference_impl.core.broker import Broker
 from reference_impl.core.configs.resolution import BrokerConfig
 from reference_impl.core.controller import scram
@@ -14,6 +13,7 @@ from reference_impl.core.metadata.records import UserScramCredentialRecord
 from reference_impl.core.ports import MemoryLogStore
 from reference_impl.core.security.mechanisms import make_credential, salted_password
 from reference_impl.protocol.errors import ErrorCode
+from reference_impl.protocol.sasl_client import ScramClient
 
 from .harness import START_MS, BrokerHarness, request
 from .test_security import SASL_CONFIGS

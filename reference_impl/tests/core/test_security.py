@@ -9,7 +9,6 @@ import struct
 
 import pytest
 
-from fixtures.wire.sasl import ScramClient, plain_token
 from reference_impl.core.configs.model import ConfigError
 from reference_impl.core.configs.resolution import BrokerConfig
 from reference_impl.core.controller.scram import bootstrap_records
@@ -30,6 +29,7 @@ from reference_impl.core.security.principal import (
 )
 from reference_impl.core.security.settings import listener_security
 from reference_impl.protocol.errors import ErrorCode
+from reference_impl.protocol.sasl_client import ScramClient, plain_token
 
 from .harness import BrokerHarness, request
 
