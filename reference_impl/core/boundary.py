@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from kio.static.protocol import RequestPayload, ResponsePayload
 
 from reference_impl.log.api import FileRegion
+from reference_impl.protocol.codec import decode_response
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -57,6 +58,17 @@ class RequestFailed:
 
 
 Event = ConnectionOpened | FrameReceived | ConnectionClosed | ResponseReceived | RequestFailed
+
+
+def answer(request_id: int, api_key: int, api_version: int, frame: bytes) -> ResponseReceived | RequestFailed:
+    """What a peer's response frame (size prefix removed) to request ``request_id`` means to the broker,
+    for every shell that carries its requests: the decoded answer, or the request failed when the
+    frame does not decode (a peer's garbage fails the request, never the node)."""
+    try:
+        _corr, body = decode_response(api_key, api_version, frame)
+    except Exception as exc:
+        return RequestFailed(request_id=request_id, reason=f"undecodable response: {exc}")
+    return ResponseReceived(request_id=request_id, body=body)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -26,19 +26,7 @@ from collections.abc import Callable, Generator
 from typing import Any
 
 from reference_impl import defects
-from reference_impl.core.boundary import (
-    CloseConnection,
-    ConnectionClosed,
-    ConnectionOpened,
-    Event,
-    FrameReceived,
-    RequestFailed,
-    ResponseReceived,
-    ResumeReading,
-    SendRequest,
-    SendResponse,
-    Step,
-)
+from reference_impl.core import boundary
 from reference_impl.core.broker import Broker
 from reference_impl.log.api import FileRegion
 from reference_impl.log.descriptors import POOL, PooledFile
@@ -164,7 +152,7 @@ class _Connection(asyncio.BufferedProtocol):
         transport.set_write_buffer_limits(high=high)
         self.shell.connections[self.connection_id] = self
         self.shell.feed(
-            ConnectionOpened(
+            boundary.ConnectionOpened(
                 connection_id=self.connection_id,
                 client_host=str(peer[0]),
                 client_port=int(peer[1]),
@@ -225,7 +213,7 @@ class _Connection(asyncio.BufferedProtocol):
         self._size = -1
         self.shell.guard.received(self.connection_id)
         self.muted = True
-        self.shell.feed(FrameReceived(connection_id=self.connection_id, frame=frame))
+        self.shell.feed(boundary.FrameReceived(connection_id=self.connection_id, frame=frame))
         self._update_reading()
 
     def resume(self) -> None:
@@ -270,7 +258,7 @@ class _Connection(asyncio.BufferedProtocol):
             self._refuse_frame(exc)
             return
         for frame in frames:
-            self.shell.feed(FrameReceived(connection_id=self.connection_id, frame=frame))
+            self.shell.feed(boundary.FrameReceived(connection_id=self.connection_id, frame=frame))
             if self.transport is None or self.transport.is_closing():
                 return
 
@@ -289,7 +277,7 @@ class _Connection(asyncio.BufferedProtocol):
         self.shell.guard.close(self.connection_id)
         for accepting in self.shell.listeners:
             accepting.connection_closed()
-        self.shell.feed(ConnectionClosed(connection_id=self.connection_id))
+        self.shell.feed(boundary.ConnectionClosed(connection_id=self.connection_id))
 
     def write(self, parts: tuple[bytes | FileRegion, ...]) -> None:
         """Write one response; file regions go out with ``sendfile``, in order with everything else."""
@@ -442,12 +430,7 @@ class _PeerConnection(asyncio.Protocol):
                 self.close()
                 return
             request_id, api_key, api_version = self.in_flight.popleft()
-            try:
-                _corr, body = decode_response(api_key, api_version, frame)
-            except Exception as exc:  # a peer's garbage must not take this broker down
-                self.shell.feed(RequestFailed(request_id=request_id, reason=f"undecodable response: {exc}"))
-                continue
-            self.shell.feed(ResponseReceived(request_id=request_id, body=body))
+            self.shell.feed(boundary.answer(request_id, api_key, api_version, frame))
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.fail(f"connection to broker {self.node_id} lost: {exc or 'closed'}")
@@ -460,7 +443,7 @@ class _PeerConnection(asyncio.Protocol):
         self.shell.forget_peer(self)
         while self.in_flight:
             request_id, _key, _version = self.in_flight.popleft()
-            self.shell.feed(RequestFailed(request_id=request_id, reason=reason))
+            self.shell.feed(boundary.RequestFailed(request_id=request_id, reason=reason))
 
     def close(self) -> None:
         if self.transport is not None:
@@ -542,22 +525,22 @@ class BrokerShell:
             for accepting in self.listeners:
                 accepting.connection_closed()
 
-    def feed(self, event: Event) -> None:
+    def feed(self, event: boundary.Event) -> None:
         self.apply(self.broker.step(event, self.clock()))
 
-    def apply(self, step: Step) -> None:
+    def apply(self, step: boundary.Step) -> None:
         for effect in step.effects:
-            if isinstance(effect, SendRequest):
+            if isinstance(effect, boundary.SendRequest):
                 self._send_request(effect)
                 continue
             conn = self.connections.get(effect.connection_id)
             if conn is None:
                 continue
-            if isinstance(effect, SendResponse):
+            if isinstance(effect, boundary.SendResponse):
                 conn.write(effect.parts)
-            elif isinstance(effect, ResumeReading):
+            elif isinstance(effect, boundary.ResumeReading):
                 conn.resume()
-            elif isinstance(effect, CloseConnection):
+            elif isinstance(effect, boundary.CloseConnection):
                 conn.close()
         self._schedule(step.next_wakeup_ms)
 
@@ -596,7 +579,7 @@ class BrokerShell:
             self._refusals = 0
             self._refusal_logged_ms = now
 
-    def _send_request(self, effect: SendRequest) -> None:
+    def _send_request(self, effect: boundary.SendRequest) -> None:
         key = (effect.node_id, effect.host, effect.port, effect.channel)
         peer = self.peers.get(key)
         if peer is None:

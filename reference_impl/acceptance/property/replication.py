@@ -331,6 +331,11 @@ class ReplicationModel:
             self.trace.append(f"{node} loses power (unflushed data lost; log ends at {log.log_end_offset})")
         else:
             self.trace.append(f"{node} crashes (its log, written to the OS, survives)")
+        self._controller_loses(node, choice)
+
+    def _controller_loses(self, node: int, choice: int) -> None:
+        """The controller no longer hears from ``node`` (crashed or cut off): it leaves the ISR
+        (unless it is the last member), a new leader is elected if it led, and the acks wait again."""
         c = self.controller
         if node in c.isr and len(c.isr) > 1:
             c.isr = tuple(n for n in c.isr if n != node)
@@ -361,15 +366,7 @@ class ReplicationModel:
             return
         self.isolated.add(node)
         self.trace.append(f"network partition isolates {node}")
-        c = self.controller
-        if node in c.isr and len(c.isr) > 1:
-            c.isr = tuple(n for n in c.isr if n != node)
-            c.partition_epoch += 1
-        if node == c.leader:
-            self._elect(choice)
-        else:
-            self._publish()
-        self._settle_acks()
+        self._controller_loses(node, choice)
 
     def zombie_produce(self, count: int) -> None:
         """A client on the isolated side writes to a node that still believes it leads (acks=1: the

@@ -14,6 +14,10 @@
   writer on its node, NOT_CONTROLLER (or a forwarded creation) elsewhere.
 
 A single broker keeps its own class (:class:`~.local.LocalController`) rather than running the quorum
-controller over a one-voter Raft log: its metadata log is a plain ``__cluster_metadata`` partition
-log in Kafka's on-disk format that existing data directories hold.
+controller over a one-voter Raft log. Not for its data: the Raft log is the same ``__cluster_metadata``
+partition log, and a single broker's directory starts as a one-voter quorum unchanged
+(``tests/integration/test_single_broker_dir_as_quorum.py``). Because its answers are synchronous (an
+admin write is committed and applied within the request's step, which 328 in-process tests rely on),
+a lone voter still waits an election timeout, and a voter needs a controller listener: the plan and
+its order are in docs/ARCHITECTURE.md, "One controller".
 """

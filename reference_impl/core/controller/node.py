@@ -10,32 +10,24 @@ will drive.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
 
-from reference_impl.core.raft.api import CommittedRecords, RaftConfig, RaftStep
+from reference_impl.core.raft.api import CommittedRecords, RaftStep
 from reference_impl.core.raft.client import RaftClient
 from reference_impl.core.raft.messages import RAFT_MESSAGE_TYPES, Envelope
-from reference_impl.core.raft.quorum_state import QuorumStateStore
-from reference_impl.core.raft.raft_log import RaftLog
 
 from .quorum import ControllerConfig, QuorumController
 
 
 class ControllerNode:
+    """A controller over its Raft replica, built by the caller (the simulator's node factory builds
+    the replica as it builds a broker node's, from the node's disk)."""
+
     def __init__(
-        self,
-        node_id: int,
-        voters: Sequence[int],
-        log: RaftLog,
-        store: QuorumStateStore,
-        rng: random.Random,
-        now_ms: int,
-        raft_config: RaftConfig | None = None,
-        controller_config: ControllerConfig | None = None,
+        self, raft: RaftClient, rng: random.Random, controller_config: ControllerConfig | None = None
     ) -> None:
-        self.node_id = node_id
-        self.raft = RaftClient(node_id, voters, log, store, rng, now_ms, raft_config)
-        self.controller = QuorumController(node_id, self.raft, rng, controller_config)
+        self.node_id = raft.node_id
+        self.raft = raft
+        self.controller = QuorumController(raft.node_id, raft, rng, controller_config)
         self._committed = CommittedRecords()
         self.raft.register(self._committed)
 

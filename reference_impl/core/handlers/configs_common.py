@@ -1,15 +1,20 @@
-"""What DescribeConfigs, AlterConfigs and IncrementalAlterConfigs share: resource checks."""
+"""What DescribeConfigs, AlterConfigs and IncrementalAlterConfigs share: resource checks, and the
+alter APIs' round over their resources."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
+from reference_impl.protocol.apis import response_class
+from reference_impl.protocol.build import build
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
 from ..configs.model import ConfigError
 from ..configs.tables import BROKER_CONFIGS, TOPIC_CONFIGS
 from ..metadata.image import BROKER_RESOURCE, TOPIC_RESOURCE
 from .access import CLUSTER, TOPIC, Op, allowed
+from .registry import Reply, Respond
 
 if TYPE_CHECKING:
     from ..request_context import RequestContext
@@ -66,3 +71,42 @@ def check_changes(resource_type: int, changes: dict[str, str | None]) -> None:
                 definition.validate(value)
             except ConfigError as exc:
                 raise KafkaError(ErrorCode.invalid_config, str(exc)) from None
+
+
+def alter_resources(
+    broker: HandlerHost,
+    ctx: RequestContext,
+    request: Any,
+    api_key: int,
+    changes_of: Callable[[int, str, Any], dict[str, str | None]],
+) -> Reply:
+    """AlterConfigs' and IncrementalAlterConfigs' round: each resource checked (ALTER_CONFIGS on it
+    first), its changes (from ``changes_of(resource_type, resource_name, resource)``, which checks
+    them) written through the controller (or only checked with ``validate_only``), an error per
+    resource."""
+    responses = []
+    for r in request.resources:
+        rtype, rname = int(r.resource_type), r.resource_name
+        entry: dict[str, Any] = {
+            "resource_type": rtype,
+            "resource_name": rname,
+            "error_code": ErrorCode.none,
+            "error_message": None,
+        }
+        try:
+            check_access(broker, ctx, rtype, rname, Op.ALTER_CONFIGS)
+            check_resource(broker, rtype, rname)
+            broker.controller.writer().set_configs(
+                rtype,
+                rname,
+                changes_of(rtype, rname, r),
+                validate_only=bool(request.validate_only),
+                now_ms=ctx.received_ms,
+            )
+        except KafkaError as exc:
+            entry.update(error_code=exc.code, error_message=exc.message)
+        responses.append(entry)
+    broker.sync_partitions(ctx.received_ms)
+    return Respond(
+        build(response_class(api_key, ctx.api_version), {"throttle_time": 0, "responses": responses})
+    )

@@ -11,17 +11,14 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from reference_impl.protocol.apis import response_class
-from reference_impl.protocol.build import build
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
 from ..configs.model import ConfigType
 from ..configs.resolution import effective_topic_configs
 from ..configs.tables import BROKER_CONFIGS, TOPIC_CONFIGS
 from ..metadata.image import TOPIC_RESOURCE
-from .access import Op
-from .configs_common import check_access, check_changes, check_resource
-from .registry import Reply, Respond, handles
+from .configs_common import alter_resources, check_changes
+from .registry import Reply, handles
 
 if TYPE_CHECKING:
     from ..request_context import RequestContext
@@ -32,38 +29,23 @@ SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 
 @handles(44, 0, 1)
 def handle_incremental_alter_configs(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
-    responses = []
-    for r in request.resources:
-        rtype, rname = int(r.resource_type), r.resource_name
-        entry: dict[str, Any] = {
-            "resource_type": rtype,
-            "resource_name": rname,
-            "error_code": ErrorCode.none,
-            "error_message": None,
+    def changes_of(rtype: int, rname: str, resource: Any) -> dict[str, str | None]:
+        names = Counter(c.name for c in resource.configs)
+        if any(n > 1 for n in names.values()):
+            dup = ", ".join(sorted(k for k, n in names.items() if n > 1))
+            raise KafkaError(ErrorCode.invalid_request, f"Error due to duplicate config keys: {dup}")
+        if rtype == TOPIC_RESOURCE:
+            effective = effective_topic_configs(broker.image.topics[rname].configs, broker.config)
+        else:
+            effective = {k: v for k in BROKER_CONFIGS if (v := broker.config.get(k)) is not None}
+        changes = {
+            c.name: _apply(rtype, c.name, int(c.config_operation), c.value, effective)
+            for c in resource.configs
         }
-        try:
-            check_access(broker, ctx, rtype, rname, Op.ALTER_CONFIGS)
-            check_resource(broker, rtype, rname)
-            names = Counter(c.name for c in r.configs)
-            if any(n > 1 for n in names.values()):
-                dup = ", ".join(sorted(k for k, n in names.items() if n > 1))
-                raise KafkaError(ErrorCode.invalid_request, f"Error due to duplicate config keys: {dup}")
-            if rtype == TOPIC_RESOURCE:
-                effective = effective_topic_configs(broker.image.topics[rname].configs, broker.config)
-            else:
-                effective = {k: v for k in BROKER_CONFIGS if (v := broker.config.get(k)) is not None}
-            changes: dict[str, str | None] = {}
-            for c in r.configs:
-                changes[c.name] = _apply(rtype, c.name, int(c.config_operation), c.value, effective)
-            check_changes(rtype, changes)
-            broker.controller.writer().set_configs(
-                rtype, rname, changes, validate_only=bool(request.validate_only), now_ms=ctx.received_ms
-            )
-        except KafkaError as exc:
-            entry.update(error_code=exc.code, error_message=exc.message)
-        responses.append(entry)
-    broker.sync_partitions(ctx.received_ms)
-    return Respond(build(response_class(44, ctx.api_version), {"throttle_time": 0, "responses": responses}))
+        check_changes(rtype, changes)
+        return changes
+
+    return alter_resources(broker, ctx, request, 44, changes_of)
 
 
 def _apply(rtype: int, name: str, op: int, value: str | None, effective: dict[str, str]) -> str | None:

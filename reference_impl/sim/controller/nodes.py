@@ -167,9 +167,8 @@ def controller_factory(
 ) -> Callable[[int, random.Random, int], ControllerNode]:
     def build(node_id: int, rng: random.Random, now_ms: int) -> ControllerNode:
         disk = disks[node_id]
-        return ControllerNode(
-            node_id, voters, disk.raft_log(), disk.quorum_store, rng, now_ms, raft_config, controller_config
-        )
+        raft = RaftClient(node_id, voters, disk.raft_log(), disk.quorum_store, rng, now_ms, raft_config)
+        return ControllerNode(raft, rng, controller_config)
 
     return build
 

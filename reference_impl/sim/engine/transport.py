@@ -40,21 +40,10 @@ from typing import Any
 
 from kio.static.protocol import RequestPayload
 
-from reference_impl.core.boundary import (
-    CloseConnection,
-    ConnectionClosed,
-    ConnectionOpened,
-    Event,
-    FrameReceived,
-    RequestFailed,
-    ResponseReceived,
-    ResumeReading,
-    SendRequest,
-    SendResponse,
-)
+from reference_impl.core import boundary
 from reference_impl.core.raft.messages import Envelope
 from reference_impl.protocol.apis import UnknownApiError, api_name
-from reference_impl.protocol.codec import decode_response, encode_request
+from reference_impl.protocol.codec import encode_request
 
 SYN = b""
 """Sequence 0 of each direction, with no frame: the SYN, and the SYN-ACK that answers it."""
@@ -211,7 +200,7 @@ class Dialer:
         self._by_channel: dict[tuple[int, str, int], _Outgoing] = {}
         self._by_connection: dict[Connection, _Outgoing] = {}
 
-    def send(self, effect: SendRequest, now_ms: int) -> list[Envelope]:
+    def send(self, effect: boundary.SendRequest, now_ms: int) -> list[Envelope]:
         """The segments to send for ``effect``: a SYN first on a new connection; the request
         itself once the connection is established (held until then)."""
         key = (effect.node_id, effect.channel, effect.port)
@@ -238,7 +227,7 @@ class Dialer:
             return opening
         return [envelope]
 
-    def receive(self, source: int, body: Segment | Reset) -> tuple[list[Event], list[Envelope]]:
+    def receive(self, source: int, body: Segment | Reset) -> tuple[list[boundary.Event], list[Envelope]]:
         """A SYN-ACK, a response or a reset from ``source``, the server side of one of this node's
         connections: the events for the broker, and the segments to send now."""
         out = self._by_connection.get(body.connection)
@@ -248,7 +237,7 @@ class Dialer:
             return [], []
         if isinstance(body, Reset):
             return self._fail(out, f"connection reset: {body.reason}"), []
-        events: list[Event] = []
+        events: list[boundary.Event] = []
         sends: list[Envelope] = []
         for frame in out.received.accept(body.seq, body.frame):
             if frame == SYN:
@@ -265,17 +254,14 @@ class Dialer:
                 out.in_flight.appendleft(request)
                 events += self._fail(out, f"correlation id {correlation_id}, expected {request.request_id}")
                 return events, [self._reset_to_server(out.connection, out.peer, "correlation id mismatch")]
-            try:
-                _corr, response = decode_response(request.api_key, request.api_version, frame[4:])
-            except Exception as exc:  # a peer's garbage fails the request, never the node
-                events.append(RequestFailed(request_id=request.request_id, reason=f"undecodable: {exc}"))
-                continue
-            events.append(ResponseReceived(request_id=request.request_id, body=response))
+            events.append(
+                boundary.answer(request.request_id, request.api_key, request.api_version, frame[4:])
+            )
         return events, sends
 
-    def expire(self, now_ms: int) -> tuple[list[Event], list[Envelope]]:
+    def expire(self, now_ms: int) -> tuple[list[boundary.Event], list[Envelope]]:
         """Connections whose oldest request is overdue are dropped (RST to the server)."""
-        events: list[Event] = []
+        events: list[boundary.Event] = []
         envelopes: list[Envelope] = []
         for out in list(self._by_connection.values()):
             if out.in_flight and out.in_flight[0].deadline_ms <= now_ms:
@@ -297,12 +283,14 @@ class Dialer:
             for o in self._by_connection.values()
         ]
 
-    def _fail(self, out: _Outgoing, reason: str) -> list[Event]:
+    def _fail(self, out: _Outgoing, reason: str) -> list[boundary.Event]:
         self._by_connection.pop(out.connection, None)
         for key, known in list(self._by_channel.items()):
             if known is out:
                 del self._by_channel[key]
-        failed: list[Event] = [RequestFailed(request_id=r.request_id, reason=reason) for r in out.in_flight]
+        failed: list[boundary.Event] = [
+            boundary.RequestFailed(request_id=r.request_id, reason=reason) for r in out.in_flight
+        ]
         out.in_flight.clear()
         return failed
 
@@ -333,14 +321,14 @@ class Listener:
         self._by_connection: dict[Connection, _Incoming] = {}
         self._by_local: dict[int, _Incoming] = {}
 
-    def receive(self, body: Segment | Reset) -> tuple[list[Event], list[Envelope]]:
+    def receive(self, body: Segment | Reset) -> tuple[list[boundary.Event], list[Envelope]]:
         """A request segment or a reset from the client side of a connection opened to this node."""
         incoming = self._by_connection.get(body.connection)
         if isinstance(body, Reset):
             if incoming is None:
                 return [], []
             self._forget(incoming)
-            return [ConnectionClosed(connection_id=incoming.local_id)], []
+            return [boundary.ConnectionClosed(connection_id=incoming.local_id)], []
         if incoming is None:
             if body.frame != SYN:  # a connection opened before this node restarted, or reset here
                 reset = Reset(body.connection, False, "unknown connection")
@@ -350,7 +338,7 @@ class Listener:
             incoming = _Incoming(body.connection, next(self._local_ids))
             self._by_connection[body.connection] = incoming
             self._by_local[incoming.local_id] = incoming
-            opened = ConnectionOpened(
+            opened = boundary.ConnectionOpened(
                 connection_id=incoming.local_id,
                 client_host=f"node-{body.connection.client}",
                 client_port=body.connection.number,
@@ -360,13 +348,13 @@ class Listener:
             return [opened], [
                 Envelope(source_id=self.node_id, destination_id=body.connection.client, body=synack)
             ]
-        events: list[Event] = []
+        events: list[boundary.Event] = []
         for frame in incoming.received.accept(body.seq, body.frame):
             if frame != SYN:
-                events.append(FrameReceived(connection_id=incoming.local_id, frame=frame[4:]))
+                events.append(boundary.FrameReceived(connection_id=incoming.local_id, frame=frame[4:]))
         return events, []
 
-    def respond(self, effect: SendResponse) -> Envelope | None:
+    def respond(self, effect: boundary.SendResponse) -> Envelope | None:
         incoming = self._by_local.get(effect.connection_id)
         if incoming is None:
             return None  # the connection was reset while the answer was being made
@@ -381,7 +369,7 @@ class Listener:
             body=Segment(incoming.connection, False, seq, data),
         )
 
-    def close(self, effect: CloseConnection) -> Envelope | None:
+    def close(self, effect: boundary.CloseConnection) -> Envelope | None:
         incoming = self._by_local.get(effect.connection_id)
         if incoming is None:
             return None
@@ -424,7 +412,7 @@ class Endpoint:
         self.dialer = Dialer(node_id, incarnation, request_timeout_ms)
         self.listener = Listener(node_id, listeners)
 
-    def receive(self, envelope: Envelope, now_ms: int) -> tuple[list[Event], list[Envelope]]:
+    def receive(self, envelope: Envelope, now_ms: int) -> tuple[list[boundary.Event], list[Envelope]]:
         """The events a delivered message means to the node, and any reset it answers with."""
         body = envelope.body
         if not isinstance(body, Segment | Reset):
@@ -438,14 +426,14 @@ class Endpoint:
         out: list[Envelope] = []
         for effect in effects:
             envelope: Envelope | None
-            if isinstance(effect, SendRequest):
+            if isinstance(effect, boundary.SendRequest):
                 out += self.dialer.send(effect, now_ms)
                 continue
-            if isinstance(effect, ResumeReading):
+            if isinstance(effect, boundary.ResumeReading):
                 continue  # the simulated network delivers every frame: the core queues them
-            if isinstance(effect, SendResponse):
+            if isinstance(effect, boundary.SendResponse):
                 envelope = self.listener.respond(effect)
-            elif isinstance(effect, CloseConnection):
+            elif isinstance(effect, boundary.CloseConnection):
                 envelope = self.listener.close(effect)
             else:
                 raise TypeError(f"unknown effect {type(effect).__name__}")
@@ -453,7 +441,7 @@ class Endpoint:
                 out.append(envelope)
         return out
 
-    def expire(self, now_ms: int) -> tuple[list[Event], list[Envelope]]:
+    def expire(self, now_ms: int) -> tuple[list[boundary.Event], list[Envelope]]:
         return self.dialer.expire(now_ms)
 
     def is_open(self, segment: Segment) -> bool:
