@@ -126,7 +126,7 @@ def run_plan(plan: list[Stage], args: argparse.Namespace, secured: Sequence[str]
         rows.append(row)
         word = "ok" if row.ok else "could not run" if row.could_not_run else "FAIL"
         _say(f"   {s.name}: {word} — {row.detail} (log: {result.log})")
-    _write_environment(args)
+    _write_environment(args, secured)
     extra = {"target": args.target, "profile": args.profile, "time": f"{time.monotonic() - began:.0f} s"}
     if secured:
         extra["security"] = " ".join(secured)
@@ -155,12 +155,19 @@ def _merge(stage_results: Path, merged: Path) -> None:
         shutil.copy2(path, merged / path.name)
 
 
-def _write_environment(args: argparse.Namespace) -> None:
+def _security_label(secured: Sequence[str]) -> str:
+    """The report's ``security`` key: the protocol given, ``--command-config``, or PLAINTEXT."""
+    if not secured:
+        return "PLAINTEXT"
+    return secured[1] if secured[0] == "--security" else "--command-config"
+
+
+def _write_environment(args: argparse.Namespace, secured: Sequence[str]) -> None:
     from reports.allure import write_categories, write_environment
 
     write_categories(args.results)
     props = {"target": args.target, "profile": args.profile, "python": sys.version.split()[0],
-             "security": args.security or ("--command-config" if args.command_config else "PLAINTEXT")}
+             "security": _security_label(secured)}
     for stage_dir in sorted((args.work / "results").glob("*")):
         env = stage_dir / "environment.properties"
         if env.exists():
