@@ -160,3 +160,18 @@ def test_request_at_unsupported_version_of_another_api_gets_no_answer(
         "Protocol guide, Versioning",
         f"Metadata v{unsupported} was answered ({len(answer or b'')} bytes), the connection stayed open",
     )
+
+
+@pytest.mark.requires("api_versions", min_version=3)
+def test_finalized_features_lie_in_supported_ranges(wire: WireClient) -> None:
+    """KIP-584 (ApiVersions v3 feature lists; Kafka's FinalizedFeatures and BrokerFeatures): every
+    finalized level a broker reports lies within the range it lists as supported for that
+    feature, and no feature is finalized at a level above 0 without being listed as supported."""
+    answer = wire.request("api_versions", 3, client_software_name="kh", client_software_version="1")
+    supported = {
+        str(f.name): (int(f.min_version), int(f.max_version)) for f in answer.supported_features or []
+    }
+    for f in answer.finalized_features or []:
+        name, level = str(f.name), int(f.max_version_level)
+        low, high = supported.get(name, (1, 0))
+        expect(low <= level <= high, "KIP-584", f"{name} finalized at {level}, supported {supported}")

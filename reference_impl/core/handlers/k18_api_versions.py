@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from reference_impl.core.metadata import features
 from reference_impl.protocol.apis import response_class
 from reference_impl.protocol.build import build
 from reference_impl.protocol.errors import ErrorCode
@@ -29,9 +30,9 @@ if TYPE_CHECKING:
 
 
 CONSUMER_GROUP_HEARTBEAT = 68
-GROUP_VERSION = "group.version"
-GROUP_VERSION_LEVEL = 1
-"""KIP-848's consumer protocol (Kafka's ``GroupVersion.GV_1``, server-common's GroupVersion.java)."""
+GROUP_VERSION = features.GROUP_VERSION.name
+GROUP_VERSION_LEVEL = features.GROUP_VERSION.bootstrap_level
+"""KIP-848's consumer protocol (Kafka's ``GroupVersion.GV_1``), from the feature table."""
 SOFTWARE_NAME = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 
 
@@ -52,7 +53,11 @@ def handle_api_versions(broker: HandlerHost, ctx: RequestContext, request: Any) 
     body: dict[str, Any] = {"error_code": 0, "api_keys": keys, "throttle_time": 0}
     if broker.serves(CONSUMER_GROUP_HEARTBEAT, ctx.listener) and CONSUMER_GROUP_HEARTBEAT in HANDLERS:
         body["supported_features"] = [
-            {"name": GROUP_VERSION, "min_version": 0, "max_version": GROUP_VERSION_LEVEL}
+            {
+                "name": GROUP_VERSION,
+                "min_version": features.GROUP_VERSION.min_level,
+                "max_version": features.GROUP_VERSION.max_level,
+            }
         ]
         body["finalized_features_epoch"] = 0
         body["finalized_features"] = [
