@@ -162,12 +162,13 @@ def test_request_at_unsupported_version_of_another_api_gets_no_answer(
     )
 
 
-@pytest.mark.requires("api_versions", min_version=3)
+@pytest.mark.requires("api_versions", min_version=4)
 def test_finalized_features_lie_in_supported_ranges(wire: WireClient) -> None:
     """KIP-584 (ApiVersions v3 feature lists; Kafka's FinalizedFeatures and BrokerFeatures): every
     finalized level a broker reports lies within the range it lists as supported for that
-    feature, and no feature is finalized at a level above 0 without being listed as supported."""
-    answer = wire.request("api_versions", 3, client_software_name="kh", client_software_version="1")
+    feature, and no feature is finalized at a level above 0 without being listed as supported
+    (asked at v4: below it Kafka leaves out features whose range starts at 0, KAFKA-17492)."""
+    answer = wire.request("api_versions", 4, client_software_name="kh", client_software_version="1")
     supported = {
         str(f.name): (int(f.min_version), int(f.max_version)) for f in answer.supported_features or []
     }
@@ -175,3 +176,13 @@ def test_finalized_features_lie_in_supported_ranges(wire: WireClient) -> None:
         name, level = str(f.name), int(f.max_version_level)
         low, high = supported.get(name, (1, 0))
         expect(low <= level <= high, "KIP-584", f"{name} finalized at {level}, supported {supported}")
+
+
+@pytest.mark.requires("api_versions", min_version=3)
+def test_v3_leaves_out_features_supported_from_level_0(wire: WireClient) -> None:
+    """KAFKA-17492 (Kafka's ApiVersionsResponse.java): at ApiVersions v3 a feature whose lowest
+    supported level is 0 is left out of the supported list, as clients before v4 refuse such a
+    range."""
+    answer = wire.request("api_versions", 3, client_software_name="kh", client_software_version="1")
+    zero = [str(f.name) for f in answer.supported_features or [] if int(f.min_version) == 0]
+    expect(not zero, "KAFKA-17492", f"v3 lists features supported from 0: {zero}")

@@ -3,11 +3,10 @@ asked serves (a controller listener the controller's APIs; a broker listener nev
 
 Version notes: v3+ adds client software name/version, which must match
 ``[a-zA-Z0-9](?:[a-zA-Z0-9\\-.]*[a-zA-Z0-9])?`` (KIP-511; INVALID_REQUEST otherwise), and
-the features lists: a listener serving ConsumerGroupHeartbeat lists
-``group.version`` 0-1 as supported and finalized at 1 (KIP-848 is on, as in a
-new Kafka 4.x cluster; KIP-1022), finalized statically with epoch 0 (no
-FeatureLevelRecord in the metadata log); ``metadata.version`` and the other
-features are not finalized here (no feature flags implemented). A request at a version
+the features lists, from the feature table (core/metadata/features.py): ``group.version``
+finalized at 1 (KIP-848 is on, as in a new Kafka 4.x cluster; KIP-1022),
+``metadata.version`` at 25 (4.0-IV3), ``transaction.version`` at 1; finalized statically
+with epoch 0 (no FeatureLevelRecord in the metadata log yet). A request at a version
 above 4 gets a v0 body with UNSUPPORTED_VERSION (the broker layer does that,
 as Kafka does, so the client can retry at a version both know).
 """
@@ -29,10 +28,6 @@ if TYPE_CHECKING:
     from .host import HandlerHost
 
 
-CONSUMER_GROUP_HEARTBEAT = 68
-GROUP_VERSION = features.GROUP_VERSION.name
-GROUP_VERSION_LEVEL = features.GROUP_VERSION.bootstrap_level
-"""KIP-848's consumer protocol (Kafka's ``GroupVersion.GV_1``), from the feature table."""
 SOFTWARE_NAME = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 
 
@@ -51,20 +46,26 @@ def handle_api_versions(broker: HandlerHost, ctx: RequestContext, request: Any) 
         if broker.serves(h.api_key, ctx.listener)
     ]
     body: dict[str, Any] = {"error_code": 0, "api_keys": keys, "throttle_time": 0}
-    if broker.serves(CONSUMER_GROUP_HEARTBEAT, ctx.listener) and CONSUMER_GROUP_HEARTBEAT in HANDLERS:
-        body["supported_features"] = [
-            {
-                "name": GROUP_VERSION,
-                "min_version": features.GROUP_VERSION.min_level,
-                "max_version": features.GROUP_VERSION.max_level,
-            }
-        ]
-        body["finalized_features_epoch"] = 0
-        body["finalized_features"] = [
-            {
-                "name": GROUP_VERSION,
-                "min_version_level": GROUP_VERSION_LEVEL,
-                "max_version_level": GROUP_VERSION_LEVEL,
-            }
-        ]
+    if ctx.api_version >= 3:
+        body.update(feature_lists(ctx.api_version))
     return Respond(build(response_class(18, ctx.api_version), body))
+
+
+def feature_lists(api_version: int) -> dict[str, Any]:
+    """The v3+ feature fields from the feature table. Below v4 a feature whose lowest supported
+    level is 0 is left out of the supported list (Kafka's ApiVersionsResponse.java, KAFKA-17492:
+    older clients refuse a range starting at 0); finalized levels of 0 are never listed."""
+    supported = [
+        {"name": f.name, "min_version": f.min_level, "max_version": f.max_level}
+        for f in features.FEATURES.values()
+        if api_version >= 4 or f.min_level > 0
+    ]
+    finalized = [
+        {"name": name, "min_version_level": level, "max_version_level": level}
+        for name, level in features.bootstrap_levels().items()
+    ]
+    return {
+        "supported_features": supported,
+        "finalized_features_epoch": 0,
+        "finalized_features": finalized,
+    }
