@@ -1,9 +1,11 @@
 """Client quota entities and DescribeClientQuotas filters, as Kafka matches them.
 
 Read from Kafka (not copied): metadata/src/main/java/org/apache/kafka/image/ClientQuotasImage.java
-(``describe``: a filter component per entity type, EXACT / DEFAULT / ANY match types, ``strict``
-asks for entities with no other entity types, a type given twice, an EXACT without a name, an
-unknown type, or ``ip`` mixed with ``user``/``client-id`` are INVALID_REQUEST) and
+(``describe``: a filter component per entity type, EXACT / DEFAULT / SPECIFIED (here ANY, which
+includes the default entity) match types, ``strict`` asks for entities with no other entity
+types; an empty or repeated type, an EXACT without a name, a DEFAULT or SPECIFIED with one, or
+``ip`` mixed with ``user``/``client-id`` are INVALID_REQUEST, an unknown type
+UNSUPPORTED_VERSION; no components and not strict describes everything) and
 DescribeClientQuotasRequest.json (match_type 0 EXACT, 1 DEFAULT, 2 ANY). An entity maps each of
 its types to a name; ``None`` is the default entity of that type.
 
@@ -24,7 +26,12 @@ Entity = Mapping[str, "str | None"]
 
 
 class InvalidFilter(ValueError):
-    """A filter Kafka refuses with INVALID_REQUEST; the message is the error message."""
+    """A filter Kafka refuses: ``error`` is the error name (INVALID_REQUEST, or UNSUPPORTED_VERSION
+    for an entity type it does not know), the message the error message."""
+
+    def __init__(self, message: str, error: str = "INVALID_REQUEST") -> None:
+        super().__init__(message)
+        self.error = error
 
 
 @dataclass(frozen=True)
@@ -38,14 +45,18 @@ def check_filter(components: Iterable[Component]) -> list[Component]:
     seen: set[str] = set()
     out: list[Component] = []
     for c in components:
-        if c.entity_type not in ENTITY_TYPES:
-            raise InvalidFilter(f"Custom entity type '{c.entity_type}' not supported")
+        if not c.entity_type:
+            raise InvalidFilter("Invalid empty entity type.")
         if c.entity_type in seen:
             raise InvalidFilter(f"Entity type {c.entity_type} cannot appear more than once in the filter.")
+        if c.entity_type not in ENTITY_TYPES:
+            raise InvalidFilter(f"Unsupported entity type {c.entity_type}", "UNSUPPORTED_VERSION")
         if c.match_type not in (EXACT, DEFAULT, ANY):
             raise InvalidFilter(f"Unknown match type {c.match_type}")
         if c.match_type == EXACT and c.match is None:
-            raise InvalidFilter("Request specified MATCH_TYPE_EXACT but no match string")
+            raise InvalidFilter("Request specified MATCH_TYPE_EXACT, but set match string to null.")
+        if c.match_type != EXACT and c.match is not None:
+            raise InvalidFilter("Request specified a match string with a DEFAULT or SPECIFIED match type.")
         seen.add(c.entity_type)
         out.append(c)
     if IP in seen and seen & {USER, CLIENT_ID}:

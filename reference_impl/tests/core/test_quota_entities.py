@@ -37,10 +37,23 @@ def test_exact_default_any_and_strict() -> None:
         [Component("user", ANY), Component("user", DEFAULT)],
         [Component("user", EXACT)],
         [Component("ip", ANY), Component("client-id", ANY)],
-        [Component("custom", ANY)],
+        [Component("", ANY)],
+        [Component("user", DEFAULT, "alice")],
+        [Component("user", ANY, "alice")],
         [Component("user", 7)],
     ],
 )
 def test_refused_filters(components: list[Component]) -> None:
     with pytest.raises(InvalidFilter):
         check_filter(components)
+
+
+def test_unknown_entity_type_is_unsupported_version() -> None:
+    with pytest.raises(InvalidFilter) as refused:
+        check_filter([Component("custom", ANY)])
+    assert refused.value.error == "UNSUPPORTED_VERSION"
+
+
+def test_no_components_describes_all_unless_strict() -> None:
+    assert matches(ALICE_APP, check_filter([]), strict=False)
+    assert not matches(ALICE_APP, check_filter([]), strict=True)
