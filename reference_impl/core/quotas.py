@@ -46,15 +46,17 @@ class SampledRate:
         self._samples[-1].value += value
 
     def _purge(self, now_ms: int) -> None:
-        horizon = now_ms - self.windows * self.window_ms
-        self._samples = [s for s in self._samples if s.start_ms + self.window_ms > horizon]
+        # SampledStat.purgeObsoleteSamples: a sample started samples * window ago or more is gone.
+        expire = self.windows * self.window_ms
+        self._samples = [s for s in self._samples if now_ms - s.start_ms < expire]
 
     def window_size_ms(self, now_ms: int) -> int:
-        """Elapsed time the rate divides by: from the oldest sample, at least samples-1 windows."""
+        """Elapsed time the rate divides by: from the oldest sample, plus the windows missing to
+        samples-1 full windows (Rate.windowSize: absent windows count as windows with nothing)."""
         self._purge(now_ms)
         elapsed = now_ms - self._samples[0].start_ms if self._samples else 0
-        least = (self.windows - 1) * self.window_ms
-        return max(elapsed, least)
+        missing = (self.windows - 1) - elapsed // self.window_ms
+        return elapsed + max(0, missing) * self.window_ms
 
     def rate(self, now_ms: int) -> float:
         """Per second."""

@@ -23,4 +23,12 @@ def test_old_samples_are_purged() -> None:
     rate = SampledRate()
     rate.record(11000, now_ms=0)
     assert rate.rate(now_ms=0) == 1100.0
-    assert rate.rate(now_ms=60_000) == 0.0
+    assert rate.rate(now_ms=10_999) > 0.0
+    assert rate.rate(now_ms=11_000) == 0.0
+
+
+def test_window_size_adds_the_missing_full_windows() -> None:
+    rate = SampledRate()
+    rate.record(1, now_ms=0)
+    assert rate.window_size_ms(now_ms=500) == 10_500
+    assert rate.window_size_ms(now_ms=10_500) == 10_500
