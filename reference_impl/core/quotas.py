@@ -2,10 +2,11 @@
 
 Read from Kafka (not copied): clients/src/main/java/org/apache/kafka/common/metrics/stats/
 SampledStat.java and Rate.java (a rate over ``quota.window.num`` = 11 samples of
-``quota.window.size.seconds`` = 1 s each; a sample older than all windows is purged; the window
-the rate divides by is at least ``samples - 1`` full windows), server-common's
-server/quota/QuotaUtils.java (throttle time = (rate - bound) / bound * the rate's window size,
-rounded; bounded by ClientQuotaManager's maxThrottleTimeMs = samples * window) and ClientQuotaManager.java
+``quota.window.size.seconds`` = 1 s each; a sample ``samples`` windows old is purged; the
+rate divides by the time since the oldest sample plus the full windows missing to
+``samples - 1``), server-common's server/quota/QuotaUtils.java (throttle time =
+(rate - bound) / bound * the rate's window size, rounded; bounded by ClientQuotaManager's
+maxThrottleTimeMs = samples * window) and ClientQuotaManager.java
 (``recordAndGetThrottleTimeMs``: record first, then the throttle if the bound is passed).
 KIP-219: the broker answers at once with ``throttle_time_ms`` and then mutes the connection for
 that long; the caller does the muting, this module only counts.
