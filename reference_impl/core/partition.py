@@ -33,6 +33,7 @@ from .mutants import (
     HW_WITHOUT_FOLLOWERS,
     ISR_EXPAND_EARLY,
     KIP279_HOLE,
+    LATE_MARKER_APPLIES,
     LSO_ABOVE_HW,
     MUTANT_CONFIG,
     NO_DEDUP,
@@ -283,12 +284,25 @@ class Partition:
         return AppendOutcome(info.first_offset, info.last_offset)
 
     def append_marker(
-        self, producer_id: int, producer_epoch: int, coordinator_epoch: int, commit: bool, now_ms: int
+        self,
+        producer_id: int,
+        producer_epoch: int,
+        coordinator_epoch: int,
+        commit: bool,
+        now_ms: int,
+        transaction_version: int = 0,
     ) -> CompletedTxn | None:
-        """Write a COMMIT or ABORT control batch for ``producer_id`` (WriteTxnMarkers)."""
+        """Write a COMMIT or ABORT control batch for ``producer_id`` (WriteTxnMarkers; a transaction
+        version 2 marker must carry an epoch above the producer's data, KIP-890)."""
         if not self.is_leader:
             raise _not_leader(self)
-        self.producers.validate_marker(producer_id, producer_epoch, coordinator_epoch)
+        self.producers.validate_marker(
+            producer_id,
+            producer_epoch,
+            coordinator_epoch,
+            transaction_version,
+            strict=not self._mutant(LATE_MARKER_APPLIES),
+        )
         batch = bytearray(
             build_control_batch(
                 commit=commit,

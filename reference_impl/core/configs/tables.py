@@ -15,6 +15,7 @@ from reference_impl.defects import DEFECTS_CONFIG
 from ..kraft.roles import parse_roles
 from ..mutants import ALL as MUTANTS
 from ..mutants import MUTANT_CONFIG
+from ..mutants import TXN_MODES as TXN_MUTANTS
 from ..security.settings import SECURITY_CONFIGS
 from .model import INT_MAX, LONG_MAX, ConfigDef, ConfigType, parse_peer_addresses, parse_quorum_voters
 
@@ -250,7 +251,7 @@ TOPIC_CONFIGS: dict[str, ConfigDef] = {
             None,
             "A seeded bug mode for the property suite's mutation check; never set in production.",
             ((MUTANT_CONFIG, _same),),
-            choices=MUTANTS,
+            choices=MUTANTS + TXN_MUTANTS,
             hidden=True,
         ),
     )

@@ -15,7 +15,14 @@ smaller than ``min.insync.replicas``; INVALID_REQUIRED_ACKS for other acks.
 Version notes: v5+ log_start_offset; v8+ record_errors and error_message;
 v10+ current_leader on NOT_LEADER_OR_FOLLOWER; v13 topics by id.
 Idempotent batches are deduplicated and sequence-checked per producer; a transactional
-batch must come from a producer whose open transaction added the partition.
+batch must come from a producer whose open transaction added the partition (KIP-890
+verification, where this broker is the transaction's coordinator): otherwise
+INVALID_TXN_STATE before v11, TRANSACTION_ABORTABLE from v11, INVALID_PRODUCER_EPOCH for
+another epoch, NOT_ENOUGH_REPLICAS (retriable) while the transaction is ending. From v12
+(transaction version 2) the broker adds the partition to the open transaction itself.
+Not implemented: verification of a transaction coordinated by another broker (Kafka's leader
+sends AddPartitionsToTxn v4+ to the coordinator; here such a batch is taken unverified), and
+the append waiting for an implicit add's state record to be replicated.
 """
 
 from __future__ import annotations
@@ -34,6 +41,7 @@ from ..purgatory import DelayedOperation
 from ..validation import RejectedRecords
 from .access import TOPIC, TXN, Op, allowed
 from .registry import Deferred, NoResponse, Reply, Respond, handles
+from .txn_common import FIRST_ADD_PARTITION_PRODUCE, verification_code
 
 if TYPE_CHECKING:
     from ..request_context import RequestContext
@@ -45,9 +53,11 @@ _LOG_START_ON_ERROR = frozenset({ErrorCode.invalid_record, ErrorCode.invalid_tim
 
 
 def _transaction_check(
-    broker: HandlerHost, request: Any, key: tuple[str, int]
+    broker: HandlerHost, request: Any, key: tuple[str, int], version: int, now_ms: int
 ) -> Callable[[BatchHeader], None]:
-    """KIP-890 part 1: a transactional batch must belong to a partition its transaction added."""
+    """KIP-890: a transactional batch must belong to a partition its transaction added (part 1,
+    verification); from v12 (part 2, transaction version 2) the partition is added to the open
+    transaction here instead. Codes as that version knows them (:func:`.txn_common.verification_code`)."""
     transactional_id = get(request, "transactional_id")
 
     def check(header: BatchHeader) -> None:
@@ -55,9 +65,18 @@ def _transaction_check(
             return
         if transactional_id is None:
             raise KafkaError(ErrorCode.invalid_request, "transactional batch without a transactional id")
-        broker.txn_coordinator.verify_partition(
-            transactional_id, header.producer_id, header.producer_epoch, key
-        )
+        try:
+            broker.txn_coordinator.verify_partition(
+                transactional_id,
+                header.producer_id,
+                header.producer_epoch,
+                key,
+                now_ms,
+                add=version >= FIRST_ADD_PARTITION_PRODUCE,
+            )
+        except KafkaError as exc:
+            code = verification_code(exc.code, version, FIRST_ADD_PARTITION_PRODUCE, produce=True)
+            raise KafkaError(code, exc.message or code.name) from exc
 
     return check
 
@@ -107,7 +126,7 @@ def handle_produce(broker: HandlerHost, ctx: RequestContext, request: Any) -> Re
                         pdata.records,
                         acks,
                         now,
-                        verify=_transaction_check(broker, request, part.key),
+                        verify=_transaction_check(broker, request, part.key, ctx.api_version, now),
                         from_client=True,
                     )
                 except KafkaError as exc:
