@@ -86,6 +86,15 @@ def committed_view(h: BrokerHarness, topic: str) -> tuple[list[bytes | None], in
     return out, int(p.last_stable_offset)
 
 
+def create_topic(h: BrokerHarness, name: str, mutant: str | None) -> None:
+    """A one-partition topic, with the seeded bug mode ``mutant`` on (``reference.mutant``)."""
+    if mutant is None:
+        create(h, name)
+    else:
+        assert MUTANT_CONFIG == "reference.mutant"
+        create(h, name, reference_mutant=mutant)
+
+
 def start(h: BrokerHarness, tid: str = "tx", *topics: str) -> tuple[int, int]:
     for t in topics:
         create(h, t)
@@ -189,9 +198,8 @@ def test_a_late_marker_never_ends_the_next_transaction() -> None:
     ``late-marker-applies`` the late marker ends transaction 2 and its records show uncommitted."""
     for mutant in (None, LATE_MARKER_APPLIES):
         h = BrokerHarness()
-        configs = {MUTANT_CONFIG.replace(".", "_"): mutant} if mutant else {}
         pid, epoch = start(h, "tx")
-        create(h, "t", **configs)
+        create_topic(h, "t", mutant)
         produce_v(h, "tx", pid, epoch, 0, "t", [b"one"], 12)
         assert int(end_v(h, "tx", pid, epoch, True).producer_epoch) == epoch + 1
         produce_v(h, "tx", pid, epoch + 1, 0, "t", [b"two"], 12)
