@@ -173,6 +173,8 @@ def _batched(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
             )
         except KafkaError as exc:
             settle(tid, dict.fromkeys(keys, exc.code))
+    if not transactions:  # nothing asked: answered at once
+        reply.answer(ErrorCode.none)
     return reply.deferred()
 
 

@@ -281,3 +281,10 @@ def test_txn_offset_commit_v5_adds_the_offsets_partition() -> None:
     assert commit(4) == ErrorCode.transaction_abortable
     assert commit(5) == ErrorCode.none
     assert end_v(h, "tx", pid, epoch, True).error_code == ErrorCode.none
+
+
+def test_add_partitions_to_txn_v4_with_no_transaction_is_answered() -> None:
+    """An AddPartitionsToTxn v4+ naming no transaction is answered at once (empty results)."""
+    h = BrokerHarness()
+    r = h.call(request(24, 5, transactions=[]))
+    assert int(r.error_code) == ErrorCode.none and r.results_by_transaction == ()
