@@ -513,6 +513,8 @@ class TransactionCoordinator:
         new.transition(TxnState.PREPARE_EPOCH_FENCE, now_ms)
         new.last_producer_id, new.last_producer_epoch = meta.producer_id, meta.producer_epoch
         new.producer_epoch = min(meta.producer_epoch + 1, MAX_EPOCH - 1)
+        if new.producer_epoch == meta.producer_epoch:
+            new.client_version = 0  # no bump left: a version 2 marker at the data's epoch would be refused
         new.transition(TxnState.PREPARE_ABORT, now_ms)
         try:
             self._begin_completion(new, now_ms, None)
@@ -624,6 +626,7 @@ class TransactionCoordinator:
                     job.coordinator_epoch,
                     job.commit,
                     now_ms,
+                    job.transaction_version,
                 )
                 waiting.append((part, part.leader_epoch, offset))
             except KafkaError as exc:

@@ -288,3 +288,23 @@ def test_add_partitions_to_txn_v4_with_no_transaction_is_answered() -> None:
     h = BrokerHarness()
     r = h.call(request(24, 5, transactions=[]))
     assert int(r.error_code) == ErrorCode.none and r.results_by_transaction == ()
+
+
+def test_a_timed_out_version_2_transaction_is_aborted_with_its_markers() -> None:
+    """A transaction opened by Produce v12 and left open past its timeout is aborted with a bumped
+    epoch: its marker is written (the LSO passes it) and the records are not delivered; at the
+    highest epoch the abort keeps the epoch and writes a version 0 marker, which the partition takes."""
+    for first_epoch in (None, MAX_EPOCH - 1):
+        h = BrokerHarness()
+        r = init(h, "tx", timeout_ms=1_000)
+        pid = int(r.producer_id)
+        create(h, "t")
+        if first_epoch is not None:
+            h.broker.txn_coordinator.txns["tx"].producer_epoch = first_epoch
+        epoch = h.broker.txn_coordinator.txns["tx"].producer_epoch
+        assert produce_v(h, "tx", pid, epoch, 0, "t", [b"open"], 12).error_code == ErrorCode.none
+        h.advance(5_000)
+        h.broker.txn_coordinator.expire_timed_out(h.now_ms)
+        h.advance(1_000)
+        visible, lso = committed_view(h, "t")
+        assert (visible, lso) == ([], 2), first_epoch
