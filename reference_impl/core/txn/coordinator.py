@@ -21,6 +21,18 @@ becomes leader of a state partition replays it, and finishes the
 transactions it finds in PrepareCommit or PrepareAbort by sending their
 markers again (the partitions keep duplicates harmless).
 
+Transaction version 2 (KIP-890), decided per request as Kafka's broker does
+(``TransactionVersion.transactionVersionForEndTxn`` / ``ForAddPartitionsToTxn``, and
+``AddPartitionsToTxnManager`` for Produce v12+ and TxnOffsetCommit v5+): EndTxn v5 bumps the epoch
+in the Prepare* state, so the markers carry the new epoch and the partitions refuse anything at the
+old one, including a late marker of the ended transaction (a version 2 marker must be above the
+data's epoch, :meth:`..producer_state.ProducerStateManager.validate_marker`); an exhausted epoch
+hands over a new producer id when the transaction completes; Produce and TxnOffsetCommit add the
+partition themselves (:meth:`TransactionCoordinator.verify_partition` with ``add``). Not persisted
+(the v0 log value has no field; Kafka's flexible v1 value carries them tagged): a transaction's
+version and the next producer id of an overflowing end, so a coordinator that takes over such a
+completion writes version 0 markers and keeps the old producer id (its client re-initialises).
+
 Errors are Kafka's: INVALID_PRODUCER_ID_MAPPING, PRODUCER_FENCED (mapped to
 INVALID_PRODUCER_EPOCH for old request versions by the handlers),
 CONCURRENT_TRANSACTIONS, INVALID_TXN_STATE, INVALID_TRANSACTION_TIMEOUT.
