@@ -36,8 +36,8 @@ is off (the controller's own rule, :func:`.controller.elections.unclean_configur
 LATE_MARKER_APPLIES = "late-marker-applies"
 """A transaction version 2 marker is checked as a version 0 one (its epoch may equal the producer's data
 epoch), so a late marker of an ended transaction ends the next one (KIP-890's fencing undone). Caught
-by the transactions property test (``tests/core/test_txn_v2_property.py``), not the replication machine:
-it is listed in :data:`TXN_MODES`, not :data:`ALL`."""
+by the transactions property check (``acceptance/property/txn_v2.py``, also run by
+``kafka-harness mutants``), not the replication machine: it is in :data:`TXN_MODES`, not :data:`ALL`."""
 
 ALL = (
     TRUNCATE_TO_HW,

@@ -4,102 +4,14 @@ AddPartitionsToTxn v4+, and late markers that can never end a later transaction.
 
 from __future__ import annotations
 
-from typing import Any
-
-from reference_impl.core.mutants import LATE_MARKER_APPLIES, MUTANT_CONFIG
+from reference_impl.core.mutants import LATE_MARKER_APPLIES
 from reference_impl.core.txn.state import MAX_EPOCH
 from reference_impl.protocol.errors import ErrorCode
-from reference_impl.protocol.record_set import build_batch, control_record_type, iter_records
-from reference_impl.protocol.records import parse_header
 
-from .harness import START_MS, BrokerHarness, request
-from .test_data_path import create, fetch_request
+from .harness import BrokerHarness, request
+from .test_data_path import create
 from .test_transactions import add, init
-
-
-def end_v(h: BrokerHarness, tid: str, pid: int, epoch: int, commit: bool, version: int = 5) -> Any:
-    return h.call(
-        request(26, version, transactional_id=tid, producer_id=pid, producer_epoch=epoch, committed=commit)
-    )
-
-
-def produce_v(
-    h: BrokerHarness, tid: str, pid: int, epoch: int, seq: int, topic: str, values: list[bytes], version: int
-) -> Any:
-    batch = build_batch(
-        [(None, v) for v in values],
-        base_timestamp=START_MS,
-        producer_id=pid,
-        producer_epoch=epoch,
-        base_sequence=seq,
-        transactional=True,
-    )
-    r = h.call(
-        request(
-            0,
-            version,
-            acks=-1,
-            timeout=1000,
-            transactional_id=tid,
-            topic_data=[{"name": topic, "partition_data": [{"index": 0, "records": batch}]}],
-        )
-    )
-    return r.responses[0].partition_responses[0]
-
-
-def marker(h: BrokerHarness, pid: int, epoch: int, commit: bool, topic: str, version: int = 2) -> int:
-    """A WriteTxnMarkers (as a coordinator sends) for partition 0 of ``topic``, transaction version 2."""
-    fields: dict[str, Any] = {
-        "producer_id": pid,
-        "producer_epoch": epoch,
-        "transaction_result": commit,
-        "topics": [{"name": topic, "partition_indexes": [0]}],
-        "coordinator_epoch": 0,
-    }
-    if version >= 2:
-        fields["transaction_version"] = 2
-    r = h.call(request(27, version, markers=[fields]))
-    return int(r.markers[0].topics[0].partitions[0].error_code)
-
-
-def committed_view(h: BrokerHarness, topic: str) -> tuple[list[bytes | None], int]:
-    """What a read_committed consumer delivers (aborted transactions dropped, KIP-98), and the LSO."""
-    r = h.call(fetch_request(topic, 0, 0, isolation_level=1))
-    p = r.responses[0].partitions[0]
-    aborted = sorted((int(a.first_offset), int(a.producer_id)) for a in (p.aborted_transactions or ()))
-    active: set[int] = set()
-    out: list[bytes | None] = []
-    position = 0
-    while position < len(p.records):
-        header = parse_header(p.records, position)
-        position += header.size
-        while aborted and aborted[0][0] <= header.base_offset + header.last_offset_delta:
-            active.add(aborted.pop(0)[1])
-        records = list(iter_records(p.records, header))
-        if header.is_control:
-            if records and control_record_type(records[0]) == 0:
-                active.discard(header.producer_id)
-            continue
-        if header.is_transactional and header.producer_id in active:
-            continue
-        out += [rec.value for rec in records]
-    return out, int(p.last_stable_offset)
-
-
-def create_topic(h: BrokerHarness, name: str, mutant: str | None) -> None:
-    """A one-partition topic, with the seeded bug mode ``mutant`` on (``reference.mutant``)."""
-    if mutant is None:
-        create(h, name)
-    else:
-        assert MUTANT_CONFIG == "reference.mutant"
-        create(h, name, reference_mutant=mutant)
-
-
-def start(h: BrokerHarness, tid: str = "tx", *topics: str) -> tuple[int, int]:
-    for t in topics:
-        create(h, t)
-    r = init(h, tid)
-    return int(r.producer_id), int(r.producer_epoch)
+from .txn_v2_driver import committed_view, create_topic, end_v, marker, produce_v, start
 
 
 def test_end_txn_v5_bumps_the_epoch_and_fences_the_ended_transaction() -> None:
