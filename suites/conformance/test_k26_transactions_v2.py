@@ -46,18 +46,19 @@ def committed_values(router: Router, caps: Capabilities, topic: str, partition: 
         time.sleep(0.1)
 
 
-def colocated(router: Router, topic_factory: Callable[..., str], txn: Txn) -> tuple[str, int]:
-    """A partition whose leader is the transaction's coordinator (on one broker, partition 0): where
-    a broker verifies without a round trip, so the rule is checked on every target the same way."""
+def placements(router: Router, topic_factory: Callable[..., str], txn: Txn) -> list[tuple[str, int]]:
+    """Partitions to write to: on one broker partition 0; on a cluster one led by the transaction's
+    coordinator and one led by another broker (which must ask the coordinator, KIP-890)."""
     if not router.is_cluster:
-        return topic_factory(), 0
+        return [(topic_factory(), 0)]
     node = router.coordinator_of(txn.tid, TXN_KEY)
     topic = topic_factory(partitions=8)
     router.refresh([topic])
-    for partition in range(8):
-        if router.leader_of(topic, partition) == node:
-            return topic, partition
-    raise AssertionError(f"[{RULE}] no partition of {topic} is led by the coordinator {node}")
+    leaders = {p: router.leader_of(topic, p) for p in range(8)}
+    local = [p for p, leader in leaders.items() if leader == node]
+    remote = [p for p, leader in leaders.items() if leader is not None and leader != node]
+    expect(bool(local and remote), RULE, f"{topic}'s leaders {leaders} around the coordinator {node}")
+    return [(topic, local[0]), (topic, remote[0])]
 
 
 @pytest.mark.versions("end_txn", lo=5)
@@ -90,14 +91,19 @@ def test_end_txn_v5_retry_answers_the_current_epoch(
     version: int, router: Router, caps: Capabilities, unique: Callable[[str], str], topic: str
 ) -> None:
     """Kafka's version 2 table: an EndTxn repeated at the epoch just below the current one (a retry
-    whose answer was lost) of the same result is NONE with the current producer id and epoch; of
+    whose answer was lost) of the same result is NONE with the current producer id and epoch (once
+    the markers are written; CONCURRENT_TRANSACTIONS meanwhile, retried as clients do); of
     the other result INVALID_TXN_STATE; two epochs below PRODUCER_FENCED."""
     txn = Txn(router, caps, unique("tx"))
     expect_code(txn.add_partitions(topic)[0], "NONE", rule=RULE)
     expect_code(txn.produce(topic, [b"r"]).error_code, "NONE", rule=RULE)
     old = txn.epoch
     expect_code(txn.end(True, version=version), "NONE", rule=RULE)
+    deadline = time.monotonic() + SETTLE_S  # while the markers are written: CONCURRENT_TRANSACTIONS
     retry = txn.end_answer(True, epoch=old, version=version)
+    while retry.error_code.name.upper() == "CONCURRENT_TRANSACTIONS" and time.monotonic() < deadline:
+        time.sleep(0.05)
+        retry = txn.end_answer(True, epoch=old, version=version)
     expect_code(retry.error_code, "NONE", rule=RULE, where="a retried commit")
     expect_equal(
         (int(retry.producer_id), int(retry.producer_epoch)), (txn.pid, txn.epoch), RULE, "the retry's answer"
@@ -156,13 +162,20 @@ def test_produce_v12_adds_the_partition_to_the_transaction(
     """Produce v12+ (transaction version 2): a transactional batch for a partition the transaction has
     not added is accepted and the partition joins the transaction; its commit makes it visible."""
     txn = Txn(router, caps, unique("tx"))
-    topic, partition = colocated(router, topic_factory, txn)
-    answer = txn.produce(topic, [b"implicit"], partition, version=version)
-    expect_code(answer.error_code, "NONE", rule=f"{RULE} Produce v{version}")
+    places = placements(router, topic_factory, txn)
+    for topic, partition in places:
+        answer = txn.produce(topic, [b"implicit"], partition, version=version)
+        expect_code(
+            answer.error_code, "NONE", rule=f"{RULE} Produce v{version}", where=f"partition {partition}"
+        )
     expect_code(txn.end(True), "NONE", rule=RULE)
-    expect_equal(
-        committed_values(router, caps, topic, partition, 2), [b"implicit"], RULE, "read_committed values"
-    )
+    for topic, partition in places:
+        expect_equal(
+            committed_values(router, caps, topic, partition, 2),
+            [b"implicit"],
+            RULE,
+            f"read_committed values of partition {partition}",
+        )
 
 
 @pytest.mark.versions("produce", lo=3, hi=11)
@@ -177,10 +190,11 @@ def test_produce_to_a_partition_not_added_is_refused(
     (Kafka verifies it with the coordinator): INVALID_TXN_STATE up to v10, TRANSACTION_ABORTABLE at
     v11; nothing is appended."""
     txn = Txn(router, caps, unique("tx"))
-    topic, partition = colocated(router, topic_factory, txn)
-    answer = txn.produce(topic, [b"unadded"], partition, version=version)
     wanted = "TRANSACTION_ABORTABLE" if version >= 11 else "INVALID_TXN_STATE"
-    expect_code(answer.error_code, wanted, rule=f"{RULE} verification", where=f"Produce v{version}")
+    for topic, partition in placements(router, topic_factory, txn):
+        answer = txn.produce(topic, [b"unadded"], partition, version=version)
+        where = f"Produce v{version}, partition {partition}"
+        expect_code(answer.error_code, wanted, rule=f"{RULE} verification", where=where)
 
 
 @pytest.mark.versions("add_partitions_to_txn", lo=4)

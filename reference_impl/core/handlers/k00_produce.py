@@ -20,9 +20,10 @@ verification, where this broker is the transaction's coordinator): otherwise
 INVALID_TXN_STATE before v11, TRANSACTION_ABORTABLE from v11, INVALID_PRODUCER_EPOCH for
 another epoch, NOT_ENOUGH_REPLICAS (retriable) while the transaction is ending. From v12
 (transaction version 2) the broker adds the partition to the open transaction itself.
-Not implemented: verification of a transaction coordinated by another broker (Kafka's leader
-sends AddPartitionsToTxn v4+ to the coordinator; here such a batch is taken unverified), and
-the append waiting for an implicit add's state record to be replicated.
+A transaction coordinated by another broker is verified (or, from v12, added) there with
+AddPartitionsToTxn v4 before the append (:mod:`.txn_verification`). Not implemented: an in-process
+implicit add waiting for its state record to be replicated before the append, and verification of
+acks=0 produces on another broker's transactions (appended unverified).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from ..validation import RejectedRecords
 from .access import TOPIC, TXN, Op, allowed
 from .registry import Deferred, NoResponse, Reply, Respond, handles
 from .txn_common import FIRST_ADD_PARTITION_PRODUCE, verification_code
+from .txn_verification import Codes, verify_remotely
 
 if TYPE_CHECKING:
     from ..request_context import RequestContext
@@ -83,6 +85,12 @@ def _transaction_check(
 
 @handles(0, 3, 13)
 def handle_produce(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
+    remote = verify_remotely(broker, ctx, request, lambda codes: _produce(broker, ctx, request, codes))
+    return remote if remote is not None else _produce(broker, ctx, request, {})
+
+
+def _produce(broker: HandlerHost, ctx: RequestContext, request: Any, verified: Codes) -> Reply:
+    """The produce, with ``verified`` the remote coordinator's answer for its transactional partitions."""
     acks = int(request.acks)
     now = ctx.received_ms
     topics = []
@@ -120,6 +128,11 @@ def handle_produce(broker: HandlerHost, ctx: RequestContext, request: Any) -> Re
                 entry["error_code"] = missing
             elif refuses_client_writes(part.topic):
                 entry["error_code"] = ErrorCode.invalid_topic_exception
+            elif verified.get(part.key, ErrorCode.none) is not ErrorCode.none:
+                code = verified[part.key]
+                entry["error_code"] = verification_code(
+                    code, ctx.api_version, FIRST_ADD_PARTITION_PRODUCE, produce=True
+                )
             else:
                 try:
                     info = part.append_as_leader(
