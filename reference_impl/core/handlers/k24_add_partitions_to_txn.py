@@ -10,7 +10,8 @@ required (else the top-level CLUSTER_AUTHORIZATION_FAILED), each transaction eit
 Kafka's ``handleVerifyPartitionsInTransaction``) or added as transaction version 2
 (``TransactionVersion.transactionVersionForAddPartitionsToTxn``: above v3). v5 is v4's layout
 (its answers may carry TRANSACTION_ABORTABLE to the producer, KIP-1050). Brokers of this
-reference answer it as coordinators; their own produce path verifies in-process only.
+reference send it (v4) when they lead a partition of a transaction another broker coordinates
+(:mod:`.txn_verification`).
 """
 
 from __future__ import annotations

@@ -429,9 +429,10 @@ class TransactionCoordinator:
         instead, as AddPartitionsToTxn would, and the write goes on; the caller maps the codes
         to what its request version knows.
 
-        Only where this broker is the transaction's coordinator: a partition led elsewhere
-        takes the batch unverified (the leader-to-coordinator round trip, AddPartitionsToTxn
-        v4+ sent by the leader, is not implemented; the coordinator answers it)."""
+        Only where this broker is the transaction's coordinator (elsewhere it returns at once):
+        a leader of another broker's transaction asks that coordinator with AddPartitionsToTxn
+        v4 first (``handlers/txn_verification.py``), which lands in :meth:`verify_partitions` or
+        :meth:`add_partitions`."""
         if not self.is_coordinator(transactional_id):
             return
         meta = self.txns.get(transactional_id)
