@@ -448,6 +448,14 @@ def _describe_scram(acl: AclWorld, _name: str) -> Any:
     return answer.error_code
 
 
+def _describe_quorum(acl: AclWorld, _name: str) -> Any:
+    """The top-level error (Kafka's ControllerApis.handleDescribeQuorum wants DESCRIBE on the cluster)."""
+    partition = {"partition_index": 0}
+    topics = [{"topic_name": "__cluster_metadata", "partitions": [partition]}]
+    answer = acl.restricted.request("describe_quorum", acl.caps.best("describe_quorum"), topics=topics)
+    return answer.error_code
+
+
 def _consumer_group_describe(acl: AclWorld, name: str) -> Any:
     answer = acl.restricted.request(
         "consumer_group_describe", acl.caps.best("consumer_group_describe"), group_ids=[name],
@@ -487,6 +495,7 @@ MATRIX = [
     Case("list_partition_reassignments", C, Op.DESCRIBE, _list_reassignments, CLUSTER_DENIED, topic=False),
     Case("consumer_group_describe", G, Op.DESCRIBE, _consumer_group_describe, GROUP_DENIED, topic=False),
     Case("describe_user_scram_credentials", C, Op.DESCRIBE, _describe_scram, CLUSTER_DENIED, topic=False),
+    Case("describe_quorum", C, Op.DESCRIBE, _describe_quorum, CLUSTER_DENIED, topic=False),
     Case("find_coordinator(group)", G, Op.DESCRIBE, _find_group, GROUP_DENIED, topic=False),
     Case("join_group", G, Op.READ, _join, GROUP_DENIED, topic=False),
     Case("offset_fetch", G, Op.DESCRIBE, _offset_fetch, GROUP_DENIED, topic=False),
