@@ -82,6 +82,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--brokers", type=int, default=None, help="brokers (default: --rf)")
     p.add_argument("--partitions", type=int, default=3)
     p.add_argument("--consumers", choices=["assign", "group"], default="assign")
+    p.add_argument(
+        "--group-protocol",
+        choices=["classic", "consumer"],
+        default="classic",
+        help="the group consumers' rebalance protocol (consumer: KIP-848; implies --consumers group)",
+    )
     p.add_argument("--unclean-election", type=_bool, default=False)
     p.add_argument("--toxiproxy-url", default=None, help="use a running Toxiproxy server")
     p.add_argument(
@@ -179,7 +185,8 @@ def make_campaign(args: argparse.Namespace, faults: list[str], seed: int, out: P
         rf=args.rf,
         brokers=args.brokers or args.rf,
         partitions=args.partitions,
-        consumer_mode=args.consumers,
+        consumer_mode="group" if args.group_protocol == "consumer" else args.consumers,
+        group_protocol=args.group_protocol,
         unclean_election=args.unclean_election,
         toxiproxy_url=args.toxiproxy_url,
         packet_faults=args.packet_faults,

@@ -60,6 +60,8 @@ class Campaign:
     brokers: int = 1
     partitions: int = 3
     consumer_mode: str = "assign"
+    group_protocol: str = "classic"
+    """classic (JoinGroup/SyncGroup) or consumer (KIP-848's ConsumerGroupHeartbeat) for group consumers."""
     unclean_election: bool = False
     toxiproxy_url: str | None = None
     drain_s: float = 30.0
@@ -104,6 +106,7 @@ class Campaign:
             "brokers": self.brokers,
             "partitions": self.partitions,
             "consumer_mode": self.consumer_mode,
+            "group_protocol": self.group_protocol,
             "unclean_election": self.unclean_election,
             "restart_check": self.runs_restart_check,
             "crash_clients": self.crash_clients,
@@ -392,6 +395,7 @@ def _workloads(
         retries=c.retries,
         idempotence=c.idempotence,
         consumer_mode=c.consumer_mode,
+        group_protocol=c.group_protocol,
     )
     if c.workload == "queue":
         main = QueueWorkload(recorder, bootstrap, options, group=f"{topics[0]}-group")
