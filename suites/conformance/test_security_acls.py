@@ -606,6 +606,32 @@ def test_metadata_lists_only_described_topics(acl: AclWorld) -> None:
     expect({seen, hidden} <= admin_listed, APIS_RULE, "the run's principal does not see both topics")
 
 
+def test_describe_topic_partitions_lists_only_described_topics(acl: AclWorld) -> None:
+    """DescribeTopicPartitions (KIP-966) authorizes as Metadata (``DescribeTopicPartitionsRequestHandler``):
+    an empty list describes only topics the principal may DESCRIBE; a named topic without DESCRIBE is
+    TOPIC_AUTHORIZATION_FAILED with the zero topic id, whether it exists or not."""
+    if not acl.caps.versions("describe_topic_partitions"):
+        pytest.skip("DescribeTopicPartitions is not advertised")
+    seen, hidden = acl.topic("dtp-seen"), acl.topic("dtp-hidden")
+    acl.grant(T, seen, Op.DESCRIBE)
+    v = acl.caps.best("describe_topic_partitions")
+    everything = acl.restricted.request(
+        "describe_topic_partitions", v, topics=[], response_partition_limit=2000, cursor=None
+    )
+    listed = {t.name for t in everything.topics}
+    expect(seen in listed and hidden not in listed, APIS_RULE, f"listed {sorted(listed)}: {seen} only")
+    missing = acl.name("no-such-topic")
+    named = acl.restricted.request(
+        "describe_topic_partitions", v, topics=[{"name": hidden}, {"name": missing}],
+        response_partition_limit=2000, cursor=None,
+    )  # fmt: skip
+    for entry in named.topics:
+        where = f"DescribeTopicPartitions {entry.name}"
+        expect_code(entry.error_code, TOPIC_DENIED, rule=APIS_RULE, where=where)
+        refused_id = entry.topic_id
+        expect(refused_id in (None, uuid.UUID(int=0)), APIS_RULE, f"{where}: topic id {refused_id}")
+
+
 def test_authorized_operations_bitfields(acl: AclWorld) -> None:
     """``include_topic_authorized_operations`` (Metadata v8+), ``include_cluster_authorized_operations``
     (DescribeCluster) and ``include_authorized_operations`` (DescribeGroups v3+) carry a bit per allowed

@@ -262,6 +262,14 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {
         ConfigDef("auto.create.topics.enable", _T.BOOLEAN, "true", "Create topics on Metadata requests."),
         ConfigDef("num.partitions", _T.INT, "1", "Partitions of an auto-created topic.", valid=_at_least(1)),
         ConfigDef(
+            "max.request.partition.size.limit",
+            _T.INT,
+            "2000",
+            "Most partitions one DescribeTopicPartitions answer holds (KIP-966; Kafka's ServerConfigs).",
+            valid=_at_least(1),
+            read_only=True,
+        ),
+        ConfigDef(
             "default.replication.factor",
             _T.INT,
             "1",

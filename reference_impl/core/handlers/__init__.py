@@ -62,6 +62,7 @@ from . import (  # noqa: F401  (imported to register)
     k67_allocate_producer_ids,
     k68_consumer_group_heartbeat,
     k69_consumer_group_describe,
+    k75_describe_topic_partitions,
 )
 from .registry import HANDLERS, Deferred, Handler, NoResponse, Reply, Respond, handles
 
