@@ -44,6 +44,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "dump-log": ("reference_impl.tools.dump_log", "print and verify the batches of a log segment"),
     "find-record": ("reference_impl.tools.find_record", "search a reference broker's files for a value"),
+    "api-table": ("reference_impl.tools.api_table", "ApiVersions: the reference vs Kafka, the gap ledger"),
     "certs": ("kafka_harness.certs_cli", "write a CA and broker and client certificates as PEM"),
     "topics": ("kafka_harness.admin.topics", "list, describe, create, delete, alter topics"),
     "groups": ("kafka_harness.admin.groups", "list, describe, reset offsets of, delete consumer groups"),
