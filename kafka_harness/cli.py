@@ -51,6 +51,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "offsets": ("kafka_harness.admin.offsets", "earliest, latest and by-time offsets per partition"),
     "acls": ("kafka_harness.admin.acls", "list, add, remove ACLs (CreateAcls, DescribeAcls, DeleteAcls)"),
     "users": ("kafka_harness.admin.users", "list, add, delete SCRAM users (AlterUserScramCredentials)"),
+    "telemetry": ("kafka_harness.admin.telemetry", "client telemetry (KIP-714): what clients pushed"),
 }
 
 

@@ -86,6 +86,7 @@ from .request_context import RequestContext
 from .security import Authenticator
 from .security.acls import authorizer_from_config
 from .security.mechanisms import ScramCredential
+from .telemetry import ClientTelemetry
 from .txn.coordinator import TransactionCoordinator
 
 log = logging.getLogger("reference_impl.broker")
@@ -192,6 +193,7 @@ class Broker:
             config.static, config.get_int("sasl.server.max.receive.size"), scram=self.scram_credential
         )
         self.authorizer = authorizer_from_config(config.static)
+        self.telemetry = ClientTelemetry()
         """``StandardAuthorizer`` when ``authorizer.class.name`` names it (issue 18); None: no ACLs."""
         self._outbox: list[Effect] = []
         self._maintenance_interval_ms = min(

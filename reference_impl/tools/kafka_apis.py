@@ -164,9 +164,6 @@ GAP_LEDGER: dict[int, str] = {
     70: "ControllerRegistration (KIP-919): controllers are known from controller.quorum.voters; they do not "
     "register their endpoints and features in the metadata log.",
     73: "AssignReplicasToDirs (KIP-858 JBOD) — one log directory per broker.",
-    71: "Client telemetry (KIP-714) — being added on branch k4apis.",
-    72: "Client telemetry (KIP-714) — being added on branch k4apis.",
-    74: "ListConfigResources (KIP-714/KIP-1142) — being added on branch k4apis.",
     76: "Share groups (KIP-932) — issue 20's share-group work (branch share).",
     77: "Share groups (KIP-932) — branch share.",
     78: "Share groups (KIP-932) — branch share.",

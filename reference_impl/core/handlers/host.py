@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from ..ports import LogStore
     from ..purgatory import Purgatory
     from ..security.acls import Authorizer
+    from ..telemetry import ClientTelemetry
     from ..txn.coordinator import TransactionCoordinator
 
 
@@ -59,6 +60,10 @@ class HandlerHost(ReplicaHost, PeerMessenger, Protocol):
 
     @property
     def txn_coordinator(self) -> TransactionCoordinator: ...
+
+    @property
+    def telemetry(self) -> ClientTelemetry:
+        """The client instances and their pushed metrics (KIP-714, core/telemetry.py)."""
 
     def sync_partitions(self, now_ms: int) -> None:
         """Open, lead, follow or drop partitions as the metadata image now says."""
