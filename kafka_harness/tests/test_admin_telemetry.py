@@ -12,7 +12,8 @@ import pytest
 
 from fixtures.targets import Target, launch
 from fixtures.wire import WireClient
-from kafka_harness.cli import main
+
+from .test_admin_cli import run
 
 
 def _field(number: int, payload: bytes) -> bytes:
@@ -25,12 +26,6 @@ def target() -> Iterator[Target]:
     running = launch("reference")
     yield running
     running.close()
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    status = main(list(argv))
-    out = capsys.readouterr()
-    return status, out.out, out.err
 
 
 def test_subscribe_push_and_show(target: Target, capsys: pytest.CaptureFixture[str]) -> None:
@@ -48,8 +43,9 @@ def test_subscribe_push_and_show(target: Target, capsys: pytest.CaptureFixture[s
         assert list(sub.requested_metrics) == ["*"]
         metrics = _field(1, _field(2, _field(2, _field(1, b"org.apache.kafka.producer.io.wait.time"))))
         pushed = wire.request(
-            "push_telemetry", 0, client_instance_id=sub.client_instance_id, subscription_id=sub.subscription_id,
-            terminating=False, compression_type=1, metrics=gzip.compress(metrics),
+            "push_telemetry", 0, client_instance_id=sub.client_instance_id,
+            subscription_id=sub.subscription_id, terminating=False, compression_type=1,
+            metrics=gzip.compress(metrics),
         )  # fmt: skip
         assert pushed.error_code.value == 0
     status, out, err = run(capsys, "telemetry", "-b", b, "--json")
