@@ -22,14 +22,12 @@ import json
 import sys
 from typing import Any
 
-from fixtures.wire import Capabilities, WireClient
+from fixtures.wire import Capabilities, WireClient, ops
 
 from .common import add_connection_args, emit, run_wire
 
 PROG = "kafka-harness telemetry"
-CLIENT_METRICS = 16
-INSPECT_RESOURCE = "kafka-harness.pushed-telemetry"
-SET, DELETE = 0, 1
+CLIENT_METRICS = ops.CLIENT_METRICS
 MAX_ROWS = 10_000
 
 
@@ -56,24 +54,6 @@ def _error(code: Any, message: Any, what: str) -> int:
     return 1
 
 
-def _alter(wire: WireClient, name: str, configs: dict[str, tuple[int, str | None]]) -> Any:
-    answer = wire.request(
-        "incremental_alter_configs",
-        wire_best(wire, "incremental_alter_configs"),
-        resources=[
-            {
-                "resource_type": CLIENT_METRICS,
-                "resource_name": name,
-                "configs": [
-                    {"name": k, "config_operation": op, "value": v} for k, (op, v) in configs.items()
-                ],
-            }
-        ],
-        validate_only=False,
-    )
-    return answer.responses[0]
-
-
 def wire_best(wire: WireClient, api: str) -> int:
     """The newest version of ``api`` both sides know (NotAdvertisedError names it when none)."""
     return Capabilities(wire.api_versions()).best(api)
@@ -82,14 +62,14 @@ def wire_best(wire: WireClient, api: str) -> int:
 def _act(args: argparse.Namespace, wire: WireClient) -> int:
     if args.action in ("subscribe", "unsubscribe"):
         if args.action == "subscribe":
-            configs: dict[str, tuple[int, str | None]] = {"metrics": (SET, args.metrics)}
+            configs: dict[str, str | None] = {"metrics": args.metrics}
             if args.interval_ms is not None:
-                configs["interval.ms"] = (SET, str(args.interval_ms))
+                configs["interval.ms"] = str(args.interval_ms)
             if args.match is not None:
-                configs["match"] = (SET, args.match)
+                configs["match"] = args.match
         else:
-            configs = {k: (DELETE, None) for k in ("metrics", "interval.ms", "match")}
-        result = _alter(wire, args.name, configs)
+            configs = dict.fromkeys(("metrics", "interval.ms", "match"))
+        result = ops.alter_client_metrics(wire, Capabilities(wire.api_versions()), args.name, configs)
         if result.error_code.value != 0:
             return _error(result.error_code, result.error_message, args.name)
         print(f"{args.action}d {args.name}")
@@ -106,16 +86,9 @@ def _act(args: argparse.Namespace, wire: WireClient) -> int:
             ["subscription"],
         )
         return 0
-    answer = wire.request(
-        "describe_configs",
-        wire_best(wire, "describe_configs"),
-        resources=[
-            {"resource_type": CLIENT_METRICS, "resource_name": INSPECT_RESOURCE, "configuration_keys": None}
-        ],
-        include_synonyms=False,
-        include_documentation=False,
+    result = ops.describe_client_metrics(
+        wire, Capabilities(wire.api_versions()), ops.TELEMETRY_INSPECT_RESOURCE
     )
-    result = answer.results[0]
     if result.error_code.value != 0:
         return _error(result.error_code, result.error_message, "DescribeConfigs")
     rows = []

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from fixtures.wire import Capabilities, WireClient
+from fixtures.wire import Capabilities, WireClient, ops
 
 from .expect import expect, expect_code, expect_equal
 
@@ -47,30 +47,11 @@ def _metrics_data(*names: str) -> bytes:
 
 
 def _alter(wire: WireClient, caps: Capabilities, name: str, op: int, configs: dict[str, str | None]) -> Any:
-    answer = wire.request(
-        "incremental_alter_configs",
-        caps.best("incremental_alter_configs"),
-        resources=[
-            {
-                "resource_type": CLIENT_METRICS,
-                "resource_name": name,
-                "configs": [{"name": k, "config_operation": op, "value": v} for k, v in configs.items()],
-            }
-        ],
-        validate_only=False,
-    )
-    return answer.responses[0]
+    return ops.alter_client_metrics(wire, caps, name, configs if op == SET else dict.fromkeys(configs))
 
 
 def _describe(wire: WireClient, caps: Capabilities, name: str) -> Any:
-    answer = wire.request(
-        "describe_configs",
-        caps.best("describe_configs"),
-        resources=[{"resource_type": CLIENT_METRICS, "resource_name": name, "configuration_keys": None}],
-        include_synonyms=False,
-        include_documentation=False,
-    )
-    return answer.results[0]
+    return ops.describe_client_metrics(wire, caps, name)
 
 
 @pytest.fixture
