@@ -54,13 +54,19 @@ def _describe(wire: WireClient, caps: Capabilities, name: str) -> Any:
     return ops.describe_client_metrics(wire, caps, name)
 
 
+def _require_client_metrics(caps: Capabilities) -> None:
+    """A target that advertises ListConfigResources (KIP-714's ListClientMetricsResources) claims
+    client-metrics resources; one that does not is skipped."""
+    if not caps.versions("incremental_alter_configs") or not caps.versions("list_config_resources"):
+        pytest.skip("the target does not advertise IncrementalAlterConfigs and ListConfigResources")
+
+
 @pytest.fixture
 def subscription(
     wire: WireClient, caps: Capabilities, unique: Callable[[str], str]
 ) -> Iterator[Callable[[str, str, int], str]]:
     """``make(client_id, metrics, interval_ms)`` → a subscription for that client id; deleted after."""
-    if not caps.versions("incremental_alter_configs"):
-        pytest.skip("IncrementalAlterConfigs is not advertised")
+    _require_client_metrics(caps)
     made: list[str] = []
 
     def make(client_id: str, metrics: str, interval_ms: int) -> str:
@@ -197,7 +203,7 @@ def test_client_metrics_configs_round_trip(
     wire: WireClient, caps: Capabilities, subscription: Callable[[str, str, int], str]
 ) -> None:
     """A subscription set through IncrementalAlterConfigs is described with its three configs
-    (source CLIENT_METRICS_CONFIG), and listed by ListConfigResources when advertised."""
+    (source CLIENT_METRICS_CONFIG), and listed by ListConfigResources at every version."""
     name = subscription("some-client", "org.apache.kafka.consumer.", 30000)
     described = _describe(wire, caps, name)
     expect_code(described.error_code, "NONE", rule=RULE)
@@ -208,16 +214,15 @@ def test_client_metrics_configs_round_trip(
         RULE,
         "client-metrics configs",
     )
-    if caps.versions("list_config_resources"):
-        for version in caps.versions("list_config_resources"):
-            body: dict[str, Any] = {"resource_types": [CLIENT_METRICS]} if version >= 1 else {}
-            listed = wire.request("list_config_resources", version, **body)
-            expect_code(listed.error_code, "NONE", rule="KIP-1142")
-            expect(
-                name in {r.resource_name for r in listed.config_resources},
-                "KIP-1142",
-                f"v{version}: {name} not listed",
-            )
+    for version in caps.versions("list_config_resources"):
+        body: dict[str, Any] = {"resource_types": [CLIENT_METRICS]} if version >= 1 else {}
+        listed = wire.request("list_config_resources", version, **body)
+        expect_code(listed.error_code, "NONE", rule="KIP-1142")
+        expect(
+            name in {r.resource_name for r in listed.config_resources},
+            "KIP-1142",
+            f"v{version}: {name} not listed",
+        )
 
 
 @pytest.mark.parametrize(
@@ -234,7 +239,6 @@ def test_bad_client_metrics_configs_are_refused(
 ) -> None:
     """ClientMetricsConfigs.validate: unknown names and an interval outside 100 ms..1 h are
     INVALID_REQUEST, a match selector on an unknown key INVALID_CONFIG."""
-    if not caps.versions("incremental_alter_configs"):
-        pytest.skip("IncrementalAlterConfigs is not advertised")
+    _require_client_metrics(caps)
     result = _alter(wire, caps, unique("bad-sub"), SET, dict(configs))
     expect_code(result.error_code, code, rule="ClientMetricsConfigs.java")
