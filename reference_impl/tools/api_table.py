@@ -21,7 +21,7 @@ from reference_impl.core.handlers import HANDLERS
 from reference_impl.core.kraft.roles import CONTROLLER_LISTENER_APIS, CONTROLLER_ONLY_APIS
 from reference_impl.protocol.apis import API_NAMES, schema_versions
 
-from .kafka_apis import BROKER, CONTROLLER, GAP_LEDGER, KAFKA_LISTENERS, KAFKA_RELEASE
+from .kafka_apis import BEHAVIOUR_GAPS, BROKER, CONTROLLER, GAP_LEDGER, KAFKA_LISTENERS, KAFKA_RELEASE
 
 Range = tuple[int, int] | None
 
@@ -115,6 +115,14 @@ def render() -> str:
     for r in table:
         if r.differs:
             lines.append(f"- **{r.api_key} {r.name}**: {GAP_LEDGER.get(r.api_key, '(no reason given)')}")
+    lines += [
+        "",
+        "## Behaviour gaps in advertised APIs",
+        "",
+        "Same versions as Kafka, different behaviour, and why.",
+        "",
+    ]
+    lines += [f"- **{what}**: {why}" for what, why in BEHAVIOUR_GAPS]
     return "\n".join(lines) + "\n"
 
 

@@ -183,3 +183,31 @@ GAP_LEDGER: dict[int, str] = {
     88: "Streams groups (KIP-1071, early access in Kafka 4.1) are not implemented.",
     89: "Streams groups (KIP-1071) are not implemented.",
 }
+
+BEHAVIOUR_GAPS: tuple[tuple[str, str], ...] = (
+    (
+        "DescribeTopicPartitions: eligible leader replicas (KIP-966)",
+        "The controller keeps no ELR (no `eligible.leader.replicas.version` feature, no ELR in "
+        "PartitionRecord/PartitionChangeRecord, no ELR-based election): implementing it means new record "
+        "fields, the feature level and the election rules, more than this change could carry. Kafka with "
+        "that feature at level 0 (ELR off; 4.0's default, not checked here for newer releases' new "
+        "clusters) keeps the ELR and last-known ELR empty and DescribeTopicPartitions answers `[]` for "
+        "both, which is what the reference answers (core/handlers/k75_describe_topic_partitions.py).",
+    ),
+    (
+        "Telemetry APIs always advertised (KIP-714)",
+        "Kafka advertises GetTelemetrySubscriptions and PushTelemetry only when a metrics reporter that "
+        "receives client telemetry is configured; the reference always has its receiver (a bounded "
+        "in-memory store that `kafka-harness telemetry` reads), so it always advertises them.",
+    ),
+    (
+        "Telemetry: software name and version selectors",
+        "The reference does not keep the client software name and version a client sent in ApiVersions "
+        "v3+; `match` selectors on client_software_name / client_software_version match the empty string.",
+    ),
+    (
+        "Telemetry: the pushed-metrics read path",
+        "DescribeConfigs of the client-metrics resource `kafka-harness.pushed-telemetry` lists what clients "
+        "pushed (one JSON summary per client instance); Kafka would list that resource's configs (none).",
+    ),
+)

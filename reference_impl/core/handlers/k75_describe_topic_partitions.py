@@ -18,8 +18,8 @@ and ``KRaftMetadataCache.getTopicMetadataForDescribeTopicResponse`` in
   a topic's end and more topics follow, ``next_cursor`` is the next topic at partition 0.
 * Each partition: leader (-1 when its broker is not registered), epoch, replicas, ISR, offline
   replicas, error NONE. Eligible leader replicas (KIP-966 part 1) are not kept by the reference's
-  controller; Kafka with ``eligible.leader.replicas.version`` at 0 (the default of the 4.0 release
-  line) keeps them empty, and answers ``[]`` for ``eligible_leader_replicas`` and
+  controller; Kafka with ``eligible.leader.replicas.version`` at 0 (ELR off, 4.0's default) keeps
+  them empty, and answers ``[]`` for ``eligible_leader_replicas`` and
   ``last_known_elr`` (``Replicas.toList`` of an empty array), which is what is answered here.
   (Gap ledger: docs/APIVERSIONS.md.)
 * ``topic_authorized_operations`` is always filled (the request has no flag for it).
