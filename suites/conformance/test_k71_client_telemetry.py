@@ -11,6 +11,7 @@ every subscription a case makes names its own client id in ``match`` and is dele
 from __future__ import annotations
 
 import gzip
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -26,6 +27,7 @@ RULE = "KIP-714"
 MANAGER = "ClientMetricsManager.java"
 CLIENT_METRICS = 16
 SET, DELETE = 0, 1
+APPLY_WAIT_S = 10.0
 
 
 def _metrics_data(*names: str) -> bytes:
@@ -79,6 +81,10 @@ def subscription(
         result = _alter(wire, caps, name, SET, configs)
         expect_code(result.error_code, "NONE", rule=RULE, where=f"creating subscription {name}")
         made.append(name)
+        # on a cluster the broker this test talks to applies the controller's record in its own time
+        deadline = time.monotonic() + APPLY_WAIT_S
+        while not _describe(wire, caps, name).configs and time.monotonic() < deadline:
+            time.sleep(0.05)
         return name
 
     yield make
