@@ -25,8 +25,9 @@ and so this module's, sans-IO (time comes in as ``now_ms``):
   OpenTelemetry ``MetricsData`` are INVALID_RECORD.
 
 The store (the reference's own receiver): per client instance, its client id and address, the
-subscription it was given, counts, and the last :data:`KEPT_PUSHES` pushes' metric names (at most
-:data:`MAX_NAMES` each, each name cut at :data:`MAX_NAME_CHARS`). Bounded whatever clients send:
+subscription it was given, counts, the last :data:`KEPT_PUSHES` pushes and the newest push's metric
+names (at most :data:`MAX_NAMES`, each cut at :data:`MAX_NAME_CHARS`); an inspection lists the
+:data:`MAX_INSPECTED` instances seen last. Bounded whatever clients send:
 at most :data:`MAX_INSTANCES` instances (least recently seen evicted; Kafka's cache holds 16,384),
 instances idle longer than ``max(60 s, 3 x interval)`` dropped (Kafka's expiry), payloads
 inflated to at most :data:`MAX_INFLATED` bytes (``inflate``'s bounded streams), and the protobuf
@@ -66,8 +67,10 @@ SUPPORTED_COMPRESSION = (4, 3, 1, 2)
 """What GetTelemetrySubscriptions offers, Kafka's order: zstd, lz4, gzip, snappy."""
 MAX_INSTANCES = 1024
 KEPT_PUSHES = 4
-MAX_NAMES = 256
-MAX_NAME_CHARS = 200
+MAX_NAMES = 128
+MAX_NAME_CHARS = 120
+MAX_INSPECTED = 256
+"""Instances an inspection lists (the most recently seen): its answer stays a few MiB at most."""
 MAX_INFLATED = 8 * 1024 * 1024
 MAX_PROTO_FIELDS = 200_000
 EXPIRY_MIN_MS = 60_000
@@ -288,6 +291,8 @@ class ClientTelemetry:
                 return ErrorCode.invalid_record
         instance.pushes += 1
         instance.bytes += len(payload)
+        for older in instance.kept:  # only the newest push keeps its names: bounded per instance
+            older.metrics = []
         instance.kept.append(Push(now_ms, codec, len(payload), terminating, names))
         return ErrorCode.none
 
@@ -295,7 +300,8 @@ class ClientTelemetry:
         """One JSON summary per known client instance (the harness's read path)."""
         del image
         out: dict[str, str] = {}
-        for iid, inst in self._instances.items():
+        newest = list(self._instances.items())[-MAX_INSPECTED:]
+        for iid, inst in newest:
             out[str(iid)] = json.dumps(
                 {
                     "client_id": inst.client_id,

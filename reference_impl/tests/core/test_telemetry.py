@@ -3,6 +3,7 @@ client-metrics configs across snapshots, and what a hostile client sends stays b
 
 from __future__ import annotations
 
+import json
 import uuid
 from types import SimpleNamespace
 
@@ -83,7 +84,9 @@ def test_push_keeps_a_bounded_history() -> None:
         assert store.push(image, push, "c", "h", 1 << 20, now) == ErrorCode.none
         now += 100
     assert f'"pushes": {telemetry.KEPT_PUSHES + 3}' in store.inspect(image)[str(iid)]
-    assert store.inspect(image)[str(iid)].count('"at_ms"') == telemetry.KEPT_PUSHES
+    summary = json.loads(store.inspect(image)[str(iid)])
+    assert len(summary["last_pushes"]) == telemetry.KEPT_PUSHES
+    assert [p["metrics"] for p in summary["last_pushes"]] == [[], [], [], ["m"]]
 
 
 def test_bad_subscription_configs() -> None:
