@@ -7,8 +7,9 @@ and so this module's, sans-IO (time comes in as ``now_ms``):
 * A subscription is a client-metrics config resource (type 16): ``metrics`` (name prefixes, ``*``
   for all), ``interval.ms`` (100 ms to 1 h, default 5 min) and ``match`` (``key=regex`` selectors on
   client_instance_id, client_id, client_software_name, client_software_version,
-  client_source_address, client_source_port; every selector must match whole). Unknown names and an
-  interval out of range are INVALID_REQUEST, a bad selector INVALID_CONFIG.
+  client_source_address, client_source_port; every selector must match whole; the software name and
+  version are what the connection's ApiVersions v3+ said, the port is not known here and matches "").
+  Unknown names and an interval out of range are INVALID_REQUEST, a bad selector INVALID_CONFIG.
 * GetTelemetrySubscriptions: a zero client instance id gets a new one. The instance's metrics are
   the union over the subscriptions it matches (``*`` alone if one asks for all), its push interval
   their smallest (5 min when none), its subscription id a CRC-32C of both XOR the id's hash. A second
@@ -75,6 +76,8 @@ MAX_INFLATED = 8 * 1024 * 1024
 MAX_PROTO_FIELDS = 200_000
 EXPIRY_MIN_MS = 60_000
 ZERO = uuid.UUID(int=0)
+Client = tuple[str, str, tuple[str, str]]
+"""(client id, source address, (software name, software version)): what selectors match on."""
 NEVER = -(2**62)
 """The timestamp of a request never made (Kafka starts at 0 on a wall clock; the core's clock may not)."""
 
@@ -174,15 +177,28 @@ class ClientTelemetry:
 
     def __init__(self) -> None:
         self._instances: OrderedDict[uuid.UUID, Instance] = OrderedDict()
+        self._software: OrderedDict[int, tuple[str, str]] = OrderedDict()
+
+    def note_software(self, connection_id: int, name: str, version: str) -> None:
+        """What a connection's ApiVersions v3+ said (KIP-511), for the software selectors; the
+        :data:`MAX_INSTANCES` connections heard last are kept."""
+        self._software[connection_id] = (name[:MAX_NAME_CHARS], version[:MAX_NAME_CHARS])
+        self._software.move_to_end(connection_id)
+        while len(self._software) > MAX_INSTANCES:
+            self._software.popitem(last=False)
+
+    def software(self, connection_id: int) -> tuple[str, str]:
+        return self._software.get(connection_id, ("", ""))
 
     def _subscription(
-        self, image: MetadataImage, instance_id: uuid.UUID, client_id: str, address: str
+        self, image: MetadataImage, instance_id: uuid.UUID, client: Client
     ) -> tuple[tuple[str, ...], int]:
+        client_id, address, (software, software_version) = client
         attributes = {
             "client_instance_id": str(instance_id),
             "client_id": client_id,
-            "client_software_name": "",
-            "client_software_version": "",
+            "client_software_name": software,
+            "client_software_version": software_version,
             "client_source_address": address,
             "client_source_port": "",
         }
@@ -204,18 +220,18 @@ class ClientTelemetry:
         return chosen, interval
 
     def _instance(
-        self, image: MetadataImage, instance_id: uuid.UUID, client_id: str, address: str, now_ms: int
+        self, image: MetadataImage, instance_id: uuid.UUID, client: Client, now_ms: int
     ) -> Instance:
         self._expire(now_ms)
         version = _version(image)
         known = self._instances.get(instance_id)
         if known is None or known.version != version:
-            metrics, interval = self._subscription(image, instance_id, client_id, address)
+            metrics, interval = self._subscription(image, instance_id, client)
             digest = crc32c((repr(list(metrics)) + str(interval)).encode())
             fresh = Instance(
                 instance_id,
-                client_id,
-                address,
+                client[0],
+                client[1],
                 version,
                 _int32(digest ^ _uuid_hash(instance_id)),
                 metrics,
@@ -240,12 +256,14 @@ class ClientTelemetry:
 
     def get_subscriptions(
         self, image: MetadataImage, requested: uuid.UUID | None, new_id: uuid.UUID, client_id: str,
-        address: str, max_bytes: int, now_ms: int,
+        address: str, max_bytes: int, now_ms: int, connection_id: int = -1,
     ) -> dict[str, Any]:  # fmt: skip
         """The GetTelemetrySubscriptions answer's fields (``new_id`` is used for a zero id)."""
         instance_id = requested if requested not in (None, ZERO) else new_id
         assert instance_id is not None
-        instance = self._instance(image, instance_id, client_id, address, now_ms)
+        instance = self._instance(
+            image, instance_id, (client_id, address, self.software(connection_id)), now_ms
+        )
         if not instance.may_get(now_ms):
             return {"error_code": ErrorCode.throttling_quota_exceeded}
         return {
@@ -260,12 +278,15 @@ class ClientTelemetry:
         }
 
     def push(
-        self, image: MetadataImage, request: Any, client_id: str, address: str, max_bytes: int, now_ms: int
-    ) -> ErrorCode:
+        self, image: MetadataImage, request: Any, client_id: str, address: str, max_bytes: int, now_ms: int,
+        connection_id: int = -1,
+    ) -> ErrorCode:  # fmt: skip
         instance_id = request.client_instance_id
         if instance_id in (None, ZERO):
             return ErrorCode.invalid_request
-        instance = self._instance(image, instance_id, client_id, address, now_ms)
+        instance = self._instance(
+            image, instance_id, (client_id, address, self.software(connection_id)), now_ms
+        )
         terminating = bool(request.terminating)
         try:
             if instance.terminating:

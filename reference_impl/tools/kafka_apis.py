@@ -201,9 +201,9 @@ BEHAVIOUR_GAPS: tuple[tuple[str, str], ...] = (
         "in-memory store that `kafka-harness telemetry` reads), so it always advertises them.",
     ),
     (
-        "Telemetry: software name and version selectors",
-        "The reference does not keep the client software name and version a client sent in ApiVersions "
-        "v3+; `match` selectors on client_software_name / client_software_version match the empty string.",
+        "Telemetry: the client_source_port selector",
+        "The core does not know a connection's source port; `match` selectors on client_source_port "
+        "match the empty string.",
     ),
     (
         "Telemetry: the pushed-metrics read path",

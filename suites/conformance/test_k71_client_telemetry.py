@@ -66,17 +66,18 @@ def _require_client_metrics(caps: Capabilities) -> None:
 @pytest.fixture
 def subscription(
     wire: WireClient, caps: Capabilities, unique: Callable[[str], str]
-) -> Iterator[Callable[[str, str, int], str]]:
-    """``make(client_id, metrics, interval_ms)`` → a subscription for that client id; deleted after."""
+) -> Iterator[Callable[..., str]]:
+    """``make(client_id, metrics, interval_ms, also="")`` → a subscription for that client id (and the
+    ``also`` selectors); deleted after."""
     _require_client_metrics(caps)
     made: list[str] = []
 
-    def make(client_id: str, metrics: str, interval_ms: int) -> str:
+    def make(client_id: str, metrics: str, interval_ms: int, also: str = "") -> str:
         name = unique("sub")
         configs: dict[str, str | None] = {
             "metrics": metrics,
             "interval.ms": str(interval_ms),
-            "match": f"client_id={client_id}",
+            "match": f"client_id={client_id}" + (f",{also}" if also else ""),
         }
         result = _alter(wire, caps, name, SET, configs)
         expect_code(result.error_code, "NONE", rule=RULE, where=f"creating subscription {name}")
@@ -122,7 +123,7 @@ def telemetry_client(
 
 @pytest.mark.versions("get_telemetry_subscriptions")
 def test_subscription_for_a_matching_client(
-    version: int, telemetry_client: tuple[WireClient, str], subscription: Callable[[str, str, int], str]
+    version: int, telemetry_client: tuple[WireClient, str], subscription: Callable[..., str]
 ) -> None:
     """A new instance (zero id) gets an id, the metrics and interval of the subscription matching its
     client id, the compression types and ``telemetry_max_bytes``; delta temporality."""
@@ -152,9 +153,27 @@ def test_unmatched_client_gets_no_metrics_and_early_get_is_throttled(
     expect_code(again.error_code, "THROTTLING_QUOTA_EXCEEDED", rule=MANAGER)
 
 
+@pytest.mark.versions("get_telemetry_subscriptions")
+def test_software_name_selector(
+    version: int, telemetry_client: tuple[WireClient, str], subscription: Callable[..., str]
+) -> None:
+    """``match`` selectors on client_software_name/version match what the connection's ApiVersions
+    v3+ said (here the harness's "kafka-harness"), together with the client id."""
+    wire, client_id = telemetry_client
+    wire.api_versions()
+    subscription(client_id, "org.apache.kafka.consumer.", 60000, "client_software_name=kafka-harness")
+    subscription(client_id, "org.apache.kafka.producer.", 60000, "client_software_name=librdkafka")
+    answer = _get(wire)
+    expect_code(answer.error_code, "NONE", rule=MANAGER)
+    wanted = ["org.apache.kafka.consumer."]
+    expect_equal(
+        list(answer.requested_metrics), wanted, RULE, "metrics of the subscription matching the software"
+    )
+
+
 @pytest.mark.versions("push_telemetry")
 def test_push_rules(
-    version: int, telemetry_client: tuple[WireClient, str], subscription: Callable[[str, str, int], str]
+    version: int, telemetry_client: tuple[WireClient, str], subscription: Callable[..., str]
 ) -> None:
     """Each on a new client instance, right after its GetTelemetrySubscriptions (a push's throttle
     check comes first and a refused push still counts as the last push): another subscription id is
@@ -185,7 +204,7 @@ def test_push_rules(
 
 @pytest.mark.versions("push_telemetry")
 def test_push_larger_than_telemetry_max_bytes(
-    version: int, telemetry_client: tuple[WireClient, str], subscription: Callable[[str, str, int], str]
+    version: int, telemetry_client: tuple[WireClient, str], subscription: Callable[..., str]
 ) -> None:
     """Metrics longer than the broker's ``telemetry_max_bytes`` are TELEMETRY_TOO_LARGE."""
     wire, client_id = telemetry_client
@@ -206,7 +225,7 @@ def test_zero_instance_id_push_is_invalid(version: int, telemetry_client: tuple[
 
 
 def test_client_metrics_configs_round_trip(
-    wire: WireClient, caps: Capabilities, subscription: Callable[[str, str, int], str]
+    wire: WireClient, caps: Capabilities, subscription: Callable[..., str]
 ) -> None:
     """A subscription set through IncrementalAlterConfigs is described with its three configs
     (source CLIENT_METRICS_CONFIG), and listed by ListConfigResources at every version."""

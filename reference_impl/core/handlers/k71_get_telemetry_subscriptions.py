@@ -4,9 +4,8 @@ Kafka: ``KafkaApis.handleGetTelemetrySubscriptionsRequest`` over
 ``server/src/main/java/org/apache/kafka/server/ClientMetricsManager.java``; the rules are in
 ``core/telemetry.py``. A Kafka broker advertises the telemetry APIs only when a metrics reporter
 that receives client telemetry is configured; the reference always has its receiver (the bounded
-store that ``kafka-harness telemetry`` reads), so it always advertises them. Not implemented:
-matching on the client's software name and version (the reference does not keep what ApiVersions
-v3+ said; those selectors match the empty string).
+store that ``kafka-harness telemetry`` reads), so it always advertises them. The software name and
+version selectors match what the connection's ApiVersions v3+ said (``k18_api_versions`` notes it).
 """
 
 from __future__ import annotations
@@ -34,6 +33,7 @@ def handle_get_telemetry_subscriptions(broker: HandlerHost, ctx: RequestContext,
         ctx.client_host,
         broker.config.get_int("telemetry.max.bytes"),
         ctx.received_ms,
+        ctx.connection_id,
     )
     body = {
         "throttle_time": 0,

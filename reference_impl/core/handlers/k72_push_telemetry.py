@@ -28,5 +28,6 @@ def handle_push_telemetry(broker: HandlerHost, ctx: RequestContext, request: Any
         ctx.client_host,
         broker.config.get_int("telemetry.max.bytes"),
         ctx.received_ms,
+        ctx.connection_id,
     )
     return Respond(build(response_class(72, ctx.api_version), {"throttle_time": 0, "error_code": code}))

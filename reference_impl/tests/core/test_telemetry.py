@@ -99,3 +99,17 @@ def test_bad_subscription_configs() -> None:
         with pytest.raises(KafkaError) as caught:
             telemetry.check_subscription(changes)
         assert caught.value.code == code
+
+
+def test_software_selectors_match_what_api_versions_said() -> None:
+    image = _image(
+        s1={"metrics": "*", "match": "client_software_name=librdkafka,client_software_version=2\\..*"}
+    )
+    store = ClientTelemetry()
+    store.note_software(5, "librdkafka", "2.16.0")
+    store.note_software(6, "librdkafka", "1.9.2")
+    matched = store.get_subscriptions(image, None, uuid.UUID(int=1), "c", "h", 100, 10**6, connection_id=5)
+    other = store.get_subscriptions(image, None, uuid.UUID(int=2), "c", "h", 100, 10**6, connection_id=6)
+    unknown = store.get_subscriptions(image, None, uuid.UUID(int=3), "c", "h", 100, 10**6, connection_id=7)
+    assert matched["requested_metrics"] == ["*"]
+    assert other["requested_metrics"] == [] and unknown["requested_metrics"] == []
