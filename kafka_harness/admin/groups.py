@@ -20,18 +20,8 @@ from typing import Any
 
 from .common import AdminError, add_connection_args, admin_client, emit, run, timeout_s, wait
 
-DESCRIBE_COLUMNS = [
-    "group",
-    "state",
-    "topic",
-    "partition",
-    "current_offset",
-    "log_end_offset",
-    "lag",
-    "member_id",
-    "host",
-    "client_id",
-]
+DESCRIBE_COLUMNS = ["group", "state", "topic", "partition", "current_offset", "log_end_offset", "lag",
+                    "member_id", "host", "client_id"]
 INACTIVE_STATES = ("EMPTY", "DEAD")
 
 
@@ -83,30 +73,17 @@ def describe(admin: Any, groups: list[str]) -> list[dict[str, Any]]:
             member = owners.get((topic, partition))
             current = committed.get((topic, partition))
             end = ends.get((topic, partition))
-            rows.append(
-                {
-                    "group": group,
-                    "state": state,
-                    "topic": topic,
-                    "partition": partition,
-                    "current_offset": current,
-                    "log_end_offset": end,
-                    "lag": end - current if end is not None and current is not None else None,
-                    "member_id": member.member_id if member else None,
-                    "host": member.host if member else None,
-                    "client_id": member.client_id if member else None,
-                }
-            )
+            rows.append({
+                "group": group, "state": state, "topic": topic, "partition": partition,
+                "current_offset": current, "log_end_offset": end,
+                "lag": end - current if end is not None and current is not None else None,
+                "member_id": member.member_id if member else None,
+                "host": member.host if member else None,
+                "client_id": member.client_id if member else None,
+            })
         for member in idle:
-            rows.append(
-                {
-                    "group": group,
-                    "state": state,
-                    "member_id": member.member_id,
-                    "host": member.host,
-                    "client_id": member.client_id,
-                }
-            )
+            rows.append({"group": group, "state": state, "member_id": member.member_id, "host": member.host,
+                         "client_id": member.client_id})
         if not partitions and not idle:
             rows.append({"group": group, "state": state})
     return rows
@@ -130,21 +107,16 @@ def reset_offsets(admin: Any, args: argparse.Namespace) -> list[dict[str, Any]]:
     description = wait(admin.describe_consumer_groups([args.group])[args.group])
     state = _state(description)
     if args.execute and state not in INACTIVE_STATES:
-        raise AdminError(
-            f"Assignments can only be reset if the group '{args.group}' is inactive, "
-            f"but the current state is {state}."
-        )
+        raise AdminError(f"Assignments can only be reset if the group '{args.group}' is inactive, "
+                         f"but the current state is {state}.")
     partitions: set[tuple[str, int]] = set()
     for spec in args.topic:
         partitions |= _targets(spec, admin)
     earliest = _end_offsets(admin, partitions, OffsetSpec.earliest())
     latest = _end_offsets(admin, partitions)
     committed = _committed(admin, args.group)
-    by_time = (
-        _end_offsets(admin, partitions, OffsetSpec.for_timestamp(args.to_datetime))
-        if args.to_datetime is not None
-        else {}
-    )
+    by_time = _end_offsets(admin, partitions, OffsetSpec.for_timestamp(args.to_datetime)) \
+        if args.to_datetime is not None else {}
     rows = []
     for key in sorted(partitions):
         if args.to_earliest:
@@ -193,14 +165,8 @@ def main(argv: list[str]) -> int:
             result = wait(admin.list_consumer_groups())
             for error in getattr(result, "errors", []) or []:
                 raise AdminError(str(error))
-            rows = [
-                {
-                    "group": g.group_id,
-                    "state": str(getattr(g.state, "name", g.state)),
-                    "simple": g.is_simple_consumer_group,
-                }
-                for g in result.valid
-            ]
+            rows = [{"group": g.group_id, "state": str(getattr(g.state, "name", g.state)),
+                     "simple": g.is_simple_consumer_group} for g in result.valid]
             emit(args, sorted(rows, key=lambda row: row["group"]), ["group", "state", "simple"])
         elif args.action == "describe":
             emit(args, describe(admin, args.groups), DESCRIBE_COLUMNS)

@@ -93,15 +93,11 @@ def scan_log(data: bytes, path: str) -> SegmentReport:
 
 
 def _problem(report: SegmentReport, suffix: str, entry: int, size: int, offset: int, text: str) -> None:
-    report.index_problems.append(
-        {
-            "file": report.path[: -len(".log")] + suffix if report.path.endswith(".log") else report.path,
-            "entry": entry,
-            "position": entry * size,
-            "offset": offset,
-            "problem": f"{suffix} entry {entry}: {text}",
-        }
-    )
+    report.index_problems.append({
+        "file": report.path[: -len(".log")] + suffix if report.path.endswith(".log") else report.path,
+        "entry": entry, "position": entry * size, "offset": offset,
+        "problem": f"{suffix} entry {entry}: {text}",
+    })
 
 
 def check_offset_index(report: SegmentReport, data: bytes) -> None:
@@ -116,34 +112,21 @@ def check_offset_index(report: SegmentReport, data: bytes) -> None:
     last = batches[-1].last_offset if batches else report.base_offset - 1
     size = _OFFSET_ENTRY.size
     if len(data) % size:
-        _problem(
-            report,
-            ".index",
-            len(data) // size,
-            size,
-            -1,
-            f"{len(data)} bytes is not a whole number of {size}-byte entries",
-        )
+        _problem(report, ".index", len(data) // size, size, -1,
+                 f"{len(data)} bytes is not a whole number of {size}-byte entries")
     previous = (-1, -1)
     for i in range(len(data) // size):
         relative, position = _OFFSET_ENTRY.unpack_from(data, i * size)
         offset = report.base_offset + relative
         index = starts.get(position)
         if i and (relative <= previous[0] or position <= previous[1]):
-            _problem(
-                report, ".index", i, size, offset, f"offset {offset} at byte {position} does not increase"
-            )
+            _problem(report, ".index", i, size, offset,
+                     f"offset {offset} at byte {position} does not increase")
         elif index is None:
             _problem(report, ".index", i, size, offset, f"position {position} is not a batch start")
         elif index and batches[index - 1].last_offset >= offset:
-            _problem(
-                report,
-                ".index",
-                i,
-                size,
-                offset,
-                f"offset {offset} is in the batch before byte {position}: a lookup would miss it",
-            )
+            _problem(report, ".index", i, size, offset,
+                     f"offset {offset} is in the batch before byte {position}: a lookup would miss it")
         elif offset > last:
             _problem(report, ".index", i, size, offset, f"offset {offset} is past the last batch ({last})")
         previous = (relative, position)
@@ -153,14 +136,8 @@ def check_time_index(report: SegmentReport, data: bytes) -> None:
     """Each entry (timestamp, offset): timestamps increase, and some record up to the offset reaches it."""
     size = _TIME_ENTRY.size
     if len(data) % size:
-        _problem(
-            report,
-            ".timeindex",
-            len(data) // size,
-            size,
-            -1,
-            f"{len(data)} bytes is not a whole number of {size}-byte entries",
-        )
+        _problem(report, ".timeindex", len(data) // size, size, -1,
+                 f"{len(data)} bytes is not a whole number of {size}-byte entries")
     previous_ts = -(2**63)
     for i in range(len(data) // size):
         timestamp, relative = _TIME_ENTRY.unpack_from(data, i * size)
@@ -171,14 +148,8 @@ def check_time_index(report: SegmentReport, data: bytes) -> None:
         elif not holders:
             _problem(report, ".timeindex", i, size, offset, f"offset {offset} is in no batch")
         elif max(h.max_timestamp for h in report.batches if h.base_offset <= offset) < timestamp:
-            _problem(
-                report,
-                ".timeindex",
-                i,
-                size,
-                offset,
-                f"no record up to offset {offset} reaches timestamp {timestamp}",
-            )
+            _problem(report, ".timeindex", i, size, offset,
+                     f"no record up to offset {offset} reaches timestamp {timestamp}")
         previous_ts = max(previous_ts, timestamp)
 
 

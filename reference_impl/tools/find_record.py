@@ -67,9 +67,8 @@ def _compacted(data_dir: str, topic: str) -> list[int]:
     return sorted(p for t, p in cleaned if t == topic)
 
 
-def find(
-    data_dirs: list[str], topic: str, value: bytes | None, key: bytes | None, summary: Summary | None = None
-) -> Iterator[Found]:
+def find(data_dirs: list[str], topic: str, value: bytes | None, key: bytes | None,
+         summary: Summary | None = None) -> Iterator[Found]:
     summary = summary if summary is not None else Summary()
     for data_dir in data_dirs:
         partitions = list(_partitions(data_dir, topic))
@@ -139,12 +138,10 @@ def main(argv: list[str]) -> int:
     else:
         if not found:
             print(f"not found in {', '.join(args.data_dir)}")
-        for label, items in (
-            ("absent from", summary.absent_from),
-            ("no partition of the topic in", summary.no_partitions_in),
-            ("damaged (not searched past the damage)", summary.damaged_segments),
-            ("compacted by the log cleaner", summary.compacted_partitions),
-        ):
+        for label, items in (("absent from", summary.absent_from),
+                             ("no partition of the topic in", summary.no_partitions_in),
+                             ("damaged (not searched past the damage)", summary.damaged_segments),
+                             ("compacted by the log cleaner", summary.compacted_partitions)):
             if items and (found or label != "absent from"):
                 print(f"{label}: {', '.join(items)}")
     return 0 if found else 1
