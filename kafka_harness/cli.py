@@ -33,6 +33,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "check": ("chaos.check_cli", "run the checkers on a recorded history"),
     "fuzz": ("chaos.fuzz.cli", "structure-aware protocol fuzzing of a target: crashes, hangs, durability"),
     "load": ("spark_load.cli", "generate load with PySpark and verify what came back"),
+    "spark": ("spark_load.standalone_cli", "start, stop, show a Spark standalone cluster on this machine"),
     "bench": ("kafka_harness.bench", "produce/fetch throughput and latency, reference vs Tansu"),
     "defects": (
         "kafka_harness.defects_cli",
