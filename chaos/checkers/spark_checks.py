@@ -32,17 +32,10 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
-NAMES = (
-    "lost_write",
-    "duplicate",
-    "inconsistent_offsets",
-    "poll_skip",
-    "nonmonotonic_poll",
-    "nonmonotonic_send",
-    "unseen",
-    "aborted_read",
-    "validate_delivery",
-)
+from chaos.checkers import ORDER
+
+NAMES = ORDER[: ORDER.index("unreadable_after_restart")]
+"""The per-record classes of :data:`chaos.checkers.ORDER` (not the restart phase, not the graph)."""
 MAX_EXAMPLES = 10_000
 
 

@@ -98,3 +98,15 @@ def test_check_command_with_spark_on_a_parquet_history_prints_the_python_verdict
     history = everything().history
     write_parquet(history, tmp_path / "h.parquet")
     assert main([str(tmp_path / "h.parquet"), "--spark-master", "local[1]"]) == 1
+
+
+def test_the_synthetic_history_holds_exactly_the_injected_anomalies(tmp_path: Path) -> None:
+    """The generator's expected counts are what the Python checkers (the specification) find."""
+    from chaos.history.synthetic import expected_counts, generate
+
+    meta = generate(tmp_path / "h", 3000, partitions=4, inject=3, chunk_records=400)
+    history = read_history(tmp_path / "h")
+    assert len(list((tmp_path / "h").glob("part-*.parquet"))) > 2, "written in chunks"
+    assert len(history) == meta["ops"]
+    found = check(history).counts()
+    assert {n: found[n] for n in NAMES} == expected_counts(3)
