@@ -22,7 +22,6 @@ import importlib.util
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -31,6 +30,7 @@ from contextlib import contextmanager, suppress
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from fixtures.targets.processes import free_port, start_logged
 from reports.paths import output
 
 MASTER_CLASS = "org.apache.spark.deploy.master.Master"
@@ -99,12 +99,6 @@ def spark_home() -> Path:
     return home
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind((HOST, 0))
-        return int(probe.getsockname()[1])
-
-
 def _environment(home: Path, directory: Path) -> dict[str, str]:
     env = dict(os.environ)
     env.update(
@@ -119,15 +113,10 @@ def _environment(home: Path, directory: Path) -> dict[str, str]:
 
 
 def _spawn(home: Path, args: list[str], log: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
-    with open(log, "wb") as sink:
-        return subprocess.Popen(
-            [str(home / "bin" / "spark-class"), *args],
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            env=env,
-            start_new_session=True,  # its own process group: stopped by its id, nothing else
-        )
+    """Its own session (process group), so it is stopped by its id with what it started. A fresh log:
+    readiness is read from it, and a previous run's lines must not count."""
+    log.unlink(missing_ok=True)
+    return start_logged([str(home / "bin" / "spark-class"), *args], log, env=env)
 
 
 def _tail(log: Path, lines: int = 15) -> str:
