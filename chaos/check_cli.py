@@ -70,9 +70,9 @@ def write_graphs(result: CheckResult, directory: Path, per_class: int = 5) -> li
     return written
 
 
-SPARK_THRESHOLD = 20_000_000
-"""Ops from which a Parquet history is checked by Spark: about what the Python checkers hold in a few
-GB of memory (their analysis keeps every value and position)."""
+SPARK_THRESHOLD = 5_000_000
+"""Ops from which a Parquet history is checked by Spark: the Python checkers hold about 1.3 KB per op
+(measured at 10^6 ops), so 5,000,000 ops is about 6.5 GB on one process."""
 
 
 def _parquet_ops(path: str) -> int:
