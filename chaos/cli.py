@@ -95,6 +95,12 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--alluredir", type=Path, default=None, help="write the campaign as an Allure result here")
     p.add_argument(
+        "--history-format",
+        choices=["jsonl", "parquet"],
+        default="jsonl",
+        help="history.jsonl, or history.parquet for long campaigns (kafka-harness check reads both)",
+    )
+    p.add_argument(
         "--packet-faults",
         action="store_true",
         help="allow packet-drop and packet-loss (iptables on the brokers' private ports; root)",
@@ -197,6 +203,7 @@ def make_campaign(args: argparse.Namespace, faults: list[str], seed: int, out: P
         crash_clients=args.crash_clients,
         strict_cycles=args.strict_cycles,
         security=args.security,
+        history_format=args.history_format,
     )
     if out is not None:
         campaign.out_dir = out
@@ -364,7 +371,7 @@ def report(campaign: Campaign, outcome: Outcome, alluredir: Path | None) -> None
     """Print the findings; write result.json and timeline.png; optionally an Allure result."""
     import json
 
-    from chaos.history import read_jsonl
+    from chaos.history import read_history
     from chaos.plot import timeline_png
 
     result = outcome.result
@@ -382,7 +389,7 @@ def report(campaign: Campaign, outcome: Outcome, alluredir: Path | None) -> None
             default=str,
         )
     )
-    history = read_jsonl(outcome.history_path)
+    history = read_history(outcome.history_path)
     png = timeline_png(
         history,
         result.availability,

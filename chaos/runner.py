@@ -19,7 +19,7 @@ from typing import Any
 
 from chaos.alongside import LoadAlongside, LoadOutcome, check_spec
 from chaos.checkers import CheckResult, check
-from chaos.history import Recorder, write_jsonl
+from chaos.history import Recorder, write_history
 from chaos.nemesis.faults import LINK_TOXICS, PARTITIONS, Nemesis, run_schedule
 from chaos.nemesis.packet import PACKET_FAULTS, PacketRules, unavailable_reason
 from chaos.nemesis.schedule import Planned, schedule
@@ -66,6 +66,8 @@ class Campaign:
     toxiproxy_url: str | None = None
     drain_s: float = 30.0
     out_dir: Path = field(default_factory=lambda: Path("/tmp/kh-chaos") / uuid.uuid4().hex[:8])
+    history_format: str = "jsonl"
+    """``jsonl`` or ``parquet`` (``history.parquet``, for the Spark checkers of large histories)."""
     broker_configs: list[str] = field(default_factory=list)
     security: str | None = None
     """Launch the target secured (ssl, sasl_ssl, sasl_plaintext): every listener and link; the
@@ -302,8 +304,8 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
                 read_committed=c.workload in READ_COMMITTED,
                 progress=progress,
             )
-    history_path = c.out_dir / "history.jsonl"
-    write_jsonl(recorder.history, history_path)
+    history_path = c.out_dir / f"history.{c.history_format}"
+    write_history(recorder.history, history_path)
     result = check(recorder.history)
     events = [{"f": op.f, **op.value} for op in recorder.history.nemesis_ops()]
     return Outcome(result, history_path, plan, events, started_ms, int(time.time() * 1000), load_outcome)

@@ -31,8 +31,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "toxiproxy": ("chaos.toxiproxy.cli", "run the project's Toxiproxy-compatible server"),
     "chaos": ("chaos.cli", "run a chaos campaign: workload + nemesis against a target"),
     "check": ("chaos.check_cli", "run the checkers on a recorded history"),
+    "check-bench": ("chaos.check_bench", "the Spark checkers on a synthetic history of N ops: time, memory"),
     "fuzz": ("chaos.fuzz.cli", "structure-aware protocol fuzzing of a target: crashes, hangs, durability"),
     "load": ("spark_load.cli", "generate load with PySpark and verify what came back"),
+    "spark": ("spark_load.standalone_cli", "start, stop, show a Spark standalone cluster on this machine"),
     "bench": ("kafka_harness.bench", "produce/fetch throughput and latency, reference vs Tansu"),
     "defects": (
         "kafka_harness.defects_cli",
