@@ -1,7 +1,9 @@
 """The measurements, each through confluent-kafka (librdkafka) against a broker on loopback.
 
 Throughput: produce ``records`` as fast as the client will take them, flush,
-then fetch them all back; each phase timed. Latency: a producer sends at a
+then fetch them all back; each phase timed. Then the same records are read again
+by the raw fetch reader (:mod:`.raw_fetch`: the project's wire client, batch
+headers only), the broker's fetch figure with no client library in the way. Latency: a producer sends at a
 fixed rate with its send time (``perf_counter_ns``) in the first bytes of each
 record, and a consumer thread in the same process computes receive time minus
 send time. Every wait here has a deadline.
@@ -21,6 +23,7 @@ from typing import Any
 from fixtures.wire.security import with_run_security
 
 from .model import Figures, Latency, Scenario, percentile
+from .raw_fetch import read_topic
 
 STAMP = struct.Struct(">qB")
 """Send time in nanoseconds, then a kind byte: warm-up or measured."""
@@ -160,13 +163,16 @@ def measure_throughput(bootstrap: str, scenario: Scenario, progress: Callable[[s
             raise RuntimeError(
                 f"fetched {got} of {scenario.records} records from {bootstrap} in {PHASE_TIMEOUT_S:.0f} s"
             )
+        raw = read_topic(bootstrap, topic)
     finally:
         delete_topic(bootstrap, topic)
     mb = scenario.records * scenario.value_size / 1e6
     figures = Figures(
-        scenario.records / produce_s, mb / produce_s, got / fetch_s, mb / fetch_s, produce_s, fetch_s
+        scenario.records / produce_s, mb / produce_s, got / fetch_s, mb / fetch_s, produce_s, fetch_s,
+        raw_fetch_rps=raw.rps, raw_fetch_mbps=raw.mbps,
     )
-    progress(f"  produce {figures.produce_rps:>12,.0f} rec/s  fetch {figures.fetch_rps:>12,.0f} rec/s")
+    progress(f"  produce {figures.produce_rps:>12,.0f} rec/s  fetch {figures.fetch_rps:>12,.0f} rec/s"
+             f"  raw fetch {raw.rps:>12,.0f} rec/s {raw.mbps:,.1f} MB/s ({raw.records:,} records)")
     return figures
 
 
