@@ -31,6 +31,9 @@ WARM, MEASURED = 0, 1
 MIN_VALUE_SIZE = STAMP.size
 TOPIC_TIMEOUT_S = 30.0
 PHASE_TIMEOUT_S = 120.0
+CREATE_ATTEMPTS = 5
+CREATE_BACKOFF_S = 0.5
+"""A creation refused with a retriable error (NOT_CONTROLLER while the quorum elects) is sent again."""
 BACKLOG_S = 5.0
 """A latency run stops when this many seconds' worth of records are sent and not yet received."""
 DRAIN_S = 2 * BACKLOG_S
@@ -48,14 +51,20 @@ def create_topic(bootstrap: str, scenario: Scenario) -> str:
     topic = f"bench-{uuid.uuid4().hex[:10]}"
     admin = AdminClient(with_run_security({"bootstrap.servers": bootstrap}))
     wanted = NewTopic(topic, scenario.partitions, scenario.replication_factor)
-    try:
-        for future in admin.create_topics([wanted], request_timeout=TOPIC_TIMEOUT_S).values():
-            future.result(timeout=TOPIC_TIMEOUT_S)
-    except Exception as exc:  # KafkaException carries the broker's error name
-        raise TopicError(
-            f"cannot create a topic with {scenario.partitions} partitions and replication factor "
-            f"{scenario.replication_factor}: {type(exc).__name__}: {exc}"
-        ) from exc
+    for attempt in range(CREATE_ATTEMPTS):
+        try:
+            for future in admin.create_topics([wanted], request_timeout=TOPIC_TIMEOUT_S).values():
+                future.result(timeout=TOPIC_TIMEOUT_S)
+            break
+        except Exception as exc:  # KafkaException carries the broker's error name
+            error = exc.args[0] if exc.args else None
+            if attempt + 1 < CREATE_ATTEMPTS and getattr(error, "retriable", lambda: False)():
+                time.sleep(CREATE_BACKOFF_S)  # NOT_CONTROLLER: the controller moved (a loaded machine)
+                continue
+            raise TopicError(
+                f"cannot create a topic with {scenario.partitions} partitions and replication factor "
+                f"{scenario.replication_factor}: {type(exc).__name__}: {exc}"
+            ) from exc
     deadline = time.monotonic() + TOPIC_TIMEOUT_S
     while time.monotonic() < deadline:
         md = admin.list_topics(topic, timeout=5).topics.get(topic)
