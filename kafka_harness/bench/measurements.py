@@ -33,6 +33,7 @@ TOPIC_TIMEOUT_S = 30.0
 PHASE_TIMEOUT_S = 120.0
 CREATE_ATTEMPTS = 5
 CREATE_BACKOFF_S = 0.5
+NOT_CONTROLLER = 41
 """A creation refused with a retriable error (NOT_CONTROLLER while the quorum elects) is sent again."""
 BACKLOG_S = 5.0
 """A latency run stops when this many seconds' worth of records are sent and not yet received."""
@@ -58,7 +59,10 @@ def create_topic(bootstrap: str, scenario: Scenario) -> str:
             break
         except Exception as exc:  # KafkaException carries the broker's error name
             error = exc.args[0] if exc.args else None
-            if attempt + 1 < CREATE_ATTEMPTS and getattr(error, "retriable", lambda: False)():
+            retriable = getattr(error, "retriable", lambda: False)() or (
+                getattr(error, "code", lambda: None)() == NOT_CONTROLLER
+            )  # the admin client marks a CreateTopics answer's error code as not retriable
+            if attempt + 1 < CREATE_ATTEMPTS and retriable:
                 time.sleep(CREATE_BACKOFF_S)  # NOT_CONTROLLER: the controller moved (a loaded machine)
                 continue
             raise TopicError(
