@@ -298,8 +298,8 @@ class _Connection(asyncio.BufferedProtocol):
                 return
             parts = inline
         if self.sending is None and all(isinstance(p, bytes) for p in parts):
-            for part in parts:
-                self.transport.write(part)  # type: ignore[arg-type]
+            # one write, one send(2): each write on an idle transport is a system call of its own
+            self.transport.write(parts[0] if len(parts) == 1 else b"".join(parts))  # type: ignore[arg-type]
             return
         task = asyncio.get_running_loop().create_task(self._send_in_order(self.sending, parts))
         self.sending = task
