@@ -369,9 +369,11 @@ class Broker:
         self.group_coordinator.on_partitions_changed(now_ms)  # load or unload __consumer_offsets shards
         self.txn_coordinator.load()  # replay or forget moved __transaction_state shards
 
-    def after_follower_fetch(self, part: Partition, now_ms: int, fetched_by: int) -> None:
+    def after_follower_fetch(
+        self, part: Partition, now_ms: int, fetched_by: int, high_watermark_moved: bool = True
+    ) -> None:
         """A follower fetched: the HW may have moved (wake acks=all produces), the ISR may grow."""
-        self.replica_manager.after_follower_fetch(part, now_ms, fetched_by)
+        self.replica_manager.after_follower_fetch(part, now_ms, fetched_by, high_watermark_moved)
 
     def notify_partition_changed(self, key: TopicPartition, now_ms: int) -> None:
         """New data or a new high watermark: wake delayed operations watching the partition."""

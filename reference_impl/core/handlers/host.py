@@ -68,7 +68,9 @@ class HandlerHost(ReplicaHost, PeerMessenger, Protocol):
     def sync_partitions(self, now_ms: int) -> None:
         """Open, lead, follow or drop partitions as the metadata image now says."""
 
-    def after_follower_fetch(self, part: Partition, now_ms: int, fetched_by: int) -> None:
+    def after_follower_fetch(
+        self, part: Partition, now_ms: int, fetched_by: int, high_watermark_moved: bool = True
+    ) -> None:
         """A follower's fetch moved its position: the ISR and high watermark may move."""
 
     def controller_for_clients(self) -> int:
