@@ -134,10 +134,6 @@ GAP_LEDGER: dict[int, str] = {
     "their metadata image; nothing forwards it).",
     # -- older version ranges --
     22: "InitProducerId v6 (KIP-939, two-phase commit: keepPreparedTxn/enable2Pc) is not implemented.",
-    24: "AddPartitionsToTxn v4-5 (KIP-890 transactions v2: batched verification) — issue 20's "
-    "transactions v2 work (branch txnv2).",
-    26: "EndTxn v5 (KIP-890 transactions v2: the epoch bumped at every end) — branch txnv2.",
-    28: "TxnOffsetCommit v5 (KIP-890 transactions v2) — branch txnv2.",
     52: "Vote v1-2 (KIP-853 dynamic quorum: voter directory ids, pre-vote KIP-996) are not implemented; "
     "the reference's quorum has static voters (controller.quorum.voters).",
     53: "BeginQuorumEpoch v1 (KIP-853: voter directory ids, leader endpoints) — static voters only.",
