@@ -56,7 +56,6 @@ from ..host import CoordinatorHost, PeerMessenger
 from ..internal_topics import TRANSACTION_STATE, TopicsHost, coordinator_error, partition_for
 from ..partition import Partition
 from ..ports import TopicPartition
-from ..purgatory import DelayedOperation, Purgatory
 from .log_format import TxnLogFormatError, decode_key, decode_value, encode_key, encode_value
 from .markers import (
     FENCED,
@@ -71,14 +70,12 @@ from .markers import (
     marker_response_codes,
 )
 from .state import MAX_EPOCH, TxnMetadata, TxnState
+from .state_wait import STATE_WAIT_REARM_MS, StateWait, Written
 
 log = logging.getLogger("reference_impl.txn")
 
 Answer = Callable[[ErrorCode], None]
 InitAnswer = Callable[[ErrorCode, int, int], None]
-STATE_WAIT_REARM_MS = 30_000
-"""A state write still below the high watermark is checked again after this long (it waits as long
-as this broker leads the state partition; the client's answer has its own deadline)."""
 
 
 class TxnHost(CoordinatorHost, PeerMessenger, TopicsHost, MarkerHost, Protocol):
@@ -96,7 +93,7 @@ class TransactionCoordinator:
         self.marker_listeners: list[MarkerListener] = []
         self.jobs: dict[str, MarkerJob] = {}
         """Transactions whose markers are being written, by transactional id."""
-        self._last_write: dict[str, _Written] = {}
+        self._last_write: dict[str, Written] = {}
         self._loaded_epoch: dict[int, int] = {}
 
     # -- where a transactional id lives ---------------------------------------------------------
@@ -167,7 +164,7 @@ class TransactionCoordinator:
         except TxnLogFormatError as exc:
             log.warning("skipping an unreadable __transaction_state record: %s", exc)
 
-    def _persist(self, meta: TxnMetadata, now_ms: int) -> _Written:
+    def _persist(self, meta: TxnMetadata, now_ms: int) -> Written:
         """Append ``meta`` (a copy the caller then installs) to its ``__transaction_state`` partition,
         acks=all: it must be committed before anything depends on it (see :meth:`_after_commit`)."""
         part = self._state_partition(meta.transactional_id, now_ms)
@@ -177,21 +174,21 @@ class TransactionCoordinator:
         except KafkaError as exc:
             raise KafkaError(coordinator_error(exc.code), exc.message or exc.code.name) from exc
         self.broker.notify_partition_changed(part.key, now_ms)
-        written = _Written(part, part.leader_epoch, outcome.last_offset)
+        written = Written(part, part.leader_epoch, outcome.last_offset)
         self._last_write[meta.transactional_id] = written
         self.txns[meta.transactional_id] = meta
         return written
 
-    def _after_commit(self, written: _Written | None, then: Callable[[ErrorCode], None], now_ms: int) -> None:
+    def _after_commit(self, written: Written | None, then: Callable[[ErrorCode], None], now_ms: int) -> None:
         """``then(NONE)`` once the high watermark passes ``written``; ``then(NOT_COORDINATOR)`` if the
         state partition's leadership moves first. Waits as long as this broker stays its leader."""
         if written is None:
             then(ErrorCode.none)
             return
-        wait = _StateWait(self.broker.purgatory, written, then, now_ms + STATE_WAIT_REARM_MS)
+        wait = StateWait(self.broker.purgatory, written, then, now_ms + STATE_WAIT_REARM_MS)
         self.broker.purgatory.try_complete_else_watch(wait, (written.part.key,), now_ms)
 
-    def _sync_point(self, transactional_id: str) -> _Written | None:
+    def _sync_point(self, transactional_id: str) -> Written | None:
         """The last write of ``transactional_id``: an answer that relies on the state waits for it."""
         return self._last_write.get(transactional_id)
 
@@ -759,45 +756,6 @@ class TransactionCoordinator:
             if meta.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
                 log.info("completing the %s of %r left by the previous coordinator", meta.state.label, txn_id)
                 self._start_markers(meta, now_ms)
-
-
-class _Written:
-    """Where a state record went: the partition, its leader epoch then, and the record's offset."""
-
-    __slots__ = ("last_offset", "leader_epoch", "part")
-
-    def __init__(self, part: Partition, leader_epoch: int, last_offset: int) -> None:
-        self.part, self.leader_epoch, self.last_offset = part, leader_epoch, last_offset
-
-    @property
-    def current(self) -> bool:
-        return self.part.is_leader and self.part.leader_epoch == self.leader_epoch
-
-
-class _StateWait(DelayedOperation):
-    """A state write waiting for the high watermark; re-armed at its deadline while still leader."""
-
-    def __init__(
-        self, purgatory: Purgatory, written: _Written, then: Callable[[ErrorCode], None], deadline_ms: int
-    ) -> None:
-        super().__init__(deadline_ms)
-        self.purgatory, self.written, self.then = purgatory, written, then
-
-    def try_complete(self, now_ms: int) -> bool:
-        w = self.written
-        if w.current and not w.part.committed(w.last_offset):
-            return False
-        return self.force_complete(now_ms)
-
-    def on_complete(self, now_ms: int) -> None:
-        w = self.written
-        if not w.current:
-            self.then(ErrorCode.not_coordinator)
-        elif w.part.committed(w.last_offset):
-            self.then(ErrorCode.none)
-        else:  # still leader, not committed yet: keep waiting
-            again = _StateWait(self.purgatory, w, self.then, now_ms + STATE_WAIT_REARM_MS)
-            self.purgatory.try_complete_else_watch(again, (w.part.key,), now_ms)
 
 
 def _copy(meta: TxnMetadata) -> TxnMetadata:
