@@ -111,6 +111,11 @@ TXN_MARKER_CHANNEL = "txn-markers"
 """The connection WriteTxnMarkers use (Kafka's TransactionMarkerChannelManager has its own too). A
 broker answers one request per connection at a time and a marker's answer waits for the ISR, so on
 the fetch connection it would hold back the very fetch that replicates it, until its timeout."""
+TXN_VERIFICATION_CHANNEL = "txn-verification"
+"""The connection a partition leader's AddPartitionsToTxn v4 verification uses (Kafka's
+AddPartitionsToTxnManager is its own InterBrokerSendThread): an add's answer waits for the
+coordinator's state record to replicate, which on the fetch connection would hold back the very
+fetch that replicates it."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

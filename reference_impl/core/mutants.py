@@ -33,6 +33,11 @@ STALE_EPOCH_ACCEPTED = "stale-epoch-accepted"
 UNCLEAN_ELECTION = "unclean-election"
 """The controller elects a replica outside the ISR when no ISR member is live, although unclean election
 is off (the controller's own rule, :func:`.controller.elections.unclean_configured`)."""
+LATE_MARKER_APPLIES = "late-marker-applies"
+"""A transaction version 2 marker is checked as a version 0 one (its epoch may equal the producer's data
+epoch), so a late marker of an ended transaction ends the next one (KIP-890's fencing undone). Caught
+by the transactions property check (``acceptance/property/txn_v2.py``, also run by
+``kafka-harness mutants``), not the replication machine: it is in :data:`TXN_MODES`, not :data:`ALL`."""
 
 ALL = (
     TRUNCATE_TO_HW,
@@ -46,3 +51,6 @@ ALL = (
     STALE_EPOCH_ACCEPTED,
     UNCLEAN_ELECTION,
 )
+
+TXN_MODES = (LATE_MARKER_APPLIES,)
+"""Seeded bug modes of the transaction path, checked by the transactions property test."""

@@ -145,13 +145,30 @@ class ProducerStateManager:
                 f"non-transactional write from producer {header.producer_id} inside a transaction",
             )
 
-    def validate_marker(self, producer_id: int, producer_epoch: int, coordinator_epoch: int) -> None:
+    def validate_marker(
+        self,
+        producer_id: int,
+        producer_epoch: int,
+        coordinator_epoch: int,
+        transaction_version: int = 0,
+        *,
+        strict: bool = True,
+    ) -> None:
+        """Kafka's ``ProducerAppendInfo.checkProducerEpoch`` for a marker: older epochs are fenced;
+        a transaction version 2 marker (KIP-890: the coordinator bumped the epoch when the
+        transaction ended) must carry an epoch strictly above the producer's data, so a late
+        marker of an earlier transaction can never end the transaction written after it at
+        the bumped epoch. ``strict=False`` is the seeded bug mode that forgets this."""
         entry = self.producers.get(producer_id)
         if entry is None:
             return
-        if producer_epoch < entry.epoch:
+        bumped = transaction_version >= 2 and strict
+        if producer_epoch < entry.epoch or (bumped and producer_epoch == entry.epoch):
             raise KafkaError(
-                ErrorCode.invalid_producer_epoch, f"marker epoch {producer_epoch} is older than {entry.epoch}"
+                ErrorCode.invalid_producer_epoch,
+                f"marker epoch {producer_epoch} is not above the producer's epoch {entry.epoch}"
+                if bumped
+                else f"marker epoch {producer_epoch} is older than {entry.epoch}",
             )
         if coordinator_epoch < entry.coordinator_epoch:
             raise KafkaError(

@@ -87,24 +87,44 @@ class Txn:
             for p in t.results_by_partition
         }
 
-    def produce(self, topic: str, values: list[bytes], partition: int = 0) -> Any:
-        seq = self.sequence.get((topic, partition), 0)
+    def produce(
+        self,
+        topic: str,
+        values: list[bytes],
+        partition: int = 0,
+        *,
+        version: int | None = None,
+        epoch: int | None = None,
+    ) -> Any:
+        """A transactional batch at the producer's epoch (or ``epoch``: a zombie's write)."""
+        seq = self.sequence.get((topic, partition), 0) if epoch is None else 0
         batch = build_batch(
             [(None, v) for v in values],
             base_timestamp=int(time.time() * 1000),
             producer_id=self.pid,
-            producer_epoch=self.epoch,
+            producer_epoch=self.epoch if epoch is None else epoch,
             base_sequence=seq,
             transactional=True,
         )
         answer = ops.produce_batch(
-            self.router, self.caps, topic, batch, partition=partition, transactional_id=self.tid
+            self.router,
+            self.caps,
+            topic,
+            batch,
+            partition=partition,
+            transactional_id=self.tid,
+            version=version,
         )
-        if answer.error_code.value == 0:
+        if answer.error_code.value == 0 and epoch is None:
             self.sequence[(topic, partition)] = seq + len(values)
         return answer
 
     def end(self, commit: bool, *, epoch: int | None = None, version: int | None = None) -> Any:
+        """EndTxn's error code. From v5 (transaction version 2, KIP-890) a successful end answers the
+        producer id and the bumped epoch to use next; the producer takes them (sequences restart)."""
+        return self.end_answer(commit, epoch=epoch, version=version).error_code
+
+    def end_answer(self, commit: bool, *, epoch: int | None = None, version: int | None = None) -> Any:
         v = self.caps.best("end_txn") if version is None else version
         answer = self.coord.request(
             "end_txn",
@@ -114,7 +134,10 @@ class Txn:
             producer_epoch=self.epoch if epoch is None else epoch,
             committed=commit,
         )
-        return answer.error_code
+        if v >= 5 and answer.error_code.value == 0 and epoch is None and int(answer.producer_id) >= 0:
+            self.pid, self.epoch = int(answer.producer_id), int(answer.producer_epoch)
+            self.sequence.clear()
+        return answer
 
     def write(self, topic: str, values: list[bytes], commit: bool) -> None:
         """A whole transaction over partition 0 of ``topic``. Its first AddPartitionsToTxn is retried

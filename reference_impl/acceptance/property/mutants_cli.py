@@ -1,7 +1,8 @@
 """``kafka-harness mutants``: the mutation check of the property suite.
 
 Runs the replication property suite once per seeded bug mode
-(``reference_impl/core/mutants.py``) and once on the correct broker, and
+(``reference_impl/core/mutants.py``) and once on the correct broker, then the transactions v2
+check (``txn_v2.py``) for its modes (``TXN_MODES``) and on the correct broker, and
 prints one line per mode, ``MODE: caught by INVARIANT after N examples`` or
 ``MODE: NOT CAUGHT``, then the correct broker's line. Each counterexample's
 timeline is written to ``reports/output/mutants/MODE.txt``. Exit status 0 when every
@@ -18,9 +19,10 @@ import argparse
 import time
 from pathlib import Path
 
-from reference_impl.core.mutants import ALL
+from reference_impl.core.mutants import ALL, TXN_MODES
 from reports.paths import output
 
+from . import txn_v2
 from .mutation import CI, DEEP, Outcome, run_mode
 
 
@@ -29,26 +31,44 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--profile", choices=("ci", "deep"), default="ci", help="example budget (ci: seconds)"
     )
-    parser.add_argument("--mode", action="append", choices=ALL, help="only these modes (repeatable)")
+    parser.add_argument(
+        "--mode", action="append", choices=ALL + TXN_MODES, help="only these modes (repeatable)"
+    )
     parser.add_argument("--no-shrink", action="store_true", help="keep the first counterexample as found")
     parser.add_argument("--out", type=Path, default=output("mutants"), help="where timelines go")
-    parser.add_argument("--alluredir", type=Path, default=None,
-                        help="also write each mode as an Allure result with its timeline attached")
+    parser.add_argument(
+        "--alluredir",
+        type=Path,
+        default=None,
+        help="also write each mode as an Allure result with its timeline attached",
+    )
     args = parser.parse_args(argv)
     budget = CI if args.profile == "ci" else DEEP
     args.out.mkdir(parents=True, exist_ok=True)
     failures = 0
-    for mode in [*(args.mode or ALL), None]:
+    replication = [m for m in (args.mode or ALL) if m in ALL]
+    transactions = [m for m in (args.mode or TXN_MODES) if m in TXN_MODES]
+    checks = [(m, False) for m in ([*replication, None] if replication else [])]
+    checks += [(m, True) for m in ([*transactions, None] if transactions else [])]
+    for mode, txn in checks:
         started = time.monotonic()
         started_ms = int(time.time() * 1000)
-        outcome = run_mode(mode, **budget, shrink=not args.no_shrink)
-        print(f"{outcome.line()}  ({time.monotonic() - started:.1f} s)", flush=True)
-        timeline = args.out / f"{mode or 'correct'}.txt"
+        outcome = txn_v2.outcome(mode) if txn else run_mode(mode, **budget, shrink=not args.no_shrink)
+        label = " (transactions v2 check)" if txn else ""
+        print(f"{outcome.line()}{label}  ({time.monotonic() - started:.1f} s)", flush=True)
+        timeline = args.out / f"{mode or ('correct-transactions-v2' if txn else 'correct')}.txt"
         if outcome.timeline:
             timeline.write_text(outcome.timeline + "\n")
         if args.alluredir is not None:
-            _write_allure(args.alluredir, mode, outcome, timeline if outcome.timeline else None, started_ms,
-                          args.profile, not args.no_shrink)
+            _write_allure(
+                args.alluredir,
+                mode,
+                outcome,
+                timeline if outcome.timeline else None,
+                started_ms,
+                args.profile,
+                not args.no_shrink,
+            )
         if (mode is None) == outcome.caught:
             failures += 1
     print("VERDICT: valid" if not failures else f"VERDICT: invalid problems={failures}")
@@ -56,7 +76,12 @@ def main(argv: list[str]) -> int:
 
 
 def _write_allure(
-    results: Path, mode: str | None, outcome: Outcome, timeline: Path | None, started_ms: int, profile: str,
+    results: Path,
+    mode: str | None,
+    outcome: Outcome,
+    timeline: Path | None,
+    started_ms: int,
+    profile: str,
     shrunk: bool,
 ) -> None:
     """One result per mode: passed when the mode was caught (or, for the correct broker, when
@@ -73,8 +98,12 @@ def _write_allure(
         story=mode or "the correct broker keeps every invariant",
         passed=outcome.caught != correct,
         message="" if outcome.caught != correct else outcome.line(),
-        parameters={"profile": profile, "shrunk": shrunk, "examples": outcome.examples,
-                    "invariant": outcome.invariant or "-"},
+        parameters={
+            "profile": profile,
+            "shrunk": shrunk,
+            "examples": outcome.examples,
+            "invariant": outcome.invariant or "-",
+        },
         attachments=[("counterexample timeline", timeline)] if timeline else [],
         start_ms=started_ms,
     )

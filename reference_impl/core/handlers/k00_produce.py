@@ -15,7 +15,15 @@ smaller than ``min.insync.replicas``; INVALID_REQUIRED_ACKS for other acks.
 Version notes: v5+ log_start_offset; v8+ record_errors and error_message;
 v10+ current_leader on NOT_LEADER_OR_FOLLOWER; v13 topics by id.
 Idempotent batches are deduplicated and sequence-checked per producer; a transactional
-batch must come from a producer whose open transaction added the partition.
+batch must come from a producer whose open transaction added the partition (KIP-890
+verification, where this broker is the transaction's coordinator): otherwise
+INVALID_TXN_STATE before v11, TRANSACTION_ABORTABLE from v11, INVALID_PRODUCER_EPOCH for
+another epoch, NOT_ENOUGH_REPLICAS (retriable) while the transaction is ending. From v12
+(transaction version 2) the broker adds the partition to the open transaction itself.
+A transaction coordinated by another broker is verified (or, from v12, added) there with
+AddPartitionsToTxn v4 before the append (:mod:`.txn_verification`). Not implemented: an in-process
+implicit add waiting for its state record to be replicated before the append, and verification of
+acks=0 produces on another broker's transactions (appended unverified).
 """
 
 from __future__ import annotations
@@ -34,6 +42,8 @@ from ..purgatory import DelayedOperation
 from ..validation import RejectedRecords
 from .access import TOPIC, TXN, Op, allowed
 from .registry import Deferred, NoResponse, Reply, Respond, handles
+from .txn_common import FIRST_ADD_PARTITION_PRODUCE, verification_code
+from .txn_verification import Codes, verify_remotely
 
 if TYPE_CHECKING:
     from ..request_context import RequestContext
@@ -45,9 +55,11 @@ _LOG_START_ON_ERROR = frozenset({ErrorCode.invalid_record, ErrorCode.invalid_tim
 
 
 def _transaction_check(
-    broker: HandlerHost, request: Any, key: tuple[str, int]
+    broker: HandlerHost, request: Any, key: tuple[str, int], version: int, now_ms: int
 ) -> Callable[[BatchHeader], None]:
-    """KIP-890 part 1: a transactional batch must belong to a partition its transaction added."""
+    """KIP-890: a transactional batch must belong to a partition its transaction added (part 1,
+    verification); from v12 (part 2, transaction version 2) the partition is added to the open
+    transaction here instead. Codes as that version knows them (:func:`.txn_common.verification_code`)."""
     transactional_id = get(request, "transactional_id")
 
     def check(header: BatchHeader) -> None:
@@ -55,15 +67,30 @@ def _transaction_check(
             return
         if transactional_id is None:
             raise KafkaError(ErrorCode.invalid_request, "transactional batch without a transactional id")
-        broker.txn_coordinator.verify_partition(
-            transactional_id, header.producer_id, header.producer_epoch, key
-        )
+        try:
+            broker.txn_coordinator.verify_partition(
+                transactional_id,
+                header.producer_id,
+                header.producer_epoch,
+                key,
+                now_ms,
+                add=version >= FIRST_ADD_PARTITION_PRODUCE,
+            )
+        except KafkaError as exc:
+            code = verification_code(exc.code, version, FIRST_ADD_PARTITION_PRODUCE, produce=True)
+            raise KafkaError(code, exc.message or code.name) from exc
 
     return check
 
 
 @handles(0, 3, 13)
 def handle_produce(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
+    remote = verify_remotely(broker, ctx, request, lambda codes: _produce(broker, ctx, request, codes))
+    return remote if remote is not None else _produce(broker, ctx, request, {})
+
+
+def _produce(broker: HandlerHost, ctx: RequestContext, request: Any, verified: Codes) -> Reply:
+    """The produce, with ``verified`` the remote coordinator's answer for its transactional partitions."""
     acks = int(request.acks)
     now = ctx.received_ms
     topics = []
@@ -101,13 +128,18 @@ def handle_produce(broker: HandlerHost, ctx: RequestContext, request: Any) -> Re
                 entry["error_code"] = missing
             elif refuses_client_writes(part.topic):
                 entry["error_code"] = ErrorCode.invalid_topic_exception
+            elif verified.get(part.key, ErrorCode.none) is not ErrorCode.none:
+                code = verified[part.key]
+                entry["error_code"] = verification_code(
+                    code, ctx.api_version, FIRST_ADD_PARTITION_PRODUCE, produce=True
+                )
             else:
                 try:
                     info = part.append_as_leader(
                         pdata.records,
                         acks,
                         now,
-                        verify=_transaction_check(broker, request, part.key),
+                        verify=_transaction_check(broker, request, part.key, ctx.api_version, now),
                         from_client=True,
                     )
                 except KafkaError as exc:

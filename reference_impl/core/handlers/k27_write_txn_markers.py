@@ -6,6 +6,8 @@ the answer waits until the ISR has it. Errors per partition:
 UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER, INVALID_PRODUCER_EPOCH,
 TRANSACTION_COORDINATOR_FENCED (an older coordinator epoch), NOT_ENOUGH_REPLICAS
 (before the append), NOT_ENOUGH_REPLICAS_AFTER_APPEND, REQUEST_TIMED_OUT.
+v2 carries each marker's transaction version: a version 2 marker whose epoch is not above the
+producer's data epoch is INVALID_PRODUCER_EPOCH (KIP-890; Kafka's ``ProducerAppendInfo``).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from reference_impl.protocol.apis import response_class
-from reference_impl.protocol.build import build
+from reference_impl.protocol.build import build, get
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
 from ..txn.markers import MARKER_WRITE_TIMEOUT_MS, MarkerWait, append_marker_as_leader
@@ -55,6 +57,7 @@ def handle_write_txn_markers(broker: HandlerHost, ctx: RequestContext, request: 
                         int(m.coordinator_epoch),
                         bool(m.transaction_result),
                         ctx.received_ms,
+                        int(get(m, "transaction_version", 0)),
                     )
                 except KafkaError as exc:
                     codes[where] = exc.code

@@ -1,17 +1,17 @@
-"""TxnOffsetCommit: v0-4. Offsets committed as part of a producer's transaction (KIP-98, KIP-447).
+"""TxnOffsetCommit: v0-5. Offsets committed as part of a producer's transaction (KIP-98, KIP-447).
 
 Behaviour: the offsets are written to the group's ``__consumer_offsets``
 partition as a transactional batch of the producer and become visible to
 OffsetFetch only when the transaction's COMMIT marker reaches that partition
 (an ABORT discards them). The group's partition must have been added to the
 transaction with AddOffsetsToTxn (KIP-890 verification): otherwise
-INVALID_TXN_STATE; a fenced or unknown producer gets
-INVALID_PRODUCER_EPOCH / INVALID_PRODUCER_ID_MAPPING. Group checks as
-Kafka's (v3+ carries generation, member id and instance id, KIP-447):
+INVALID_TXN_STATE (v4: TRANSACTION_ABORTABLE); a fenced or unknown producer gets
+INVALID_PRODUCER_EPOCH / INVALID_PRODUCER_ID_MAPPING. From v5 (transaction version 2) the
+broker adds the group's partition to the open transaction itself, so AddOffsetsToTxn is not
+needed (``AddPartitionsToTxnManager.txnOffsetCommitRequestVersionToTransactionSupportedOperation``).
+Group checks as Kafka's (v3+ carries generation, member id and instance id, KIP-447):
 ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID; NOT_COORDINATOR,
 COORDINATOR_NOT_AVAILABLE; UNKNOWN_TOPIC_OR_PARTITION per partition.
-Not implemented: v5 (transaction version 2, where the broker adds the
-partition implicitly).
 """
 
 from __future__ import annotations
@@ -30,13 +30,14 @@ from ..group.reply import PendingReply
 from ..internal_topics import CONSUMER_OFFSETS, partition_for
 from .access import GROUP, TOPIC, TXN, Op, allowed
 from .registry import Reply, Respond, handles
+from .txn_common import FIRST_ADD_PARTITION_TXN_OFFSET_COMMIT, verification_code
 
 if TYPE_CHECKING:
     from ..request_context import RequestContext
     from .host import HandlerHost
 
 
-@handles(28, 0, 4)
+@handles(28, 0, 5)
 def handle_txn_offset_commit(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
     cls = response_class(28, ctx.api_version)
     items = [
@@ -95,10 +96,18 @@ def handle_txn_offset_commit(broker: HandlerHost, ctx: RequestContext, request: 
     )
     try:
         broker.txn_coordinator.verify_partition(
-            request.transactional_id, int(request.producer_id), int(request.producer_epoch), offsets_partition
+            request.transactional_id,
+            int(request.producer_id),
+            int(request.producer_epoch),
+            offsets_partition,
+            ctx.received_ms,
+            add=ctx.api_version >= FIRST_ADD_PARTITION_TXN_OFFSET_COMMIT,
         )
     except KafkaError as exc:
-        return Respond(render({(i.topic, i.partition): exc.code for i in items}))
+        code = verification_code(
+            exc.code, ctx.api_version, FIRST_ADD_PARTITION_TXN_OFFSET_COMMIT, produce=False
+        )
+        return Respond(render({(i.topic, i.partition): code for i in items}))
     coordinator = broker.group_coordinator
     timeout = {(i.topic, i.partition): ErrorCode.coordinator_not_available for i in items}
     pending = PendingReply(

@@ -71,3 +71,38 @@ def error_code_only(api_key: int, ctx: RequestContext) -> Callable[[ErrorCode], 
         )
 
     return render
+
+
+FIRST_ADD_PARTITION_PRODUCE = 12
+"""Produce v12+ is a transaction version 2 client: the leader adds the partition to the transaction
+(Kafka's ``AddPartitionsToTxnManager.produceRequestVersionToTransactionSupportedOperation``,
+core/src/main/scala/kafka/server/AddPartitionsToTxnManager.scala: above 11 ``addPartition``, above 10
+``genericErrorSupported``, else ``defaultError``)."""
+FIRST_ADD_PARTITION_TXN_OFFSET_COMMIT = 5
+"""TxnOffsetCommit v5+ likewise (``txnOffsetCommitRequestVersionToTransactionSupportedOperation``: above
+4 ``addPartition``, above 3 ``genericErrorSupported``)."""
+
+_RETRIABLE_AS_NOT_ENOUGH_REPLICAS = frozenset(
+    {
+        ErrorCode.concurrent_transactions,
+        ErrorCode.coordinator_load_in_progress,
+        ErrorCode.coordinator_not_available,
+        ErrorCode.not_coordinator,
+    }
+)
+
+
+def verification_code(code: ErrorCode, version: int, first_add_version: int, *, produce: bool) -> ErrorCode:
+    """A verification's coordinator code as the writing request's version knows it: PRODUCER_FENCED
+    is INVALID_PRODUCER_EPOCH (``AddPartitionsToTxnManager``'s response handling), TRANSACTION_ABORTABLE
+    is INVALID_TXN_STATE for clients older than the generic-error version (the version just below
+    ``first_add_version``), and for Produce the coordinator's retriable codes become NOT_ENOUGH_REPLICAS
+    so that the producer retries (``ReplicaManager.appendRecords``'s translation,
+    core/src/main/scala/kafka/server/ReplicaManager.scala)."""
+    if code is ErrorCode.producer_fenced:
+        return ErrorCode.invalid_producer_epoch
+    if code is ErrorCode.transaction_abortable and version < first_add_version - 1:
+        return ErrorCode.invalid_txn_state
+    if produce and code in _RETRIABLE_AS_NOT_ENOUGH_REPLICAS:
+        return ErrorCode.not_enough_replicas
+    return code

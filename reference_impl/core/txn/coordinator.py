@@ -21,6 +21,18 @@ becomes leader of a state partition replays it, and finishes the
 transactions it finds in PrepareCommit or PrepareAbort by sending their
 markers again (the partitions keep duplicates harmless).
 
+Transaction version 2 (KIP-890), decided per request as Kafka's broker does
+(``TransactionVersion.transactionVersionForEndTxn`` / ``ForAddPartitionsToTxn``, and
+``AddPartitionsToTxnManager`` for Produce v12+ and TxnOffsetCommit v5+): EndTxn v5 bumps the epoch
+in the Prepare* state, so the markers carry the new epoch and the partitions refuse anything at the
+old one, including a late marker of the ended transaction (a version 2 marker must be above the
+data's epoch, :meth:`..producer_state.ProducerStateManager.validate_marker`); an exhausted epoch
+hands over a new producer id when the transaction completes; Produce and TxnOffsetCommit add the
+partition themselves (:meth:`TransactionCoordinator.verify_partition` with ``add``). Not persisted
+(the v0 log value has no field; Kafka's flexible v1 value carries them tagged): a transaction's
+version and the next producer id of an overflowing end, so a coordinator that takes over such a
+completion writes version 0 markers and keeps the old producer id (its client re-initialises).
+
 Errors are Kafka's: INVALID_PRODUCER_ID_MAPPING, PRODUCER_FENCED (mapped to
 INVALID_PRODUCER_EPOCH for old request versions by the handlers),
 CONCURRENT_TRANSACTIONS, INVALID_TXN_STATE, INVALID_TRANSACTION_TIMEOUT.
@@ -44,7 +56,6 @@ from ..host import CoordinatorHost, PeerMessenger
 from ..internal_topics import TRANSACTION_STATE, TopicsHost, coordinator_error, partition_for
 from ..partition import Partition
 from ..ports import TopicPartition
-from ..purgatory import DelayedOperation, Purgatory
 from .log_format import TxnLogFormatError, decode_key, decode_value, encode_key, encode_value
 from .markers import (
     FENCED,
@@ -59,15 +70,12 @@ from .markers import (
     marker_response_codes,
 )
 from .state import MAX_EPOCH, TxnMetadata, TxnState
+from .state_wait import STATE_WAIT_REARM_MS, StateWait, Written
 
 log = logging.getLogger("reference_impl.txn")
 
 Answer = Callable[[ErrorCode], None]
 InitAnswer = Callable[[ErrorCode, int, int], None]
-STATE_WAIT_REARM_MS = 30_000
-"""A state write still below the high watermark is checked again after this long (it waits as long
-as this broker leads the state partition; the client's answer has its own deadline)."""
-
 
 
 class TxnHost(CoordinatorHost, PeerMessenger, TopicsHost, MarkerHost, Protocol):
@@ -85,7 +93,7 @@ class TransactionCoordinator:
         self.marker_listeners: list[MarkerListener] = []
         self.jobs: dict[str, MarkerJob] = {}
         """Transactions whose markers are being written, by transactional id."""
-        self._last_write: dict[str, _Written] = {}
+        self._last_write: dict[str, Written] = {}
         self._loaded_epoch: dict[int, int] = {}
 
     # -- where a transactional id lives ---------------------------------------------------------
@@ -156,7 +164,7 @@ class TransactionCoordinator:
         except TxnLogFormatError as exc:
             log.warning("skipping an unreadable __transaction_state record: %s", exc)
 
-    def _persist(self, meta: TxnMetadata, now_ms: int) -> _Written:
+    def _persist(self, meta: TxnMetadata, now_ms: int) -> Written:
         """Append ``meta`` (a copy the caller then installs) to its ``__transaction_state`` partition,
         acks=all: it must be committed before anything depends on it (see :meth:`_after_commit`)."""
         part = self._state_partition(meta.transactional_id, now_ms)
@@ -166,21 +174,21 @@ class TransactionCoordinator:
         except KafkaError as exc:
             raise KafkaError(coordinator_error(exc.code), exc.message or exc.code.name) from exc
         self.broker.notify_partition_changed(part.key, now_ms)
-        written = _Written(part, part.leader_epoch, outcome.last_offset)
+        written = Written(part, part.leader_epoch, outcome.last_offset)
         self._last_write[meta.transactional_id] = written
         self.txns[meta.transactional_id] = meta
         return written
 
-    def _after_commit(self, written: _Written | None, then: Callable[[ErrorCode], None], now_ms: int) -> None:
+    def _after_commit(self, written: Written | None, then: Callable[[ErrorCode], None], now_ms: int) -> None:
         """``then(NONE)`` once the high watermark passes ``written``; ``then(NOT_COORDINATOR)`` if the
         state partition's leadership moves first. Waits as long as this broker stays its leader."""
         if written is None:
             then(ErrorCode.none)
             return
-        wait = _StateWait(self.broker.purgatory, written, then, now_ms + STATE_WAIT_REARM_MS)
+        wait = StateWait(self.broker.purgatory, written, then, now_ms + STATE_WAIT_REARM_MS)
         self.broker.purgatory.try_complete_else_watch(wait, (written.part.key,), now_ms)
 
-    def _sync_point(self, transactional_id: str) -> _Written | None:
+    def _sync_point(self, transactional_id: str) -> Written | None:
         """The last write of ``transactional_id``: an answer that relies on the state waits for it."""
         return self._last_write.get(transactional_id)
 
@@ -266,8 +274,10 @@ class TransactionCoordinator:
         partitions: Iterable[tuple[str, int]],
         now_ms: int,
         answer: Answer,
+        client_version: int = 0,
     ) -> None:
-        """AddPartitionsToTxn / AddOffsetsToTxn; ``answer(NONE)`` once the state is committed."""
+        """AddPartitionsToTxn / AddOffsetsToTxn; ``answer(NONE)`` once the state is committed.
+        ``client_version`` is the transaction version of the request (2: AddPartitionsToTxn v4+)."""
         meta = self._check_producer(transactional_id, producer_id, producer_epoch, now_ms)
         wanted = set(partitions)
         if wanted <= meta.partitions and meta.state is TxnState.ONGOING:
@@ -277,6 +287,7 @@ class TransactionCoordinator:
         if new.state in (TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT):
             new.partitions = set()
         new.partitions |= wanted
+        new.client_version = client_version
         new.transition(TxnState.ONGOING, now_ms)
         self._after_commit(self._persist(new, now_ms), answer, now_ms)
 
@@ -287,20 +298,104 @@ class TransactionCoordinator:
         producer_epoch: int,
         commit: bool,
         now_ms: int,
-        answer: Answer,
+        answer: InitAnswer,
+        *,
+        bump: bool = False,
     ) -> None:
-        """EndTxn: write PrepareCommit/PrepareAbort, answer once it is committed, then the markers."""
+        """EndTxn: write PrepareCommit/PrepareAbort, answer once it is committed, then the markers.
+
+        ``answer(code, producer id, epoch)``. ``bump`` is transaction version 2, which Kafka decides
+        from the request version alone (``TransactionVersion.transactionVersionForEndTxn``,
+        server-common/src/main/java/org/apache/kafka/server/common/TransactionVersion.java: EndTxn
+        v5+): the epoch is bumped on every end and the answer carries the producer id and epoch
+        to use next. Without it the version 1 rules hold and the answer's id and epoch are -1."""
+        if bump:
+            self._end_txn_v2(transactional_id, producer_id, producer_epoch, commit, now_ms, answer)
+            return
         meta = self._check_producer(transactional_id, producer_id, producer_epoch, now_ms)
+
+        def plain(code: ErrorCode) -> None:
+            answer(code, -1, -1)
+
         if meta.state is TxnState.ONGOING:
-            self._prepare(meta, commit, now_ms, answer)
+            self._prepare(meta, commit, now_ms, plain)
             return
         if (meta.state, commit) in ((TxnState.COMPLETE_COMMIT, True), (TxnState.COMPLETE_ABORT, False)):
-            self._after_commit(self._sync_point(transactional_id), answer, now_ms)  # a retry
+            self._after_commit(self._sync_point(transactional_id), plain, now_ms)  # a retry
             return
         raise KafkaError(
             ErrorCode.invalid_txn_state,
             f"cannot {'commit' if commit else 'abort'} {transactional_id!r} in state {meta.state.label}",
         )
+
+    def _end_txn_v2(
+        self,
+        transactional_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        commit: bool,
+        now_ms: int,
+        answer: InitAnswer,
+    ) -> None:
+        """Transaction version 2's EndTxn (Kafka's ``TransactionCoordinator.endTransaction``,
+        core/src/main/scala/kafka/coordinator/transaction/TransactionCoordinator.scala, and its
+        table of Empty/CompleteCommit/CompleteAbort against retried and current epochs): a retry
+        is the request of the epoch just below the current one (the end bumped it), or of the
+        last epoch of the previous producer id when the end overflowed; a retry of the same
+        result answers NONE with the current id and epoch; an abort at the current epoch of a
+        transaction with nothing open still bumps the epoch; everything else is Kafka's error."""
+        self._state_partition(transactional_id, now_ms)
+        meta = self.txns.get(transactional_id)
+        if meta is None:
+            raise KafkaError(ErrorCode.invalid_producer_id_mapping, f"{transactional_id!r} is unknown")
+        retry_on_bump = meta.producer_id == producer_id and meta.producer_epoch == producer_epoch + 1
+        retry_on_overflow = (
+            meta.last_producer_id == producer_id
+            and producer_epoch == MAX_EPOCH - 1
+            and meta.producer_epoch == 0
+            and meta.producer_id != producer_id
+        )
+        if meta.producer_id != producer_id and not retry_on_overflow:
+            raise KafkaError(
+                ErrorCode.invalid_producer_id_mapping, f"{transactional_id!r} is not mapped to {producer_id}"
+            )
+        state = meta.state
+        if state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
+            valid = retry_on_bump
+        elif state in (TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT):
+            valid = retry_on_bump or retry_on_overflow or producer_epoch == meta.producer_epoch
+        else:
+            valid = producer_epoch == meta.producer_epoch
+        if not valid:
+            raise KafkaError(ErrorCode.producer_fenced, f"epoch {producer_epoch} of {transactional_id!r}")
+        retry = retry_on_bump or retry_on_overflow
+        wanted = TxnState.COMPLETE_COMMIT if commit else TxnState.COMPLETE_ABORT
+        invalid = KafkaError(
+            ErrorCode.invalid_txn_state,
+            f"cannot {'commit' if commit else 'abort'} {transactional_id!r} in state {state.label}",
+        )
+        if state is TxnState.ONGOING:
+            self._prepare(meta, commit, now_ms, None, answer_v2=answer)
+        elif state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
+            if (state is TxnState.PREPARE_COMMIT) != commit:
+                raise invalid
+            raise KafkaError(ErrorCode.concurrent_transactions, f"{transactional_id!r} is completing")
+        elif state in (TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT):
+            if retry and state is wanted:
+                current = (meta.producer_id, meta.producer_epoch)
+                self._after_commit(
+                    self._sync_point(transactional_id),
+                    lambda code: answer(code, *(current if not code else (-1, -1))),
+                    now_ms,
+                )
+            elif not retry and not commit:
+                self._prepare(meta, False, now_ms, None, answer_v2=answer)
+            else:
+                raise invalid
+        elif state is TxnState.EMPTY and not commit:
+            self._prepare(meta, False, now_ms, None, answer_v2=answer)
+        else:
+            raise invalid
 
     def is_coordinator(self, transactional_id: str) -> bool:
         """This broker leads (and has loaded) the state partition of ``transactional_id``."""
@@ -311,14 +406,30 @@ class TransactionCoordinator:
         return part is not None and part.is_leader and index in self.loaded
 
     def verify_partition(
-        self, transactional_id: str, producer_id: int, producer_epoch: int, key: tuple[str, int]
+        self,
+        transactional_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        key: tuple[str, int],
+        now_ms: int = -1,
+        *,
+        add: bool = False,
     ) -> None:
-        """KIP-890 verification: a transactional batch's partition must be in the open transaction.
+        """KIP-890 verification of a transactional write to ``key``; raises the coordinator's code.
 
-        Only where this broker is the transaction's coordinator: a partition led
-        elsewhere takes the batch unverified, as Kafka's brokers did before
-        KIP-890 (its verification round trip, AddPartitionsToTxn v4+, is not
-        implemented)."""
+        As Kafka's ``TransactionCoordinator.handleVerifyPartitionsInTransaction``
+        (core/src/main/scala/kafka/coordinator/transaction/TransactionCoordinator.scala):
+        INVALID_PRODUCER_ID_MAPPING, PRODUCER_FENCED for any other epoch, CONCURRENT_TRANSACTIONS
+        while an end is being written, TRANSACTION_ABORTABLE for a partition not in the open
+        transaction. With ``add`` (transaction version 2: Produce v12+, TxnOffsetCommit v5+,
+        ``AddPartitionsToTxnManager``'s ``addPartition`` operation) the partition is added
+        instead, as AddPartitionsToTxn would, and the write goes on; the caller maps the codes
+        to what its request version knows.
+
+        Only where this broker is the transaction's coordinator (elsewhere it returns at once):
+        a leader of another broker's transaction asks that coordinator with AddPartitionsToTxn
+        v4 first (``handlers/txn_verification.py``), which lands in :meth:`verify_partitions` or
+        :meth:`add_partitions`."""
         if not self.is_coordinator(transactional_id):
             return
         meta = self.txns.get(transactional_id)
@@ -326,18 +437,83 @@ class TransactionCoordinator:
             raise KafkaError(
                 ErrorCode.invalid_producer_id_mapping, f"unknown producer for {transactional_id!r}"
             )
-        if producer_epoch < meta.producer_epoch:
-            raise KafkaError(ErrorCode.invalid_producer_epoch, "the producer's epoch was fenced")
-        if meta.state is not TxnState.ONGOING or key not in meta.partitions:
+        if producer_epoch != meta.producer_epoch:
             raise KafkaError(
-                ErrorCode.invalid_txn_state,
+                ErrorCode.producer_fenced, f"epoch {producer_epoch} is not {meta.producer_epoch}"
+            )
+        if meta.is_pending:
+            raise KafkaError(ErrorCode.concurrent_transactions, f"{transactional_id!r} is completing")
+        if meta.state is TxnState.ONGOING and key in meta.partitions:
+            return
+        if not add:
+            raise KafkaError(
+                ErrorCode.transaction_abortable,
                 f"{key[0]}-{key[1]} is not part of an open transaction of {transactional_id!r}",
             )
+        new = _copy(meta)
+        if new.state is not TxnState.ONGOING:
+            new.partitions = set()
+        new.partitions.add(key)
+        new.client_version = 2
+        new.transition(TxnState.ONGOING, now_ms)
+        self._persist(new, now_ms)
+
+    def verify_partitions(
+        self, transactional_id: str, producer_id: int, producer_epoch: int, keys: Iterable[tuple[str, int]]
+    ) -> dict[tuple[str, int], ErrorCode]:
+        """AddPartitionsToTxn v4+ ``verify_only``: each partition's code (NOT_COORDINATOR everywhere
+        unless this broker coordinates the transactional id)."""
+        keys = list(keys)
+        if not self.is_coordinator(transactional_id):
+            return dict.fromkeys(keys, ErrorCode.not_coordinator)
+        codes: dict[tuple[str, int], ErrorCode] = {}
+        for key in keys:
+            try:
+                self.verify_partition(transactional_id, producer_id, producer_epoch, key)
+                codes[key] = ErrorCode.none
+            except KafkaError as exc:
+                codes[key] = exc.code
+        return codes
 
     # -- completion ------------------------------------------------------------------------------
 
-    def _prepare(self, meta: TxnMetadata, commit: bool, now_ms: int, answer: Answer | None) -> None:
+    def _prepare(
+        self,
+        meta: TxnMetadata,
+        commit: bool,
+        now_ms: int,
+        answer: Answer | None,
+        *,
+        answer_v2: InitAnswer | None = None,
+    ) -> None:
+        """Persist PrepareCommit/PrepareAbort. With ``answer_v2`` (transaction version 2) the epoch
+        is bumped in the prepared state, so the markers carry it and fence what the producer
+        wrote at the old one (Kafka's ``TransactionMetadata.prepareAbortOrCommit``,
+        core/src/main/scala/kafka/coordinator/transaction/TransactionMetadata.scala); an
+        exhausted epoch (Kafka's ``isProducerEpochExhausted``: 32766 or more) hands over a new
+        producer id, at epoch 0, once the transaction completes. The client is answered with the
+        id and epoch it must use next."""
         new = _copy(meta)
+        new.client_version = 0  # version 1: the markers carry the data's own epoch
+        if answer_v2 is not None:
+            if meta.state is not TxnState.ONGOING:
+                new.partitions = set()  # an abort with nothing added: only the epoch moves
+            new.last_producer_id, new.last_producer_epoch = meta.producer_id, meta.producer_epoch
+            new.producer_epoch = meta.producer_epoch + 1
+            new.client_version = 2
+            if meta.producer_epoch >= MAX_EPOCH - 1:
+                new.next_producer_id = self.broker.controller.allocate_producer_id(now_ms)
+            after = (
+                (new.next_producer_id, 0)
+                if new.next_producer_id >= 0
+                else (new.producer_id, new.producer_epoch)
+            )
+            reply = answer_v2
+
+            def answer_after(code: ErrorCode) -> None:
+                reply(code, *(after if not code else (-1, -1)))
+
+            answer = answer_after
         new.transition(TxnState.PREPARE_COMMIT if commit else TxnState.PREPARE_ABORT, now_ms)
         self._begin_completion(new, now_ms, answer)
 
@@ -347,6 +523,8 @@ class TransactionCoordinator:
         new.transition(TxnState.PREPARE_EPOCH_FENCE, now_ms)
         new.last_producer_id, new.last_producer_epoch = meta.producer_id, meta.producer_epoch
         new.producer_epoch = min(meta.producer_epoch + 1, MAX_EPOCH - 1)
+        if new.producer_epoch == meta.producer_epoch:
+            new.client_version = 0  # no bump left: a version 2 marker at the data's epoch would be refused
         new.transition(TxnState.PREPARE_ABORT, now_ms)
         try:
             self._begin_completion(new, now_ms, None)
@@ -378,6 +556,7 @@ class TransactionCoordinator:
             meta.state is TxnState.PREPARE_COMMIT,
             part.leader_epoch,
             set(meta.partitions),
+            meta.client_version,
         )
         self.jobs[meta.transactional_id] = job
         self._dispatch(job, now_ms)
@@ -457,6 +636,7 @@ class TransactionCoordinator:
                     job.coordinator_epoch,
                     job.commit,
                     now_ms,
+                    job.transaction_version,
                 )
                 waiting.append((part, part.leader_epoch, offset))
             except KafkaError as exc:
@@ -532,6 +712,9 @@ class TransactionCoordinator:
         meta = self.txns[job.transactional_id]
         done = _copy(meta)
         done.transition(TxnState.COMPLETE_COMMIT if job.commit else TxnState.COMPLETE_ABORT, now_ms)
+        if done.next_producer_id >= 0:  # a version 2 end that exhausted the epoch: the new id takes over
+            done.last_producer_id, done.last_producer_epoch = done.producer_id, done.producer_epoch
+            done.producer_id, done.producer_epoch, done.next_producer_id = done.next_producer_id, 0, -1
         try:
             written = self._persist(done, now_ms)
         except KafkaError as exc:
@@ -573,45 +756,6 @@ class TransactionCoordinator:
             if meta.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
                 log.info("completing the %s of %r left by the previous coordinator", meta.state.label, txn_id)
                 self._start_markers(meta, now_ms)
-
-
-class _Written:
-    """Where a state record went: the partition, its leader epoch then, and the record's offset."""
-
-    __slots__ = ("last_offset", "leader_epoch", "part")
-
-    def __init__(self, part: Partition, leader_epoch: int, last_offset: int) -> None:
-        self.part, self.leader_epoch, self.last_offset = part, leader_epoch, last_offset
-
-    @property
-    def current(self) -> bool:
-        return self.part.is_leader and self.part.leader_epoch == self.leader_epoch
-
-
-class _StateWait(DelayedOperation):
-    """A state write waiting for the high watermark; re-armed at its deadline while still leader."""
-
-    def __init__(
-        self, purgatory: Purgatory, written: _Written, then: Callable[[ErrorCode], None], deadline_ms: int
-    ) -> None:
-        super().__init__(deadline_ms)
-        self.purgatory, self.written, self.then = purgatory, written, then
-
-    def try_complete(self, now_ms: int) -> bool:
-        w = self.written
-        if w.current and not w.part.committed(w.last_offset):
-            return False
-        return self.force_complete(now_ms)
-
-    def on_complete(self, now_ms: int) -> None:
-        w = self.written
-        if not w.current:
-            self.then(ErrorCode.not_coordinator)
-        elif w.part.committed(w.last_offset):
-            self.then(ErrorCode.none)
-        else:  # still leader, not committed yet: keep waiting
-            again = _StateWait(self.purgatory, w, self.then, now_ms + STATE_WAIT_REARM_MS)
-            self.purgatory.try_complete_else_watch(again, (w.part.key,), now_ms)
 
 
 def _copy(meta: TxnMetadata) -> TxnMetadata:

@@ -33,7 +33,9 @@ from ..purgatory import DelayedOperation
 if TYPE_CHECKING:
     from ..partition import Partition
 
-WRITE_TXN_MARKERS_VERSION = 1
+WRITE_TXN_MARKERS_VERSION = 2
+"""v2 carries the transaction version of each marker (Kafka's WriteTxnMarkersRequest.json), which
+the leader needs for KIP-890's strict epoch check."""
 MARKER_WRITE_TIMEOUT_MS = 30_000
 """How long a marker waits for the ISR before its answer is REQUEST_TIMED_OUT (Kafka: request.timeout.ms)."""
 RETRY_BACKOFF_MS = 100
@@ -73,6 +75,7 @@ def append_marker_as_leader(
     coordinator_epoch: int,
     commit: bool,
     now_ms: int,
+    transaction_version: int = 0,
 ) -> int:
     """Append a COMMIT or ABORT marker as leader (acks=all's checks first); returns its offset."""
     if part.is_leader and len(part.isr) < part.min_insync_replicas:
@@ -80,7 +83,7 @@ def append_marker_as_leader(
             ErrorCode.not_enough_replicas,
             f"ISR {list(part.isr)} is smaller than min.insync.replicas {part.min_insync_replicas}",
         )
-    part.append_marker(producer_id, producer_epoch, coordinator_epoch, commit, now_ms)
+    part.append_marker(producer_id, producer_epoch, coordinator_epoch, commit, now_ms, transaction_version)
     offset = part.log.log_end_offset - 1
     broker.notify_partition_changed(part.key, now_ms)
     for listener in broker.txn_coordinator.marker_listeners:
@@ -154,6 +157,7 @@ class MarkerJob:
     commit: bool
     coordinator_epoch: int
     remaining: set[TopicPartition]
+    transaction_version: int = 0
     in_flight: set[TopicPartition] = field(default_factory=set)
     attempts: int = 0
     retry_armed: bool = False
@@ -179,6 +183,7 @@ def marker_request(job: MarkerJob, keys: list[TopicPartition]) -> Any:
                     "transaction_result": job.commit,
                     "topics": [{"name": t, "partition_indexes": ps} for t, ps in topics.items()],
                     "coordinator_epoch": job.coordinator_epoch,
+                    "transaction_version": job.transaction_version,
                 }
             ]
         },

@@ -43,7 +43,10 @@ VALID_PREVIOUS: dict[TxnState, frozenset[TxnState]] = {
     _S.EMPTY: frozenset({_S.EMPTY, _S.COMPLETE_COMMIT, _S.COMPLETE_ABORT}),
     _S.ONGOING: frozenset({_S.ONGOING, _S.EMPTY, _S.COMPLETE_COMMIT, _S.COMPLETE_ABORT}),
     _S.PREPARE_COMMIT: frozenset({_S.ONGOING}),
-    _S.PREPARE_ABORT: frozenset({_S.ONGOING, _S.PREPARE_EPOCH_FENCE}),
+    # transaction version 2 aborts from Empty and Complete* too (an EndTxn v5 abort with nothing added)
+    _S.PREPARE_ABORT: frozenset(
+        {_S.ONGOING, _S.PREPARE_EPOCH_FENCE, _S.EMPTY, _S.COMPLETE_COMMIT, _S.COMPLETE_ABORT}
+    ),
     _S.COMPLETE_COMMIT: frozenset({_S.PREPARE_COMMIT}),
     _S.COMPLETE_ABORT: frozenset({_S.PREPARE_ABORT}),
     _S.DEAD: frozenset({_S.EMPTY, _S.COMPLETE_COMMIT, _S.COMPLETE_ABORT}),
@@ -69,6 +72,11 @@ class TxnMetadata:
     last_update_ms: int = -1
     last_producer_id: int = -1
     last_producer_epoch: int = -1
+    client_version: int = 0
+    """The transaction version of the transaction's end (2: EndTxn v5 bumped the epoch, KIP-890).
+    Kept in memory: the v0 log value has no field for it (Kafka's v1 value carries it tagged)."""
+    next_producer_id: int = -1
+    """The producer id a version 2 end hands over when the epoch is exhausted (in memory, as above)."""
 
     def transition(self, to: TxnState, now_ms: int) -> None:
         if self.state not in VALID_PREVIOUS[to]:

@@ -60,6 +60,7 @@ def tx_produce(
     topic: str,
     *vals: bytes,
     transactional: bool = True,
+    version: int = 9,
 ) -> Any:
     batch = build_batch(
         [(None, v) for v in vals],
@@ -72,7 +73,7 @@ def tx_produce(
     r = h.call(
         request(
             0,
-            9,
+            version,
             acks=-1,
             timeout=1000,
             transactional_id=txn_id,
