@@ -62,6 +62,8 @@ from . import (  # noqa: F401  (imported to register)
     k67_allocate_producer_ids,
     k68_consumer_group_heartbeat,
     k69_consumer_group_describe,
+    k76_share_group_heartbeat,
+    k77_share_group_describe,
 )
 from .registry import HANDLERS, Deferred, Handler, NoResponse, Reply, Respond, handles
 
