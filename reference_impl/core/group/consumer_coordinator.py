@@ -610,17 +610,10 @@ class ConsumerGroups:
 
     def describe(self, group_id: str) -> dict[str, Any]:
         """One ConsumerGroupDescribe entry (``ConsumerGroup.asDescribedGroup``)."""
-        try:
-            self.coordinator.check_coordinator(group_id)
-        except KafkaError as exc:
-            return {"error_code": exc.code, "error_message": exc.message, "group_id": group_id}
-        group = self.groups.get(group_id)
-        if group is None:
-            return {
-                "error_code": ErrorCode.group_id_not_found,
-                "group_id": group_id,
-                "error_message": f"Group {group_id} not found.",
-            }
+        refused = undescribable(self.coordinator, group_id, group_id in self.groups)
+        if refused is not None:
+            return refused
+        group = self.groups[group_id]
         names = {meta.topic_id: name for name, meta in self.topics().items()}
         members = []
         for m in sorted(group.members.values(), key=lambda x: x.member_id):
@@ -653,6 +646,22 @@ class ConsumerGroups:
 
     def state_of(self, group: ConsumerGroup) -> GroupState:
         return group.state()
+
+
+def undescribable(coordinator: GroupCoordinator, group_id: str, known: bool) -> dict[str, Any] | None:
+    """The describe entry of a group this broker cannot describe (not its coordinator, loading, or
+    no such group of the asked type), else None (``GroupCoordinatorService`` describe paths)."""
+    try:
+        coordinator.check_coordinator(group_id)
+    except KafkaError as exc:
+        return {"error_code": exc.code, "error_message": exc.message, "group_id": group_id}
+    if not known:
+        return {
+            "error_code": ErrorCode.group_id_not_found,
+            "group_id": group_id,
+            "error_message": f"Group {group_id} not found.",
+        }
+    return None
 
 
 def _fields_of(record: MemberMetadata | CurrentAssignment) -> dict[str, Any]:

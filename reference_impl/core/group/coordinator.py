@@ -54,6 +54,7 @@ from .log_format import (
 )
 from .membership import JoinRequest, Membership, SyncRequest, join_error, sync_answer
 from .offsets import OffsetStore, TopicPartition
+from .share_coordinator import ShareGroups
 from .state import ClassicGroup, GroupState, JoinReply, SyncReply
 
 log = logging.getLogger("reference_impl.group")
@@ -126,6 +127,7 @@ class GroupCoordinator:
         self.offsets = OffsetStore()
         self.membership = Membership(self.groups, self)
         self.consumer = ConsumerGroups(self)
+        self.share = ShareGroups(self)
         self.loaded: set[int] = set()
         self.started = False
         self.now_ms = broker.now_ms

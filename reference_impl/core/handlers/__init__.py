@@ -66,6 +66,8 @@ from . import (  # noqa: F401  (imported to register)
     k72_push_telemetry,
     k74_list_config_resources,
     k75_describe_topic_partitions,
+    k76_share_group_heartbeat,
+    k77_share_group_describe,
 )
 from .registry import HANDLERS, Deferred, Handler, NoResponse, Reply, Respond, handles
 

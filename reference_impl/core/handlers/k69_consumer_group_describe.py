@@ -10,6 +10,7 @@ Version notes: v1 each member's type (1: a consumer-protocol member).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from reference_impl.protocol.apis import response_class
@@ -28,6 +29,17 @@ _BLANK = {"group_state": "", "group_epoch": 0, "assignment_epoch": 0, "assignor_
 
 @handles(69, 0, 1)
 def handle_consumer_group_describe(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
+    return describe_modern_groups(broker, ctx, request, 69, broker.group_coordinator.consumer.describe)
+
+
+def describe_modern_groups(
+    broker: HandlerHost,
+    ctx: RequestContext,
+    request: Any,
+    api_key: int,
+    describe: Callable[[str], dict[str, Any]],
+) -> Reply:
+    """ConsumerGroupDescribe and ShareGroupDescribe: one entry per asked id, ACL-checked."""
     coordinator = broker.group_coordinator
     groups = []
     with coordinator.operation(ctx.received_ms):
@@ -40,7 +52,7 @@ def handle_consumer_group_describe(broker: HandlerHost, ctx: RequestContext, req
                 entry = {"error_code": ErrorCode.group_authorization_failed, "group_id": group_id}
                 operations = bitfield(broker, ctx, False, GROUP, group_id)
             else:
-                entry = coordinator.consumer.describe(group_id)
+                entry = describe(group_id)
             groups.append({**_BLANK, "error_message": None, "authorized_operations": operations, **entry})
-    cls = response_class(69, ctx.api_version)
+    cls = response_class(api_key, ctx.api_version)
     return Respond(build(cls, {"throttle_time": 0, "groups": groups}))

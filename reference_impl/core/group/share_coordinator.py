@@ -1,0 +1,123 @@
+"""Share groups on the group coordinator: ShareGroupHeartbeat and ShareGroupDescribe.
+
+Kafka's ``GroupCoordinatorService.shareGroupHeartbeat``/``shareGroupDescribe`` and
+``GroupMetadataManager.shareGroupHeartbeat`` (group-coordinator module). The group lives on the
+coordinator of its ``__consumer_offsets`` partition, like every group; one id names one group of
+one type, so a heartbeat for an id held by a classic or consumer group is GROUP_ID_NOT_FOUND.
+
+Not yet here: the ShareGroupMetadata/ShareGroupMemberMetadata/... records Kafka writes to
+``__consumer_offsets`` (a coordinator restart or move forgets share groups), and the
+group.share.* broker configs (the defaults of :mod:`.share_group` are used).
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from reference_impl.protocol.errors import ErrorCode, KafkaError
+
+from .consumer_coordinator import topic_partitions, undescribable
+from .share_group import HeartbeatReply, ShareGroup, ShareGroupConfig
+
+if TYPE_CHECKING:
+    from .coordinator import GroupCoordinator
+
+TP = tuple[uuid.UUID, int]
+
+
+@dataclass(frozen=True, slots=True)
+class ShareHeartbeat:
+    group_id: str
+    member_id: str
+    member_epoch: int
+    rack_id: str | None
+    subscribed_topic_names: tuple[str, ...] | None
+    client_id: str
+    client_host: str
+
+
+class ShareGroups:
+    def __init__(self, coordinator: GroupCoordinator, config: ShareGroupConfig | None = None) -> None:
+        self.coordinator = coordinator
+        self.config = config or ShareGroupConfig()
+        self.groups: dict[str, ShareGroup] = {}
+        self._clients: dict[tuple[str, str], tuple[str, str]] = {}
+
+    def topics(self) -> dict[str, tuple[uuid.UUID, int]]:
+        return {
+            name: (info.topic_id, len(info.partitions))
+            for name, info in self.coordinator.broker.image.topics.items()
+        }
+
+    def heartbeat(self, req: ShareHeartbeat) -> HeartbeatReply:
+        """One heartbeat; raises KafkaError with the code Kafka answers."""
+        if not req.group_id:
+            raise KafkaError(ErrorCode.invalid_request, "GroupId can't be empty.")
+        self.coordinator.check_coordinator(req.group_id)
+        if req.group_id in self.coordinator.groups or req.group_id in self.coordinator.consumer.groups:
+            raise KafkaError(ErrorCode.group_id_not_found, f"Group {req.group_id} is not a share group.")
+        group = self.groups.get(req.group_id)
+        if group is None:
+            if req.member_epoch != 0:
+                raise KafkaError(ErrorCode.unknown_member_id)
+            group = ShareGroup(req.group_id, self.config)
+        now = self.coordinator.now_ms
+        reply = group.heartbeat(
+            member_id=req.member_id,
+            member_epoch=req.member_epoch,
+            rack_id=req.rack_id,
+            subscribed_topic_names=req.subscribed_topic_names,
+            topics=self.topics(),
+            now_ms=now,
+        )
+        self.groups[req.group_id] = group
+        key = ("share", req.group_id, req.member_id)
+        if reply.member_epoch < 0:
+            self.coordinator.cancel(key)
+            self._clients.pop((req.group_id, req.member_id), None)
+        else:
+            self._clients[(req.group_id, req.member_id)] = (req.client_id, req.client_host)
+            self.coordinator.schedule(key, self.config.session_timeout_ms, self._expire_fn(req.group_id))
+        return reply
+
+    def _expire_fn(self, group_id: str) -> Any:
+        def expire(now_ms: int) -> None:
+            group = self.groups.get(group_id)
+            if group is not None:
+                for member_id in group.expire(now_ms, self.topics()):
+                    self._clients.pop((group_id, member_id), None)
+
+        return expire
+
+    def describe(self, group_id: str) -> dict[str, Any]:
+        """One ShareGroupDescribe entry (``ShareGroup.asDescribedGroup``)."""
+        refused = undescribable(self.coordinator, group_id, group_id in self.groups)
+        if refused is not None:
+            return refused
+        group = self.groups[group_id]
+        names = {tid: name for name, (tid, _) in self.topics().items()}
+        members = []
+        for m in sorted(group.members.values(), key=lambda x: x.member_id):
+            client_id, client_host = self._clients.get((group_id, m.member_id), ("", ""))
+            members.append(
+                {
+                    "member_id": m.member_id,
+                    "rack_id": m.rack_id,
+                    "member_epoch": m.member_epoch,
+                    "client_id": client_id,
+                    "client_host": client_host,
+                    "subscribed_topic_names": sorted(m.subscribed),
+                    "assignment": {"topic_partitions": topic_partitions(m.assignment, names)},
+                }
+            )
+        return {
+            "error_code": ErrorCode.none,
+            "group_id": group_id,
+            "group_state": group.state,
+            "group_epoch": group.group_epoch,
+            "assignment_epoch": group.assignment_epoch,
+            "assignor_name": "simple",
+            "members": members,
+        }

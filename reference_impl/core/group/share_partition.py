@@ -1,0 +1,270 @@
+"""Share groups (KIP-932): the sans-IO state machine of one share-partition.
+
+Kafka's model (``core/src/main/java/kafka/server/share/SharePartition.java``, its
+``InFlightState``/``RecordState`` in ``server/share/fetch``, configs in
+``ShareGroupConfig.java`` and ``GroupConfig.java``):
+
+* the **share-partition start offset** (SPSO) is the lowest offset not yet finished with
+  (acknowledged or archived); the **end offset** (SPEO) is the last offset ever acquired;
+  records in ``[SPSO, SPEO]`` are *in flight*, each in one of the states AVAILABLE, ACQUIRED,
+  ACKNOWLEDGED, ARCHIVED (Kafka's wire ids 0, 1, 2, 4);
+* acquiring a record gives one member a lock for ``share.record.lock.duration.ms`` and adds one
+  to the record's delivery count; redeliveries (AVAILABLE records below SPEO) go out before new
+  records; the number of in-flight records is bounded by
+  ``group.share.partition.max.record.locks``;
+* a member acknowledges what it holds with ACCEPT (1, → ACKNOWLEDGED), RELEASE (2, → AVAILABLE
+  again) or REJECT (3, → ARCHIVED); GAP (0) archives an offset with no record; acknowledging
+  a record the member does not hold is INVALID_RECORD_STATE and changes nothing;
+* a released record, or one whose lock expires, whose delivery count has reached
+  ``share.delivery.attempt.limit`` is ARCHIVED instead of becoming AVAILABLE;
+* the SPSO moves past the leading run of ACKNOWLEDGED/ARCHIVED records;
+* a new share-partition starts at the log end (``share.auto.offset.reset=latest``, the default)
+  or the log start (``earliest``).
+
+Nothing here reads a clock: ``now_ms`` is an input of :meth:`SharePartition.acquire` and
+:meth:`SharePartition.expire_locks`, and :meth:`SharePartition.next_lock_deadline` tells the
+caller when to call the latter. Sizes are bounded by the config, never by the wire.
+
+Defaults follow ``server/src/main/java/org/apache/kafka/server/config/ShareGroupConfigs.java``
+(apache/kafka commit 6a122586, the version read for this module): broker-level
+``group.share.record.lock.duration.ms`` 30000, ``group.share.delivery.count.limit`` 5 (range 2..10;
+the group-level override is ``share.delivery.attempt.limit`` in later releases),
+``group.share.partition.max.record.locks`` 200 (range 100..10000; later releases raised it).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from reference_impl.protocol.errors import ErrorCode, KafkaError
+
+DEFAULT_LOCK_DURATION_MS = 30_000
+DEFAULT_DELIVERY_ATTEMPT_LIMIT = 5
+DEFAULT_MAX_RECORD_LOCKS = 200
+# Cap on one acknowledgement batch's span, so a hostile [0, 2**63) range is refused before a loop.
+MAX_ACK_SPAN = 1 << 20
+
+
+class RecordState(enum.IntEnum):
+    """``RecordState.java``: the ids written in ShareSnapshot/ShareUpdate state batches."""
+
+    AVAILABLE = 0
+    ACQUIRED = 1
+    ACKNOWLEDGED = 2
+    ARCHIVED = 4
+
+
+class AcknowledgeType(enum.IntEnum):
+    """``clients/.../consumer/AcknowledgeType.java`` plus the wire-only GAP (0)."""
+
+    GAP = 0
+    ACCEPT = 1
+    RELEASE = 2
+    REJECT = 3
+
+
+class AutoOffsetReset(enum.Enum):
+    LATEST = "latest"
+    EARLIEST = "earliest"
+
+
+@dataclass(frozen=True, slots=True)
+class SharePartitionConfig:
+    lock_duration_ms: int = DEFAULT_LOCK_DURATION_MS
+    delivery_attempt_limit: int = DEFAULT_DELIVERY_ATTEMPT_LIMIT
+    max_record_locks: int = DEFAULT_MAX_RECORD_LOCKS
+    auto_offset_reset: AutoOffsetReset = AutoOffsetReset.LATEST
+
+    def __post_init__(self) -> None:
+        if self.lock_duration_ms <= 0 or self.delivery_attempt_limit <= 0 or self.max_record_locks <= 0:
+            raise ValueError("share-partition limits must be positive")
+
+
+@dataclass(slots=True)
+class InFlight:
+    state: RecordState
+    delivery_count: int = 0
+    member_id: str | None = None
+    lock_deadline_ms: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AcquiredRange:
+    """One AcquiredRecords entry of a ShareFetch answer."""
+
+    first_offset: int
+    last_offset: int
+    delivery_count: int
+
+
+@dataclass(frozen=True, slots=True)
+class AckBatch:
+    """One AcknowledgementBatch: one type for the whole range, or one per offset."""
+
+    first_offset: int
+    last_offset: int
+    types: tuple[int, ...]
+
+
+class SharePartition:
+    """In-flight records of one topic-partition for one share group."""
+
+    def __init__(self, config: SharePartitionConfig, *, log_start: int, log_end: int) -> None:
+        if not 0 <= log_start <= log_end:
+            raise ValueError("log offsets out of order")
+        self.config = config
+        start = log_end if config.auto_offset_reset is AutoOffsetReset.LATEST else log_start
+        self._spso = start
+        self._next = start  # SPEO + 1: the next offset never acquired yet
+        self._records: dict[int, InFlight] = {}
+
+    @property
+    def start_offset(self) -> int:
+        return self._spso
+
+    @property
+    def end_offset(self) -> int:
+        """SPEO: the last offset in flight (``start_offset - 1`` when nothing is)."""
+        return self._next - 1
+
+    def state_of(self, offset: int) -> InFlight | None:
+        return self._records.get(offset)
+
+    def in_flight(self) -> int:
+        return len(self._records)
+
+    # -- acquisition -----------------------------------------------------------------------
+
+    def acquire(self, member_id: str, *, now_ms: int, log_end: int, max_records: int) -> list[AcquiredRange]:
+        """Lock up to ``max_records`` records for ``member_id``: redeliveries first, then new ones
+        below ``log_end``, never taking the in-flight count past ``max_record_locks``."""
+        budget = max(0, max_records)
+        taken: list[int] = []
+        for offset in sorted(self._records):
+            if budget == 0:
+                break
+            record = self._records[offset]
+            if record.state is RecordState.AVAILABLE:
+                self._lock(record, member_id, now_ms)
+                taken.append(offset)
+                budget -= 1
+        room = self.config.max_record_locks - len(self._records)
+        fresh = max(0, min(budget, room, log_end - self._next))
+        for offset in range(self._next, self._next + fresh):
+            record = InFlight(RecordState.AVAILABLE)
+            self._lock(record, member_id, now_ms)
+            self._records[offset] = record
+            taken.append(offset)
+        self._next += fresh
+        return _ranges(taken, self._records)
+
+    def _lock(self, record: InFlight, member_id: str, now_ms: int) -> None:
+        record.state = RecordState.ACQUIRED
+        record.delivery_count += 1
+        record.member_id = member_id
+        record.lock_deadline_ms = now_ms + self.config.lock_duration_ms
+
+    # -- acknowledgement ---------------------------------------------------------------------
+
+    def acknowledge(self, member_id: str, batches: Sequence[AckBatch]) -> None:
+        """Apply every batch or none: raise KafkaError (INVALID_REQUEST for a malformed batch,
+        INVALID_RECORD_STATE for a record ``member_id`` does not hold)."""
+        plan: list[tuple[int, AcknowledgeType]] = []
+        for batch in batches:
+            plan.extend(self._check(member_id, batch))
+        for offset, kind in plan:
+            record = self._records[offset]
+            if kind is AcknowledgeType.ACCEPT:
+                self._finish(record, RecordState.ACKNOWLEDGED)
+            elif kind is AcknowledgeType.RELEASE:
+                self._release(record)
+            else:
+                self._finish(record, RecordState.ARCHIVED)
+        self._advance()
+
+    def _check(self, member_id: str, batch: AckBatch) -> list[tuple[int, AcknowledgeType]]:
+        span = batch.last_offset - batch.first_offset + 1
+        if span <= 0 or span > MAX_ACK_SPAN or len(batch.types) not in (1, span):
+            raise KafkaError(ErrorCode.invalid_request, "malformed acknowledgement batch")
+        try:
+            kinds = [AcknowledgeType(t) for t in batch.types]
+        except ValueError:
+            raise KafkaError(ErrorCode.invalid_request, "unknown acknowledge type") from None
+        out: list[tuple[int, AcknowledgeType]] = []
+        for i in range(span):
+            offset = batch.first_offset + i
+            record = self._records.get(offset)
+            if record is None or record.state is not RecordState.ACQUIRED or record.member_id != member_id:
+                raise KafkaError(
+                    ErrorCode.invalid_record_state, f"offset {offset} is not acquired by the member"
+                )
+            out.append((offset, kinds[0] if len(kinds) == 1 else kinds[i]))
+        return out
+
+    def _finish(self, record: InFlight, state: RecordState) -> None:
+        record.state = state
+        record.member_id = None
+        record.lock_deadline_ms = None
+
+    def _release(self, record: InFlight) -> None:
+        limit_reached = record.delivery_count >= self.config.delivery_attempt_limit
+        self._finish(record, RecordState.ARCHIVED if limit_reached else RecordState.AVAILABLE)
+
+    def _advance(self) -> None:
+        while self._spso < self._next:
+            record = self._records.get(self._spso)
+            if record is None or record.state not in (RecordState.ACKNOWLEDGED, RecordState.ARCHIVED):
+                break
+            del self._records[self._spso]
+            self._spso += 1
+
+    # -- timers and membership -----------------------------------------------------------------
+
+    def next_lock_deadline(self) -> int | None:
+        deadlines = [r.lock_deadline_ms for r in self._records.values() if r.lock_deadline_ms is not None]
+        return min(deadlines) if deadlines else None
+
+    def expire_locks(self, now_ms: int) -> list[int]:
+        """Release every record whose lock ran out by ``now_ms``; the offsets released."""
+        expired = [
+            offset
+            for offset, r in sorted(self._records.items())
+            if r.lock_deadline_ms is not None and r.lock_deadline_ms <= now_ms
+        ]
+        for offset in expired:
+            self._release(self._records[offset])
+        self._advance()
+        return expired
+
+    def release_member(self, member_id: str) -> list[int]:
+        """A member left the group: what it held goes back (``SharePartition.releaseAcquiredRecords``)."""
+        held = [o for o, r in sorted(self._records.items()) if r.member_id == member_id]
+        for offset in held:
+            self._release(self._records[offset])
+        self._advance()
+        return held
+
+    def log_start_moved(self, log_start: int) -> None:
+        """Records deleted from the log (retention, DeleteRecords) are done with: archive them."""
+        if log_start <= self._spso:
+            return
+        for offset in [o for o in self._records if o < log_start]:
+            del self._records[offset]
+        self._spso = log_start
+        self._next = max(self._next, log_start)
+        self._advance()
+
+
+def _ranges(offsets: Iterable[int], records: dict[int, InFlight]) -> list[AcquiredRange]:
+    """Contiguous offsets with the same delivery count, as AcquiredRecords entries."""
+    out: list[AcquiredRange] = []
+    for offset in sorted(offsets):
+        count = records[offset].delivery_count
+        last = out[-1] if out else None
+        if last is not None and last.last_offset + 1 == offset and last.delivery_count == count:
+            out[-1] = AcquiredRange(last.first_offset, offset, count)
+        else:
+            out.append(AcquiredRange(offset, offset, count))
+    return out
