@@ -25,6 +25,10 @@ from .mutation import CI, DEEP, Outcome, run_mode
 
 
 def main(argv: list[str]) -> int:
+    if "--black-box" in argv:  # the same modes in broker processes, judged by chaos campaigns
+        from kafka_harness import mutants_blackbox
+
+        return mutants_blackbox.main(argv, ALL)
     parser = argparse.ArgumentParser(prog="kafka-harness mutants", description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--profile", choices=("ci", "deep"), default="ci", help="example budget (ci: seconds)"
@@ -32,6 +36,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--mode", action="append", choices=ALL, help="only these modes (repeatable)")
     parser.add_argument("--no-shrink", action="store_true", help="keep the first counterexample as found")
     parser.add_argument("--out", type=Path, default=output("mutants"), help="where timelines go")
+    parser.add_argument("--black-box", action="store_true",
+                        help="run the modes in reference broker processes against chaos campaigns instead "
+                        "(kafka_harness/mutants_blackbox.py; --black-box --help)")
     parser.add_argument("--alluredir", type=Path, default=None,
                         help="also write each mode as an Allure result with its timeline attached")
     args = parser.parse_args(argv)

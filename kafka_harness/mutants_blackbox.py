@@ -1,0 +1,238 @@
+"""``kafka-harness mutants --black-box``: the reference broker's seeded replication bugs, switched on in
+real broker processes, against chaos campaigns (issue 21).
+
+The property suite's mutation check (``kafka-harness mutants``) drives the core's state machines in
+one process. Here the same ten modes are switched on in reference broker *processes* through the
+hidden broker config ``reference.mutant=MODE`` (the broker-level default of the topic config of the
+same name), and ``kafka-harness chaos`` campaigns judge them from the outside, as they would judge
+any broker: only through clients, proxies and process signals.
+
+Each mode has a list of campaigns (:data:`PLANS`): the faults that make the bug bite, tried in order
+until one finds anomalies. A mode is *caught* by a campaign that is valid on a clean reference
+broker (its baseline, run once per campaign) and invalid with the mode on; its line names the
+anomaly classes the checkers reported::
+
+    no-dedup: caught by duplicate, validate_delivery (campaign seed 1, timeout)
+    hw-over-all-replicas: NOT CAUGHT (...)
+    VERDICT: valid mutants=10 caught=9 required=8
+
+Exit 0 when at least ``--require`` modes are caught (default: 8 of 10, or every mode of a
+``--mode`` selection), 1 otherwise, 2 when the command could not run. Logs in
+``reports/output/mutants-black-box/<mode or clean>/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import re
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from fixtures.targets import BROKER_CONFIGS_ENV
+from kafka_harness.run.stages import Stage, StageResult, parse_verdict, run_stage
+from reports.paths import output
+
+OUT = output("mutants-black-box")
+CLEAN = "clean"
+MUTANT_CONFIG = "reference.mutant"
+"""The broker config that switches a mode on (``reference_impl/core/mutants.py``; the harness names
+it here because it never imports the core)."""
+CAMPAIGN_BUDGET_S = 300.0
+
+
+@dataclass(frozen=True)
+class Campaign:
+    """One ``kafka-harness chaos`` campaign on a launched reference target."""
+
+    label: str
+    """Short and unique: what the faults are (``cluster kill+partition-leader``)."""
+    args: tuple[str, ...]
+    seed: int
+
+    def argv(self, mode: str | None, out: Path) -> list[str]:
+        configs = ["--broker-config", f"{MUTANT_CONFIG}={mode}"] if mode else []
+        return [
+            sys.executable, "-m", "kafka_harness", "chaos", "--target", "reference", *self.args,
+            "--seed", str(self.seed), "--out", str(out), *configs,
+        ]  # fmt: skip
+
+    @property
+    def slug(self) -> str:
+        return re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{self.label}-seed{self.seed}").strip("_")
+
+
+def _cluster(label: str, faults: str, seed: int, *extra: str, time_s: int = 25, min_isr: int = 2) -> Campaign:
+    """Three reference brokers, replication factor 3, behind proxies, the queue workload at 500/s."""
+    args = ("--brokers", "3", "--rf", "3", "--min-isr", str(min_isr), "--nemesis", faults,
+            "--time", str(time_s), "--rate", "500", "--restart-check", "false", *extra)  # fmt: skip
+    return Campaign(label, args, seed)
+
+
+ONE_BROKER_TIMEOUT = Campaign(
+    "one broker, timeout",
+    ("--nemesis", "timeout", "--time", "12", "--rate", "500", "--restart-check", "false"),
+    seed=1,
+)
+"""Answers lost after the request reached the broker (a ``timeout`` toxic on the downstream): the
+idempotent producer retries batches already appended."""
+KILL_PARTITION = _cluster("cluster kill+partition-leader", "kill,partition-leader", 1)
+KILL_PARTITION_2 = _cluster("cluster kill+partition-leader", "kill,partition-leader", 2)
+KILL_ONLY = _cluster("cluster kill", "kill", 3)
+UNCLEAN = _cluster("cluster min-isr 1 kill+partition-node", "kill,partition-node", 1, min_isr=1)
+TXN_KILL = _cluster("cluster txn-append kill+partition-leader", "kill,partition-leader", 1,
+                    "--workload", "txn-append", "--rate", "60")  # fmt: skip
+
+PLANS: dict[str, tuple[Campaign, ...]] = {
+    "truncate-to-hw": (KILL_PARTITION, KILL_PARTITION_2),
+    "kip279-hole": (KILL_PARTITION, KILL_PARTITION_2),
+    "hw-over-all-replicas": (KILL_PARTITION, KILL_ONLY),
+    "hw-without-followers": (KILL_PARTITION, KILL_PARTITION_2),
+    "acks-all-early": (KILL_PARTITION, KILL_PARTITION_2),
+    "isr-expand-early": (KILL_PARTITION, KILL_PARTITION_2),
+    "lso-above-hw": (TXN_KILL, KILL_PARTITION),
+    "no-dedup": (ONE_BROKER_TIMEOUT,),
+    "stale-epoch-accepted": (KILL_PARTITION, KILL_PARTITION_2),
+    "unclean-election": (UNCLEAN, KILL_PARTITION),
+}
+"""Each mode's campaigns, tried in order until one catches it (at most this many per mode)."""
+
+
+# -- one campaign's outcome -------------------------------------------------------------------------
+
+VALID, INVALID, ERROR = "valid", "invalid", "error"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    status: str
+    """valid, invalid (anomalies found) or error (the campaign could not judge)."""
+    anomalies: tuple[str, ...] = ()
+    summary: str = ""
+    seconds: float = 0.0
+
+
+def classify(returncode: int | None, timed_out: bool, text: str, seconds: float = 0.0) -> Outcome:
+    """A chaos campaign's outcome from its exit code and verdict line: invalid only with exit 1 and
+    ``VERDICT: invalid`` naming the anomaly classes found."""
+    if timed_out:
+        return Outcome(ERROR, summary=f"overran {CAMPAIGN_BUDGET_S:.0f} s", seconds=seconds)
+    verdict, counts = parse_verdict(text)
+    shown = f"VERDICT: {verdict} " + " ".join(f"{k}={v}" for k, v in counts.items()) if verdict else ""
+    if returncode == 0 and verdict == "valid":
+        return Outcome(VALID, summary=shown.strip(), seconds=seconds)
+    if returncode == 1 and verdict == "invalid":
+        found = tuple(k for k, v in counts.items() if v > 0)
+        return Outcome(INVALID, found, shown.strip(), seconds)
+    return Outcome(ERROR, summary=shown.strip() or f"exit {returncode}, no verdict", seconds=seconds)
+
+
+def run_campaign(campaign: Campaign, mode: str | None, logs: Path = OUT) -> Outcome:
+    """One campaign against freshly launched reference brokers (``mode`` on, or clean)."""
+    where = logs / (mode or CLEAN)
+    stage = Stage(campaign.slug, "mutants", campaign.argv(mode, where / campaign.slug), CAMPAIGN_BUDGET_S,
+                  env={BROKER_CONFIGS_ENV: ""})  # fmt: skip
+    result: StageResult = run_stage(stage, where, echo=False)
+    text = result.log.read_text(errors="replace")
+    return classify(result.returncode, result.timed_out, text, result.seconds)
+
+
+Runner = Callable[[Campaign, "str | None"], Outcome]
+
+
+@dataclass
+class ModeResult:
+    mode: str
+    caught_by: Campaign | None = None
+    outcome: Outcome | None = None
+    notes: list[str] | None = None
+
+    def line(self) -> str:
+        if self.caught_by is not None and self.outcome is not None:
+            return (f"{self.mode}: caught by {', '.join(self.outcome.anomalies)} "
+                    f"(campaign seed {self.caught_by.seed}, {self.caught_by.label})")  # fmt: skip
+        return f"{self.mode}: NOT CAUGHT" + (f" ({'; '.join(self.notes)})" if self.notes else "")
+
+
+def judge_mode(
+    mode: str, plans: Sequence[Campaign], runner: Runner, baseline: dict[Campaign, Outcome],
+    say: Callable[[str], None] = print,
+) -> ModeResult:  # fmt: skip
+    """Run ``mode``'s campaigns in order until one is invalid with it on and valid clean; a campaign
+    whose baseline is not valid cannot catch anything (its anomalies are not the mode's)."""
+    result = ModeResult(mode, notes=[])
+    assert result.notes is not None
+    for campaign in plans:
+        if campaign not in baseline:
+            baseline[campaign] = runner(campaign, None)
+            b = baseline[campaign]
+            say(f"  [{CLEAN}] {campaign.label} seed {campaign.seed}: {b.status} ({b.summary}) "
+                f"{b.seconds:.0f} s")
+        if baseline[campaign].status != VALID:
+            why = baseline[campaign].summary
+            result.notes.append(f"{campaign.label} seed {campaign.seed}: baseline {why}")
+            continue
+        seeded = runner(campaign, mode)
+        say(f"  [{mode}] {campaign.label} seed {campaign.seed}: {seeded.status} ({seeded.summary}) "
+            f"{seeded.seconds:.0f} s")  # fmt: skip
+        if seeded.status == INVALID:
+            result.caught_by, result.outcome = campaign, seeded
+            return result
+        result.notes.append(f"{campaign.label} seed {campaign.seed}: {seeded.summary}")
+    return result
+
+
+def verdict_line(selected: int, caught: int, required: int) -> str:
+    word = "valid" if caught >= required else "invalid"
+    return f"VERDICT: {word} mutants={selected} caught={caught} required={required}"
+
+
+def default_required(selected: int, total: int) -> int:
+    """8 of the 10 modes (the acceptance bar of issue 21); every mode of a smaller selection."""
+    return math.ceil(selected * 0.8) if selected == total else selected
+
+
+def main(argv: list[str], modes: Sequence[str]) -> int:
+    """``modes``: every seeded mode the reference broker knows (the caller, the mutants command,
+    reads them from the core)."""
+    parser = argparse.ArgumentParser(
+        prog="kafka-harness mutants --black-box", description=__doc__.split("\n\n")[0]
+    )
+    parser.add_argument("--black-box", action="store_true", required=True)
+    parser.add_argument("--mode", action="append", choices=list(modes), help="only these modes (repeatable)")
+    parser.add_argument(
+        "--require", type=int, default=None, help="modes that must be caught (default 8 of 10)"
+    )
+    parser.add_argument("--list", action="store_true", help="print each mode's campaigns and exit")
+    args = parser.parse_args(argv)
+    missing = [m for m in modes if m not in PLANS]
+    if missing:
+        print(f"kafka-harness mutants --black-box: no campaigns for {', '.join(missing)}", file=sys.stderr)
+        print("VERDICT: could not run")
+        return 2
+    chosen = [m for m in modes if not args.mode or m in args.mode]
+    if args.list:
+        for m in chosen:
+            print(f"{m}: " + "; ".join(f"{c.label} seed {c.seed}" for c in PLANS[m]))
+        return 0
+    required = args.require if args.require is not None else default_required(len(chosen), len(modes))
+    if not 0 <= required <= len(chosen):
+        print(f"kafka-harness mutants --black-box: --require is 0 to {len(chosen)}", file=sys.stderr)
+        print("VERDICT: could not run")
+        return 2
+    started = time.monotonic()
+    print(f"{len(chosen)} modes, each against chaos campaigns on reference broker processes "
+          f"(baseline clean first; logs in {OUT}/)", flush=True)  # fmt: skip
+    baseline: dict[Campaign, Outcome] = {}
+    results = [
+        judge_mode(m, PLANS[m], run_campaign, baseline, lambda s: print(s, flush=True)) for m in chosen
+    ]
+    print(f"wall time {time.monotonic() - started:.0f} s\n")
+    for r in results:
+        print(r.line())
+    caught = sum(r.caught_by is not None for r in results)
+    print(verdict_line(len(chosen), caught, required))
+    return 0 if caught >= required else 1
