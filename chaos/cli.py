@@ -40,8 +40,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--workload",
         default="queue",
-        choices=["queue", "transactional", "txn-append"],
-        help="txn-append: transactions sending to and polling several keys, judged by the dependency graph",
+        choices=["queue", "transactional", "txn-append", "early-read", "producer-fence", "abort-rewind"],
+        help="txn-append: transactions sending to and polling several keys, judged by the dependency "
+        "graph; early-read, producer-fence, abort-rewind: transactional probes (chaos/workloads/probes.py)",
     )
     p.add_argument(
         "--crash-clients",
@@ -146,7 +147,8 @@ def main(argv: list[str]) -> int:
         print("VERDICT: could not run")
         return 2
     if args.rate is None:
-        args.rate = 100.0 if args.workload == "txn-append" else 2000.0
+        rates = {"txn-append": 100.0, "early-read": 20.0, "producer-fence": 4.0, "abort-rewind": 20.0}
+        args.rate = rates.get(args.workload, 2000.0)
     if args.crash_clients and args.workload != "txn-append":
         print("kafka-harness chaos: --crash-clients needs --workload txn-append", file=sys.stderr)
         print("VERDICT: could not run")

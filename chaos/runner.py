@@ -25,6 +25,7 @@ from chaos.nemesis.packet import PACKET_FAULTS, PacketRules, unavailable_reason
 from chaos.nemesis.schedule import Planned, schedule
 from chaos.nemesis.topology import Topology
 from chaos.toxiproxy.finder import find_toxiproxy
+from chaos.workloads.probes import PROBES, ProbeWorkload
 from chaos.workloads.queue import FINAL, QueueOptions, QueueWorkload, high_watermarks
 from chaos.workloads.restart import run_restart_phase
 from chaos.workloads.transactional import TransactionalWorkload
@@ -32,8 +33,8 @@ from chaos.workloads.txn_append import TxnAppendWorkload
 from fixtures.targets import adopt_security, check_broker_configs, launch, parse_target
 from fixtures.wire.security import with_run_security
 
-WORKLOADS = ("queue", "transactional", "txn-append")
-READ_COMMITTED = ("transactional", "txn-append")
+WORKLOADS = ("queue", "transactional", "txn-append", *PROBES)
+READ_COMMITTED = ("transactional", "txn-append", *PROBES)
 LAUNCHED = ("reference", "tansu", "noida")
 UNPROXIED = ("noida",)
 """Targets that advertise the port they listen on: no proxy can sit in front, so no link faults."""
@@ -246,11 +247,11 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
         for part in parts:
             stack.callback(part.stop)
             part.start()
-        if isinstance(workload, TxnAppendWorkload):  # faults begin once transactions commit
+        if isinstance(workload, TxnAppendWorkload | ProbeWorkload):  # faults begin once transactions commit
             ready = workload.wait_ready(60.0)
             if ready is None:
-                raise CampaignError("txn-append: no transaction committed within 60 s of the start")
-            progress(f"txn-append: first commit after {ready:.1f} s")
+                raise CampaignError(f"{c.workload}: no transaction committed within 60 s of the start")
+            progress(f"{c.workload}: first commit after {ready:.1f} s")
         load = None
         if c.load_spec is not None:
             load = LoadAlongside(c.load_spec, topology.bootstrap, c.out_dir)
@@ -408,6 +409,12 @@ def _workloads(
             crash_clients=c.crash_clients,
         )
         return appender, [appender]
+    if c.workload in PROBES:
+        probe = ProbeWorkload(
+            recorder, bootstrap, topics[0], kind=c.workload, partitions=c.partitions,
+            group=f"{topics[0]}-probe", rate=c.rate, seed=c.seed,
+        )  # fmt: skip
+        return probe, [probe]
     options.consumers = 0  # the transactional processors read the input topic
     main = QueueWorkload(recorder, bootstrap, options, group=f"{topics[0]}-group")
     observe = QueueOptions(topics[1], partitions=c.partitions, producers=0, read_committed=True)

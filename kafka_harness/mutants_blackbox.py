@@ -65,10 +65,21 @@ class Campaign:
         return re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{self.label}-seed{self.seed}").strip("_")
 
 
-def _cluster(label: str, faults: str, seed: int, *extra: str, time_s: int = 25, min_isr: int = 2) -> Campaign:
-    """Three reference brokers, replication factor 3, behind proxies, the queue workload at 500/s."""
+FAST_FAILOVER = (
+    "--broker-config", "broker.session.timeout.ms=3000", "--broker-config", "replica.lag.time.max.ms=2000",
+)
+"""Failover within a fault window (3-8 s): a broker without a heartbeat for 3 s is fenced and loses its
+leaderships, a follower 2 s behind leaves the ISR (the defaults, 9 s and 30 s, outlast most windows)."""
+
+
+def _cluster(label: str, faults: str, seed: int, *extra: str, time_s: int = 25, min_isr: int = 2,
+             restart: bool = False) -> Campaign:  # fmt: skip
+    """Three reference brokers, replication factor 3, behind proxies, the queue workload at 500/s,
+    fast failover; ``restart``: the durability-after-restart check at the end (every broker killed
+    while writing, then started; everything acknowledged readable)."""
     args = ("--brokers", "3", "--rf", "3", "--min-isr", str(min_isr), "--nemesis", faults,
-            "--time", str(time_s), "--rate", "500", "--restart-check", "false", *extra)  # fmt: skip
+            "--time", str(time_s), "--rate", "500", "--restart-check", "true" if restart else "false",
+            "--restart-bound", "20", *FAST_FAILOVER, *extra)  # fmt: skip
     return Campaign(label, args, seed)
 
 
@@ -79,24 +90,31 @@ ONE_BROKER_TIMEOUT = Campaign(
 )
 """Answers lost after the request reached the broker (a ``timeout`` toxic on the downstream): the
 idempotent producer retries batches already appended."""
-KILL_PARTITION = _cluster("cluster kill+partition-leader", "kill,partition-leader", 1)
-KILL_PARTITION_2 = _cluster("cluster kill+partition-leader", "kill,partition-leader", 2)
-KILL_ONLY = _cluster("cluster kill", "kill", 3)
-UNCLEAN = _cluster("cluster min-isr 1 kill+partition-node", "kill,partition-node", 1, min_isr=1)
-TXN_KILL = _cluster("cluster txn-append kill+partition-leader", "kill,partition-leader", 1,
-                    "--workload", "txn-append", "--rate", "60")  # fmt: skip
+ONE_BROKER_EARLY_READ = Campaign(
+    "one broker, early-read, pause",
+    ("--workload", "early-read", "--nemesis", "pause", "--time", "10", "--restart-check", "false"),
+    seed=1,
+)
+"""Transactions held open while read_committed observers poll (:mod:`chaos.workloads.probes`)."""
+PEERS = _cluster("cluster partition-leader-peers", "partition-leader-peers", 1)
+"""The leader cut from its followers and the controllers, still reachable by clients."""
+PEERS_KILL = _cluster("cluster partition-leader-peers+kill, restart check", "partition-leader-peers,kill", 2,
+                      restart=True)  # fmt: skip
+KILL_RESTART = _cluster("cluster kill, restart check", "kill", 3, restart=True)
+UNCLEAN = _cluster("cluster min-isr 1 partition-leader-peers+kill", "partition-leader-peers,kill", 1,
+                   min_isr=1)  # fmt: skip
 
 PLANS: dict[str, tuple[Campaign, ...]] = {
-    "truncate-to-hw": (KILL_PARTITION, KILL_PARTITION_2),
-    "kip279-hole": (KILL_PARTITION, KILL_PARTITION_2),
-    "hw-over-all-replicas": (KILL_PARTITION, KILL_ONLY),
-    "hw-without-followers": (KILL_PARTITION, KILL_PARTITION_2),
-    "acks-all-early": (KILL_PARTITION, KILL_PARTITION_2),
-    "isr-expand-early": (KILL_PARTITION, KILL_PARTITION_2),
-    "lso-above-hw": (TXN_KILL, KILL_PARTITION),
+    "truncate-to-hw": (PEERS_KILL, KILL_RESTART),
+    "kip279-hole": (PEERS_KILL, PEERS),
+    "hw-over-all-replicas": (PEERS_KILL,),
+    "hw-without-followers": (PEERS, PEERS_KILL),
+    "acks-all-early": (PEERS, PEERS_KILL),
+    "isr-expand-early": (PEERS_KILL, KILL_RESTART),
+    "lso-above-hw": (ONE_BROKER_EARLY_READ,),
     "no-dedup": (ONE_BROKER_TIMEOUT,),
-    "stale-epoch-accepted": (KILL_PARTITION, KILL_PARTITION_2),
-    "unclean-election": (UNCLEAN, KILL_PARTITION),
+    "stale-epoch-accepted": (PEERS_KILL, PEERS),
+    "unclean-election": (UNCLEAN, PEERS_KILL),
 }
 """Each mode's campaigns, tried in order until one catches it (at most this many per mode)."""
 

@@ -8,7 +8,9 @@ to the end after the faults (``final_drain``). ``unreadable_after_restart`` (:mo
 judges the durability-after-restart phase when the history has one, and always counts. The
 dependency graph (:mod:`.graph`: G0, G1a, G1b, G1c, G-single, G2, the ``int_`` forms,
 ``precommitted_read``) judges the transactional list-append's histories; the cycles Kafka does not
-promise to prevent count only with ``meta.strict_cycles``.
+promise to prevent count only with ``meta.strict_cycles``. The probe workloads' anomalies
+(:mod:`.probes`: ``early_read``, ``fenced_write``, ``rewind_skip``, ``rewind_behind``) are looked for
+in every history (they need ops only those workloads record) and always count.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Any, Literal
 
 from chaos.history import History
 
-from . import graph, queue, restart
+from . import graph, probes, queue, restart
 from .analysis import analyse
 from .availability import Availability, availability
 from .queue import Anomaly
@@ -36,6 +38,7 @@ ORDER = (
     "aborted_read",
     "validate_delivery",
     "unreadable_after_restart",
+    *probes.NAMES,
     *graph.NAMES,
 )
 GRAPH_WORKLOADS = ("txn-append",)
@@ -93,6 +96,7 @@ def check(history: History) -> CheckResult:
         "validate_delivery": queue.validate_delivery(a, idempotence),
     }
     anomalies[restart.NAME], restart_stats = restart.unreadable_after_restart(history, a)
+    anomalies.update(probes.check_probes(history, a))
     graph_stats: dict[str, int] = {}
     if meta.get("workload") in GRAPH_WORKLOADS or meta.get("graph"):
         found, graph_stats = graph.check_graph(history)

@@ -4,6 +4,10 @@ Every start and stop is recorded in the history as a nemesis op carrying the pla
 was chosen (nodes, proxies) and any error, so a history shows exactly what was done and when,
 and two runs with one seed can be compared event by event.
 
+``partition-leader-peers`` cuts partition 0's leader from every other broker and controller but
+not from clients (Jepsen's classic: an isolated leader that clients can still write to; acks=all
+must not acknowledge what its followers never got).
+
 A network partition is a black hole (a ``timeout`` toxic with timeout 0 on both streams): packets
 vanish and clients wait, as with iptables DROP, instead of being refused at once.
 """
@@ -125,8 +129,12 @@ class Nemesis:
             return (
                 (ring, nodes) if ring else (self.topology.client_links([self._choose(plan, "node")]), nodes)
             )
-        role = {"partition-leader": "leader", "partition-controller": "controller"}.get(kind, "node")
+        role = {"partition-leader": "leader", "partition-leader-peers": "leader",
+                "partition-controller": "controller"}.get(kind, "node")  # fmt: skip
         node = self._choose(plan, role)
+        if kind == "partition-leader-peers":  # clients still reach it: it may go on taking writes
+            others = [n for n in nodes if n != node]
+            return self.topology.links_between([node], others), [node]
         return self.topology.isolate([node]), [node]
 
     # --- start and stop -----------------------------------------------------------------------

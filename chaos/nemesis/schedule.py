@@ -15,6 +15,7 @@ from typing import Any
 FAULTS = (
     "partition-node",
     "partition-leader",
+    "partition-leader-peers",
     "partition-controller",
     "partition-halves",
     "partition-ring",
