@@ -20,6 +20,8 @@ from typing import Any
 from chaos.alongside import LoadAlongside, LoadOutcome, check_spec
 from chaos.checkers import CheckResult, check
 from chaos.history import Recorder, write_jsonl
+from chaos.nemesis.clock import CLOCK_FAULTS, Clock
+from chaos.nemesis.clock import unavailable_reason as clock_unavailable
 from chaos.nemesis.faults import LINK_TOXICS, PARTITIONS, Nemesis, run_schedule
 from chaos.nemesis.packet import PACKET_FAULTS, PacketRules, unavailable_reason
 from chaos.nemesis.schedule import Planned, schedule
@@ -38,7 +40,7 @@ READ_COMMITTED = ("transactional", "txn-append", *PROBES)
 LAUNCHED = ("reference", "tansu", "noida")
 UNPROXIED = ("noida",)
 """Targets that advertise the port they listen on: no proxy can sit in front, so no link faults."""
-PROCESS_FAULTS = ("kill", "pause", "bounce")
+PROCESS_FAULTS = ("kill", "pause", "bounce", *CLOCK_FAULTS)
 
 
 class CampaignError(RuntimeError):
@@ -177,6 +179,9 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
         raise CampaignError(f"{', '.join(wants_packets)} need --packet-faults (iptables, root)")
     if c.packet_faults and (reason := unavailable_reason()):
         raise CampaignError(reason)
+    clock_faults = [f for f in c.faults if f in CLOCK_FAULTS]
+    if clock_faults and (reason := clock_unavailable()):
+        raise CampaignError(reason)
     if c.load_spec is not None:
         try:
             check_spec(c.load_spec)
@@ -206,6 +211,10 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
             topology = Topology.plan(endpoint.url, node_ids, broker_links=broker_links)
             topology.create()
         recorder.history.meta["proxies"] = [p["name"] for p in topology.proxies()]
+        clock = Clock(c.out_dir / "faketime" / "offset") if clock_faults else None
+        if clock is not None:  # every broker process, restarts included, runs on the faked clock
+            stack.enter_context(clock.applied())
+            progress(f"clock faults: brokers run under libfaketime ({clock.path})")
         configs = list(c.broker_configs)
         if spec.kind == "reference":
             if c.min_isr is not None:
@@ -239,7 +248,7 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
         for name in topics:
             _create_topic(topology.bootstrap, name, c.partitions, c.rf, topic_configs)
         workload, parts = _workloads(c, recorder, topology.bootstrap, topics)
-        nemesis = Nemesis(recorder, topology, target, topic)
+        nemesis = Nemesis(recorder, topology, target, topic, clock=clock)
         if c.packet_faults:
             nemesis.packets = PacketRules(f"kh-chaos-{topic}")
             stack.callback(nemesis.packets.clear)

@@ -26,6 +26,7 @@ from chaos.history import Recorder
 from fixtures.targets import Target
 from fixtures.wire.security import with_run_security
 
+from .clock import CLOCK_FAULTS, Clock
 from .packet import LOSS_PROBABILITY, PACKET_FAULTS, PacketRules
 from .schedule import FAULTS, Planned
 from .topology import Topology
@@ -66,6 +67,8 @@ class Nemesis:
     active: dict[int, dict[str, Any]] = field(default_factory=dict)
     packets: PacketRules | None = None
     """iptables rules, only when the campaign enabled packet faults (root)."""
+    clock: Clock | None = None
+    """The brokers' faked wall clock, only when the campaign has clock faults (:mod:`.clock`)."""
 
     # --- what to hit ----------------------------------------------------------------------------
 
@@ -153,6 +156,12 @@ class Nemesis:
                 state["toxics"] = self._add_toxics(proxies, BLACK_HOLE, f"nemesis{plan.id}")
             elif plan.fault in PACKET_FAULTS:
                 state.update(self._packet_start(plan))
+            elif plan.fault in CLOCK_FAULTS:
+                if self.clock is None:
+                    raise RuntimeError("this campaign's brokers were not started on a faked clock")
+                state["offset_s"] = round(Clock.offset_for(plan.fault, plan.pick), 3)
+                state["nodes"] = list(self.topology.node_ids)
+                self.clock.set(state["offset_s"])
             elif plan.fault in LINK_TOXICS:
                 state["toxics"] = self._add_toxics(
                     self.topology.client_links(), LINK_TOXICS[plan.fault], f"nemesis{plan.id}"
@@ -171,6 +180,8 @@ class Nemesis:
         outcome: dict[str, Any] = {"fault": plan.fault, "id": plan.id}
         try:
             self._remove_toxics(state.get("toxics", []))
+            if self.clock is not None and plan.fault in CLOCK_FAULTS:
+                self.clock.set(0.0)
             if self.packets is not None and state.get("rules"):
                 self.packets.remove(state["rules"])
             if plan.fault in ("kill", "pause", "bounce") and state.get("nodes"):
@@ -220,6 +231,8 @@ class Nemesis:
             self.stop(Planned(plan_id, state["fault"], 0.0, 0.0, 0))
         if self.packets is not None:
             self.packets.clear()
+        if self.clock is not None:
+            self.clock.set(0.0)
 
 
 def run_schedule(nemesis: Nemesis, plan: list[Planned], started: float, stop: threading.Event) -> None:

@@ -30,6 +30,8 @@ FAULTS = (
     "bounce",
     "packet-drop",
     "packet-loss",
+    "clock-skew",
+    "clock-jump",
 )
 ALIASES = {"partition": "partition-node", "kill9": "kill", "stop": "pause", "reset_peer": "reset-peer"}
 
