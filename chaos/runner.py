@@ -22,6 +22,8 @@ from chaos.checkers import CheckResult, check
 from chaos.history import Recorder, write_jsonl
 from chaos.nemesis.clock import CLOCK_FAULTS, Clock
 from chaos.nemesis.clock import unavailable_reason as clock_unavailable
+from chaos.nemesis.disk import DISK_FAULTS, Disk
+from chaos.nemesis.disk import unavailable_reason as disk_unavailable
 from chaos.nemesis.faults import LINK_TOXICS, PARTITIONS, Nemesis, run_schedule
 from chaos.nemesis.packet import PACKET_FAULTS, PacketRules, unavailable_reason
 from chaos.nemesis.schedule import Planned, schedule
@@ -40,7 +42,7 @@ READ_COMMITTED = ("transactional", "txn-append", *PROBES)
 LAUNCHED = ("reference", "tansu", "noida")
 UNPROXIED = ("noida",)
 """Targets that advertise the port they listen on: no proxy can sit in front, so no link faults."""
-PROCESS_FAULTS = ("kill", "pause", "bounce", *CLOCK_FAULTS)
+PROCESS_FAULTS = ("kill", "pause", "bounce", *CLOCK_FAULTS, *DISK_FAULTS)
 
 
 class CampaignError(RuntimeError):
@@ -182,6 +184,9 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
     clock_faults = [f for f in c.faults if f in CLOCK_FAULTS]
     if clock_faults and (reason := clock_unavailable()):
         raise CampaignError(reason)
+    disk_faults = [f for f in c.faults if f in DISK_FAULTS]
+    if disk_faults and (reason := disk_unavailable()):
+        raise CampaignError(reason)
     if c.load_spec is not None:
         try:
             check_spec(c.load_spec)
@@ -215,6 +220,14 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
         if clock is not None:  # every broker process, restarts included, runs on the faked clock
             stack.enter_context(clock.applied())
             progress(f"clock faults: brokers run under libfaketime ({clock.path})")
+        disk = Disk(c.out_dir / "data", DISK_MB) if disk_faults else None
+        if disk is not None:  # the brokers' data on a tmpfs the nemesis can fill
+            try:
+                disk.mount()
+            except Exception as exc:
+                raise CampaignError(f"cannot mount a tmpfs for the brokers' data: {exc}") from exc
+            stack.callback(disk.unmount)
+            progress(f"disk faults: brokers' data on a {DISK_MB} MiB tmpfs at {disk.path}")
         configs = list(c.broker_configs)
         if spec.kind == "reference":
             if c.min_isr is not None:
@@ -233,6 +246,7 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
                     controller_peer_ports=topology.controller_peer_ports or None,
                     security=c.security,
                     security_dir=c.out_dir / "security" if c.security else None,
+                    workdir=disk.path if disk is not None else None,
                 )
             )
         except Exception as exc:
@@ -248,7 +262,7 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
         for name in topics:
             _create_topic(topology.bootstrap, name, c.partitions, c.rf, topic_configs)
         workload, parts = _workloads(c, recorder, topology.bootstrap, topics)
-        nemesis = Nemesis(recorder, topology, target, topic, clock=clock)
+        nemesis = Nemesis(recorder, topology, target, topic, clock=clock, disk=disk)
         if c.packet_faults:
             nemesis.packets = PacketRules(f"kh-chaos-{topic}")
             stack.callback(nemesis.packets.clear)
@@ -337,6 +351,9 @@ def _progress_loop(
                 f"recent_ok={ok} errors={sum(workload.errors.values())} faults={faults}"
             )
 
+
+DISK_MB = 256
+"""The brokers' tmpfs under disk faults: room for a campaign's logs, small enough to fill fast."""
 
 STABLE_WAIT_S = 45.0
 """Longer than the workloads' transaction timeouts (10 s, 30 s for consume-transform-produce)."""

@@ -27,6 +27,7 @@ from fixtures.targets import Target
 from fixtures.wire.security import with_run_security
 
 from .clock import CLOCK_FAULTS, Clock
+from .disk import DISK_FAULTS, Disk
 from .packet import LOSS_PROBABILITY, PACKET_FAULTS, PacketRules
 from .schedule import FAULTS, Planned
 from .topology import Topology
@@ -69,6 +70,8 @@ class Nemesis:
     """iptables rules, only when the campaign enabled packet faults (root)."""
     clock: Clock | None = None
     """The brokers' faked wall clock, only when the campaign has clock faults (:mod:`.clock`)."""
+    disk: Disk | None = None
+    """The tmpfs holding the brokers' data, only when the campaign has disk faults (:mod:`.disk`)."""
 
     # --- what to hit ----------------------------------------------------------------------------
 
@@ -156,6 +159,11 @@ class Nemesis:
                 state["toxics"] = self._add_toxics(proxies, BLACK_HOLE, f"nemesis{plan.id}")
             elif plan.fault in PACKET_FAULTS:
                 state.update(self._packet_start(plan))
+            elif plan.fault in DISK_FAULTS:
+                if self.disk is None:
+                    raise RuntimeError("this campaign's brokers do not keep their data on a disk it controls")
+                state["filled_bytes"] = self.disk.fill()
+                state["nodes"] = list(self.topology.node_ids)
             elif plan.fault in CLOCK_FAULTS:
                 if self.clock is None:
                     raise RuntimeError("this campaign's brokers were not started on a faked clock")
@@ -182,6 +190,9 @@ class Nemesis:
             self._remove_toxics(state.get("toxics", []))
             if self.clock is not None and plan.fault in CLOCK_FAULTS:
                 self.clock.set(0.0)
+            if self.disk is not None and plan.fault in DISK_FAULTS:
+                self.disk.free()
+                outcome["restarted"] = self._restart_ended()
             if self.packets is not None and state.get("rules"):
                 self.packets.remove(state["rules"])
             if plan.fault in ("kill", "pause", "bounce") and state.get("nodes"):
@@ -203,6 +214,15 @@ class Nemesis:
             node.pause()
         elif fault == "bounce":
             node.stop()
+
+    def _restart_ended(self) -> list[int]:
+        """Start again the nodes whose process ended (a broker that stopped on a failed disk)."""
+        if self.target is None or not self.target.nodes:
+            return []
+        ended = [n for n in self.topology.node_ids if not self._node(n).is_running]
+        for n in ended:
+            self._node(n).start()
+        return ended
 
     def _process_stop(self, fault: str, node_id: int) -> None:
         node = self._node(node_id)
@@ -233,6 +253,8 @@ class Nemesis:
             self.packets.clear()
         if self.clock is not None:
             self.clock.set(0.0)
+        if self.disk is not None:
+            self.disk.free()
 
 
 def run_schedule(nemesis: Nemesis, plan: list[Planned], started: float, stop: threading.Event) -> None:

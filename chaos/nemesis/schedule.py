@@ -32,6 +32,7 @@ FAULTS = (
     "packet-loss",
     "clock-skew",
     "clock-jump",
+    "disk-full",
 )
 ALIASES = {"partition": "partition-node", "kill9": "kill", "stop": "pause", "reset_peer": "reset-peer"}
 
