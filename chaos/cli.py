@@ -115,6 +115,14 @@ def parser() -> argparse.ArgumentParser:
         metavar="KEY=VALUE",
         help="a config for the reference brokers (repeatable), e.g. reference.defects=late-high-watermark",
     )
+    p.add_argument(
+        "--nodes",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="a node-control spec (JSON, chaos/nodes.py): drive a cluster started elsewhere "
+        "(--target bootstrap:HOST:PORT) through its kill/stop/start/pause/resume commands and its Toxiproxy",
+    )
     p.add_argument("--list-faults", action="store_true")
     add_security_options(p, launches=True)
     return p
@@ -190,6 +198,7 @@ def make_campaign(args: argparse.Namespace, faults: list[str], seed: int, out: P
         restart_bound_s=args.restart_bound,
         broker_configs=list(args.broker_config),
         crash_clients=args.crash_clients,
+        nodes_file=args.nodes,
         strict_cycles=args.strict_cycles,
         security=args.security,
     )

@@ -28,6 +28,7 @@ from chaos.nemesis.faults import LINK_TOXICS, PARTITIONS, Nemesis, run_schedule
 from chaos.nemesis.packet import PACKET_FAULTS, PacketRules, unavailable_reason
 from chaos.nemesis.schedule import Planned, schedule
 from chaos.nemesis.topology import Topology
+from chaos.nodes import NodeSpec, NodeSpecError, SpecTarget, load_nodes, missing_for
 from chaos.toxiproxy.finder import find_toxiproxy
 from chaos.workloads.probes import PROBES, ProbeWorkload
 from chaos.workloads.queue import FINAL, QueueOptions, QueueWorkload, high_watermarks
@@ -85,6 +86,9 @@ class Campaign:
     """How long after the restart everything acknowledged may take to become readable."""
     strict_cycles: bool = False
     """Count the dependency cycles Kafka does not promise to prevent (:mod:`chaos.checkers.graph`)."""
+    nodes_file: Path | None = None
+    """A node-control spec (:mod:`chaos.nodes`): drive a cluster started elsewhere through its
+    commands (and its Toxiproxy, when it names one) instead of launching one here."""
     crash_clients: bool = False
     """txn-append: tear processors down mid-transaction at seeded times and reopen them with fresh
     transactional ids (:mod:`chaos.workloads.txn_append`)."""
@@ -159,18 +163,26 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
         spec = parse_target(c.target)
     except ValueError as exc:
         raise CampaignError(str(exc)) from exc
-    if spec.kind not in LAUNCHED:
+    node_spec: NodeSpec | None = None
+    if c.nodes_file is not None:
+        node_spec = _node_spec(c, spec.kind)
+    elif spec.kind not in LAUNCHED:
         raise CampaignError(
             f"target {c.target}: chaos needs a target launched here ({', '.join(LAUNCHED)}) so "
             "it can kill and restart its brokers (and put proxies in front of them)"
         )
-    if spec.kind != "reference" and (c.brokers != 1 or c.rf != 1):
+    if node_spec is None and spec.kind != "reference" and (c.brokers != 1 or c.rf != 1):
         raise CampaignError(f"{spec.kind} runs one broker here: use --rf 1")
     try:
         check_broker_configs(c.broker_configs, spec.kind)
     except ValueError as exc:
         raise CampaignError(str(exc)) from None
     link_faults = [f for f in c.faults if f not in PROCESS_FAULTS]
+    if node_spec is not None and node_spec.toxiproxy is None and link_faults:
+        raise CampaignError(
+            f"{', '.join(link_faults)} need a Toxiproxy holding the cluster's proxies: the node spec "
+            'names none ("toxiproxy")'
+        )
     if spec.kind in UNPROXIED and link_faults:
         raise CampaignError(
             f"{spec.kind} advertises the port it listens on, so no proxy can sit in front of it: "
@@ -193,7 +205,7 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
         except ValueError as exc:
             raise CampaignError(str(exc)) from None
     c.out_dir.mkdir(parents=True, exist_ok=True)
-    node_ids = list(range(1, c.brokers + 1))
+    node_ids = node_spec.node_ids if node_spec is not None else list(range(1, c.brokers + 1))
     topic = f"chaos-{c.seed}-{uuid.uuid4().hex[:6]}"
     recorder = Recorder({**c.meta(), "topic": topic})
     plan = schedule(c.faults, c.time_s, c.seed)
@@ -202,7 +214,12 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
     )
     started_ms = int(time.time() * 1000)
     with contextlib.ExitStack() as stack:
-        if spec.kind in UNPROXIED:
+        if node_spec is not None:
+            addresses = {n.node_id: n.address for n in node_spec.nodes}
+            topology = Topology.existing_on(node_spec.toxiproxy, node_ids, addresses)
+            links = f"proxies on {node_spec.toxiproxy}" if node_spec.toxiproxy else "no Toxiproxy"
+            progress(f"node spec {c.nodes_file}: nodes {node_ids}, {links}")
+        elif spec.kind in UNPROXIED:
             topology = Topology.direct(node_ids)
             progress(f"target {c.target}: no proxy (it advertises its own port); process faults only")
         else:
@@ -229,12 +246,12 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
             stack.callback(disk.unmount)
             progress(f"disk faults: brokers' data on a {DISK_MB} MiB tmpfs at {disk.path}")
         configs = list(c.broker_configs)
-        if spec.kind == "reference":
+        if spec.kind == "reference" and node_spec is None:
             if c.min_isr is not None:
                 configs.append(f"min.insync.replicas={c.min_isr}")
             configs.append(f"unclean.leader.election.enable={'true' if c.unclean_election else 'false'}")
         try:
-            target = stack.enter_context(
+            target: Any = SpecTarget(node_spec) if node_spec is not None else stack.enter_context(
                 launch(
                     spec,
                     brokers=c.brokers,
@@ -251,12 +268,15 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
             )
         except Exception as exc:
             raise CampaignError(f"target {c.target} did not start: {exc}") from exc
-        if adopt_security(target).secured is not None:  # every client of the campaign, and the load's
+        # every client of the campaign, and the load's
+        if node_spec is None and adopt_security(target).secured is not None:
             assert target.secured is not None
             progress(f"target {c.target}: secured, {target.secured.protocol} on every listener and link")
         progress(f"target {c.target}: brokers advertise {topology.bootstrap} (proxied)")
         topic_configs = (
-            {"min.insync.replicas": str(c.min_isr)} if c.min_isr and spec.kind == "reference" else {}
+            {"min.insync.replicas": str(c.min_isr)}
+            if c.min_isr and (spec.kind == "reference" or node_spec is not None)
+            else {}
         )
         topics = [topic] if c.workload != "transactional" else [topic, f"{topic}-out"]
         for name in topics:
@@ -328,6 +348,25 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
     result = check(recorder.history)
     events = [{"f": op.f, **op.value} for op in recorder.history.nemesis_ops()]
     return Outcome(result, history_path, plan, events, started_ms, int(time.time() * 1000), load_outcome)
+
+
+def _node_spec(c: Campaign, kind: str) -> NodeSpec:
+    """The campaign's node spec, checked against what it asks for."""
+    assert c.nodes_file is not None
+    if kind != "bootstrap":
+        raise CampaignError(
+            f"--nodes drives a cluster started elsewhere: use --target bootstrap:HOST:PORT, not {kind}"
+        )
+    if c.broker_configs:
+        raise CampaignError("--broker-config is for brokers launched here, not for a cluster from --nodes")
+    try:
+        node_spec = load_nodes(c.nodes_file)
+    except NodeSpecError as exc:
+        raise CampaignError(f"node spec: {exc}") from None
+    missing = missing_for(node_spec, c.faults)
+    if missing:
+        raise CampaignError("node spec: " + "; ".join(missing[:5]))
+    return node_spec
 
 
 def _progress_loop(
