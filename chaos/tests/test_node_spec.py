@@ -96,6 +96,7 @@ def _scripts(directory: Path, node: Any) -> dict[str, str]:
     }
 
 
+@pytest.mark.chaos_full  # about 57 s: on demand (tox -e chaos, KH_CHAOS_FULL=1)
 @pytest.mark.slow
 def test_a_campaign_drives_a_hand_started_cluster_through_the_spec(tmp_path: Path) -> None:
     with ServerThread() as toxiproxy:
