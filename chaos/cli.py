@@ -116,6 +116,13 @@ def parser() -> argparse.ArgumentParser:
         help="a config for the reference brokers (repeatable), e.g. reference.defects=late-high-watermark",
     )
     p.add_argument(
+        "--topic-config",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a config of the campaign's topics, given at creation (repeatable)",
+    )
+    p.add_argument(
         "--nodes",
         type=Path,
         default=None,
@@ -199,6 +206,7 @@ def make_campaign(args: argparse.Namespace, faults: list[str], seed: int, out: P
         broker_configs=list(args.broker_config),
         crash_clients=args.crash_clients,
         nodes_file=args.nodes,
+        topic_configs=list(args.topic_config),
         strict_cycles=args.strict_cycles,
         security=args.security,
     )

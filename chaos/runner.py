@@ -86,6 +86,8 @@ class Campaign:
     """How long after the restart everything acknowledged may take to become readable."""
     strict_cycles: bool = False
     """Count the dependency cycles Kafka does not promise to prevent (:mod:`chaos.checkers.graph`)."""
+    topic_configs: list[str] = field(default_factory=list)
+    """``KEY=VALUE`` configs of the campaign's topics, given when they are created."""
     nodes_file: Path | None = None
     """A node-control spec (:mod:`chaos.nodes`): drive a cluster started elsewhere through its
     commands (and its Toxiproxy, when it names one) instead of launching one here."""
@@ -199,6 +201,8 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
     disk_faults = [f for f in c.faults if f in DISK_FAULTS]
     if disk_faults and (reason := disk_unavailable()):
         raise CampaignError(reason)
+    if any("=" not in kv or kv.startswith("=") for kv in c.topic_configs):
+        raise CampaignError(f"a topic config takes KEY=VALUE, not {c.topic_configs}")
     if c.load_spec is not None:
         try:
             check_spec(c.load_spec)
@@ -278,6 +282,9 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
             if c.min_isr and (spec.kind == "reference" or node_spec is not None)
             else {}
         )
+        for kv in c.topic_configs:
+            key, _, value = kv.partition("=")
+            topic_configs[key] = value
         topics = [topic] if c.workload != "transactional" else [topic, f"{topic}-out"]
         for name in topics:
             _create_topic(topology.bootstrap, name, c.partitions, c.rf, topic_configs)

@@ -3,9 +3,10 @@ real broker processes, against chaos campaigns (issue 21).
 
 The property suite's mutation check (``kafka-harness mutants``) drives the core's state machines in
 one process. Here the same ten modes are switched on in reference broker *processes* through the
-hidden broker config ``reference.mutant=MODE`` (the broker-level default of the topic config of the
-same name), and ``kafka-harness chaos`` campaigns judge them from the outside, as they would judge
-any broker: only through clients, proxies and process signals.
+hidden config ``reference.mutant=MODE``, as a broker config (the broker-level default of the
+topic config of the same name) and as the campaign topic's config (the controller's election
+rule reads the topic's own configs), and ``kafka-harness chaos`` campaigns judge them from the
+outside, as they would judge any broker: only through clients, proxies and process signals.
 
 Each mode has a list of campaigns (:data:`PLANS`): the faults that make the bug bite, tried in order
 until one finds anomalies. A mode is *caught* by a campaign that is valid on a clean reference
@@ -54,7 +55,13 @@ class Campaign:
     seed: int
 
     def argv(self, mode: str | None, out: Path) -> list[str]:
-        configs = ["--broker-config", f"{MUTANT_CONFIG}={mode}"] if mode else []
+        # the broker default reaches the partitions' own state machines; the controller's election
+        # rule reads the topic's configs (reference_impl/core/controller/elections.py), so both
+        configs = (
+            ["--broker-config", f"{MUTANT_CONFIG}={mode}", "--topic-config", f"{MUTANT_CONFIG}={mode}"]
+            if mode
+            else []
+        )
         return [
             sys.executable, "-m", "kafka_harness", "chaos", "--target", "reference", *self.args,
             "--seed", str(self.seed), "--out", str(out), *configs,
@@ -69,17 +76,23 @@ FAST_FAILOVER = (
     "--broker-config", "broker.session.timeout.ms=3000", "--broker-config", "replica.lag.time.max.ms=2000",
 )
 """Failover within a fault window (3-8 s): a broker without a heartbeat for 3 s is fenced and loses its
-leaderships, a follower 2 s behind leaves the ISR (the defaults, 9 s and 30 s, outlast most windows)."""
+leaderships, a follower 2 s behind leaves the ISR (the defaults, 9 s and 30 s, outlast most windows:
+with them no leadership moved in these campaigns)."""
+FASTER_FAILOVER = (
+    "--broker-config", "broker.session.timeout.ms=2000", "--broker-config", "replica.lag.time.max.ms=1000",
+)
+"""For strand-leader: the ISR must shrink to the leader within the first half of the window and the
+dead leader be fenced within the second."""
 
 
 def _cluster(label: str, faults: str, seed: int, *extra: str, time_s: int = 25, min_isr: int = 2,
-             restart: bool = False) -> Campaign:  # fmt: skip
+             restart: bool = False, failover: tuple[str, ...] = FAST_FAILOVER) -> Campaign:  # fmt: skip
     """Three reference brokers, replication factor 3, behind proxies, the queue workload at 500/s,
     fast failover; ``restart``: the durability-after-restart check at the end (every broker killed
     while writing, then started; everything acknowledged readable)."""
     args = ("--brokers", "3", "--rf", "3", "--min-isr", str(min_isr), "--nemesis", faults,
             "--time", str(time_s), "--rate", "500", "--restart-check", "true" if restart else "false",
-            "--restart-bound", "20", *FAST_FAILOVER, *extra)  # fmt: skip
+            "--restart-bound", "20", *failover, *extra)  # fmt: skip
     return Campaign(label, args, seed)
 
 
@@ -100,23 +113,27 @@ PEERS = _cluster("cluster partition-leader-peers", "partition-leader-peers", 1)
 """The leader cut from its followers and the controllers, still reachable by clients."""
 PEERS_KILL = _cluster("cluster partition-leader-peers+kill, restart check", "partition-leader-peers,kill", 2,
                       restart=True)  # fmt: skip
-KILL_RESTART = _cluster("cluster kill, restart check", "kill", 3, restart=True)
-UNCLEAN = _cluster("cluster min-isr 1 partition-leader-peers+kill", "partition-leader-peers,kill", 1,
-                   min_isr=1)  # fmt: skip
+STRAND = _cluster("cluster min-isr 1 strand-leader", "strand-leader", 2, min_isr=1, failover=FASTER_FAILOVER)
+"""The leader loses its followers, shrinks the ISR to itself, takes writes alone, then dies."""
+STRAND_KILL = _cluster("cluster min-isr 1 strand-leader+kill", "strand-leader,kill", 54, time_s=30, min_isr=1,
+                       failover=FASTER_FAILOVER)  # fmt: skip
+"""A stranded leader that dies and returns, then a kill of whoever leads after it."""
 
 PLANS: dict[str, tuple[Campaign, ...]] = {
-    "truncate-to-hw": (PEERS_KILL, KILL_RESTART),
-    "kip279-hole": (PEERS_KILL, PEERS),
-    "hw-over-all-replicas": (PEERS_KILL,),
-    "hw-without-followers": (PEERS, PEERS_KILL),
-    "acks-all-early": (PEERS, PEERS_KILL),
-    "isr-expand-early": (PEERS_KILL, KILL_RESTART),
+    "truncate-to-hw": (PEERS_KILL,),
+    "kip279-hole": (STRAND_KILL,),
+    "hw-over-all-replicas": (STRAND,),
+    "hw-without-followers": (PEERS_KILL,),
+    "acks-all-early": (PEERS,),
+    "isr-expand-early": (STRAND_KILL,),
     "lso-above-hw": (ONE_BROKER_EARLY_READ,),
     "no-dedup": (ONE_BROKER_TIMEOUT,),
-    "stale-epoch-accepted": (PEERS_KILL, PEERS),
-    "unclean-election": (UNCLEAN, PEERS_KILL),
+    "stale-epoch-accepted": (STRAND_KILL,),
+    "unclean-election": (STRAND,),
 }
-"""Each mode's campaigns, tried in order until one catches it (at most this many per mode)."""
+"""Each mode's campaigns, tried in order until one catches it. Earlier rounds (chaos/README.md) tried
+kill and partition-leader with the default failover (nothing caught but no-dedup), then
+partition-leader-peers with and without kill for every cluster mode; these are what caught each."""
 
 
 # -- one campaign's outcome -------------------------------------------------------------------------

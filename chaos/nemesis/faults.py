@@ -4,6 +4,14 @@ Every start and stop is recorded in the history as a nemesis op carrying the pla
 was chosen (nodes, proxies) and any error, so a history shows exactly what was done and when,
 and two runs with one seed can be compared event by event.
 
+``strand-leader`` cuts partition 0's leader from its followers only (replica fetches; it still
+reaches the controllers and the clients), so it shrinks the ISR to itself and goes on taking writes
+alone; halfway through the window it is killed, and at the end started again and the links healed.
+With no in-sync replica alive the partition must stay offline: electing a follower outside the ISR
+loses what the leader acknowledged alone (Kafka's controller elects outside the ISR only with
+``unclean.leader.election.enable``: ``PartitionChangeBuilder``, apache/kafka ``metadata/src/main/
+java/org/apache/kafka/controller/PartitionChangeBuilder.java``).
+
 ``partition-leader-peers`` cuts partition 0's leader from every other broker and controller but
 not from clients (Jepsen's classic: an isolated leader that clients can still write to; acks=all
 must not acknowledge what its followers never got).
@@ -157,6 +165,16 @@ class Nemesis:
                 proxies, nodes = self._partition_links(plan)
                 state["nodes"] = nodes
                 state["toxics"] = self._add_toxics(proxies, BLACK_HOLE, f"nemesis{plan.id}")
+            elif plan.fault == "strand-leader":
+                node = self._choose(plan, "leader")
+                state["nodes"] = [node]
+                state["toxics"] = self._add_toxics(
+                    self.topology.replication_links(node), BLACK_HOLE, f"nemesis{plan.id}"
+                )
+                timer = threading.Timer(plan.duration_s * 0.5, self._strand_kill, args=(plan.id, node))
+                timer.daemon = True
+                state["timer"] = timer
+                timer.start()
             elif plan.fault in PACKET_FAULTS:
                 state.update(self._packet_start(plan))
             elif plan.fault in DISK_FAULTS:
@@ -181,7 +199,8 @@ class Nemesis:
         except Exception as exc:  # recorded, never fatal: a fault that could not start is still a fact
             state["error"] = f"{type(exc).__name__}: {exc}"
         self.active[plan.id] = state
-        self.recorder.nemesis("start", {k: v for k, v in state.items() if k not in ("toxics", "rules")})
+        shown = {k: v for k, v in state.items() if k not in ("toxics", "rules", "timer")}
+        self.recorder.nemesis("start", shown)
 
     def stop(self, plan: Planned) -> None:
         state = self.active.pop(plan.id, {"fault": plan.fault, "id": plan.id})
@@ -197,6 +216,10 @@ class Nemesis:
                 self.packets.remove(state["rules"])
             if plan.fault in ("kill", "pause", "bounce") and state.get("nodes"):
                 self._process_stop(plan.fault, state["nodes"][0])
+            if plan.fault == "strand-leader" and state.get("nodes"):
+                if state.get("timer") is not None:
+                    state["timer"].cancel()
+                self._process_stop("kill", state["nodes"][0])
         except Exception as exc:
             outcome["error"] = f"{type(exc).__name__}: {exc}"
         self.recorder.nemesis("stop", outcome)
@@ -214,6 +237,17 @@ class Nemesis:
             node.pause()
         elif fault == "bounce":
             node.stop()
+
+    def _strand_kill(self, plan_id: int, node_id: int) -> None:
+        """strand-leader's second half: the stranded leader dies (recorded as its own nemesis op)."""
+        if plan_id not in self.active:
+            return
+        value: dict[str, Any] = {"fault": "strand-leader", "id": plan_id, "nodes": [node_id]}
+        try:
+            self._process_start("kill", node_id)
+        except Exception as exc:
+            value["error"] = f"{type(exc).__name__}: {exc}"
+        self.recorder.nemesis("kill", value)
 
     def _restart_ended(self) -> list[int]:
         """Start again the nodes whose process ended (a broker that stopped on a failed disk)."""

@@ -16,6 +16,7 @@ FAULTS = (
     "partition-node",
     "partition-leader",
     "partition-leader-peers",
+    "strand-leader",
     "partition-controller",
     "partition-halves",
     "partition-ring",

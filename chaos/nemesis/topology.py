@@ -175,6 +175,14 @@ class Topology:
         ]
         return [broker_proxy(a, b) for a, b in pairs] + self._controller_links(pairs)
 
+    def replication_links(self, node: int) -> list[str]:
+        """The broker links between ``node`` and every other node, both ways (replica fetches), not
+        the controller links: it still heartbeats and changes its ISR."""
+        if not self.broker_links:
+            return []
+        others = [n for n in self.node_ids if n != node]
+        return [broker_proxy(node, b) for b in others] + [broker_proxy(b, node) for b in others]
+
     def _controller_links(self, pairs: list[tuple[int, int]]) -> list[str]:
         return [controller_proxy(a, b) for a, b in pairs if (a, b) in self.controller_peer_ports]
 

@@ -32,7 +32,8 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_a_campaign_gets_the_mode_as_a_broker_config_and_the_baseline_none(tmp_path: Path) -> None:
     campaign = PLANS["no-dedup"][0]
     seeded = campaign.argv("no-dedup", tmp_path)
-    assert seeded[-2:] == ["--broker-config", f"{MUTANT_CONFIG}=no-dedup"]
+    switch = f"{MUTANT_CONFIG}=no-dedup"
+    assert seeded[-4:] == ["--broker-config", switch, "--topic-config", switch]
     assert "--broker-config" not in campaign.argv(None, tmp_path)
     assert seeded[seeded.index("--seed") + 1] == str(campaign.seed)
 
