@@ -83,12 +83,24 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--brokers", type=int, default=None, help="brokers (default: --rf)")
     p.add_argument("--partitions", type=int, default=3)
     p.add_argument("--consumers", choices=["assign", "group"], default="assign")
+    p.add_argument(
+        "--group-protocol",
+        choices=["classic", "consumer"],
+        default="classic",
+        help="the group consumers' rebalance protocol (consumer: KIP-848; implies --consumers group)",
+    )
     p.add_argument("--unclean-election", type=_bool, default=False)
     p.add_argument("--toxiproxy-url", default=None, help="use a running Toxiproxy server")
     p.add_argument(
         "--out", type=Path, default=None, help="directory for history.jsonl, result.json, timeline.png"
     )
     p.add_argument("--alluredir", type=Path, default=None, help="write the campaign as an Allure result here")
+    p.add_argument(
+        "--history-format",
+        choices=["jsonl", "parquet"],
+        default="jsonl",
+        help="history.jsonl, or history.parquet for long campaigns (kafka-harness check reads both)",
+    )
     p.add_argument(
         "--packet-faults",
         action="store_true",
@@ -196,7 +208,8 @@ def make_campaign(args: argparse.Namespace, faults: list[str], seed: int, out: P
         rf=args.rf,
         brokers=args.brokers or args.rf,
         partitions=args.partitions,
-        consumer_mode=args.consumers,
+        consumer_mode="group" if args.group_protocol == "consumer" else args.consumers,
+        group_protocol=args.group_protocol,
         unclean_election=args.unclean_election,
         toxiproxy_url=args.toxiproxy_url,
         packet_faults=args.packet_faults,
@@ -209,6 +222,7 @@ def make_campaign(args: argparse.Namespace, faults: list[str], seed: int, out: P
         topic_configs=list(args.topic_config),
         strict_cycles=args.strict_cycles,
         security=args.security,
+        history_format=args.history_format,
     )
     if out is not None:
         campaign.out_dir = out
@@ -376,7 +390,7 @@ def report(campaign: Campaign, outcome: Outcome, alluredir: Path | None) -> None
     """Print the findings; write result.json and timeline.png; optionally an Allure result."""
     import json
 
-    from chaos.history import read_jsonl
+    from chaos.history import read_history
     from chaos.plot import timeline_png
 
     result = outcome.result
@@ -394,7 +408,7 @@ def report(campaign: Campaign, outcome: Outcome, alluredir: Path | None) -> None
             default=str,
         )
     )
-    history = read_jsonl(outcome.history_path)
+    history = read_history(outcome.history_path)
     png = timeline_png(
         history,
         result.availability,

@@ -19,7 +19,7 @@ from typing import Any
 
 from chaos.alongside import LoadAlongside, LoadOutcome, check_spec
 from chaos.checkers import CheckResult, check
-from chaos.history import Recorder, write_jsonl
+from chaos.history import Recorder, write_history
 from chaos.nemesis.clock import CLOCK_FAULTS, Clock
 from chaos.nemesis.clock import unavailable_reason as clock_unavailable
 from chaos.nemesis.disk import DISK_FAULTS, Disk
@@ -66,10 +66,14 @@ class Campaign:
     brokers: int = 1
     partitions: int = 3
     consumer_mode: str = "assign"
+    group_protocol: str = "classic"
+    """classic (JoinGroup/SyncGroup) or consumer (KIP-848's ConsumerGroupHeartbeat) for group consumers."""
     unclean_election: bool = False
     toxiproxy_url: str | None = None
     drain_s: float = 30.0
     out_dir: Path = field(default_factory=lambda: Path("/tmp/kh-chaos") / uuid.uuid4().hex[:8])
+    history_format: str = "jsonl"
+    """``jsonl`` or ``parquet`` (``history.parquet``, for the Spark checkers of large histories)."""
     broker_configs: list[str] = field(default_factory=list)
     security: str | None = None
     """Launch the target secured (ssl, sasl_ssl, sasl_plaintext): every listener and link; the
@@ -115,6 +119,7 @@ class Campaign:
             "brokers": self.brokers,
             "partitions": self.partitions,
             "consumer_mode": self.consumer_mode,
+            "group_protocol": self.group_protocol,
             "unclean_election": self.unclean_election,
             "restart_check": self.runs_restart_check,
             "crash_clients": self.crash_clients,
@@ -350,8 +355,8 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
                 read_committed=c.workload in READ_COMMITTED,
                 progress=progress,
             )
-    history_path = c.out_dir / "history.jsonl"
-    write_jsonl(recorder.history, history_path)
+    history_path = c.out_dir / f"history.{c.history_format}"
+    write_history(recorder.history, history_path)
     result = check(recorder.history)
     events = [{"f": op.f, **op.value} for op in recorder.history.nemesis_ops()]
     return Outcome(result, history_path, plan, events, started_ms, int(time.time() * 1000), load_outcome)
@@ -465,6 +470,7 @@ def _workloads(
         retries=c.retries,
         idempotence=c.idempotence,
         consumer_mode=c.consumer_mode,
+        group_protocol=c.group_protocol,
     )
     if c.workload == "queue":
         main = QueueWorkload(recorder, bootstrap, options, group=f"{topics[0]}-group")

@@ -31,8 +31,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "toxiproxy": ("chaos.toxiproxy.cli", "run the project's Toxiproxy-compatible server"),
     "chaos": ("chaos.cli", "run a chaos campaign: workload + nemesis against a target"),
     "check": ("chaos.check_cli", "run the checkers on a recorded history"),
+    "check-bench": ("chaos.check_bench", "the Spark checkers on a synthetic history of N ops: time, memory"),
     "fuzz": ("chaos.fuzz.cli", "structure-aware protocol fuzzing of a target: crashes, hangs, durability"),
     "load": ("spark_load.cli", "generate load with PySpark and verify what came back"),
+    "spark": ("spark_load.standalone_cli", "start, stop, show a Spark standalone cluster on this machine"),
     "bench": ("kafka_harness.bench", "produce/fetch throughput and latency, reference vs Tansu"),
     "defects": (
         "kafka_harness.defects_cli",
@@ -44,12 +46,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "dump-log": ("reference_impl.tools.dump_log", "print and verify the batches of a log segment"),
     "find-record": ("reference_impl.tools.find_record", "search a reference broker's files for a value"),
+    "api-table": ("reference_impl.tools.api_table", "ApiVersions: the reference vs Kafka, the gap ledger"),
     "certs": ("kafka_harness.certs_cli", "write a CA and broker and client certificates as PEM"),
     "topics": ("kafka_harness.admin.topics", "list, describe, create, delete, alter topics"),
     "groups": ("kafka_harness.admin.groups", "list, describe, reset offsets of, delete consumer groups"),
     "offsets": ("kafka_harness.admin.offsets", "earliest, latest and by-time offsets per partition"),
     "acls": ("kafka_harness.admin.acls", "list, add, remove ACLs (CreateAcls, DescribeAcls, DeleteAcls)"),
     "users": ("kafka_harness.admin.users", "list, add, delete SCRAM users (AlterUserScramCredentials)"),
+    "telemetry": ("kafka_harness.admin.telemetry", "client telemetry (KIP-714): what clients pushed"),
 }
 
 

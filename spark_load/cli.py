@@ -133,6 +133,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="also write the run as a chaos history (history.jsonl in --out) for kafka-harness check; "
         "runs of up to 500,000 records",
     )
+    check.add_argument(
+        "--history-format",
+        choices=["jsonl", "parquet"],
+        default="jsonl",
+        help="history.jsonl or history.parquet (kafka-harness check reads both)",
+    )
 
     synthetic = parser.add_argument_group("synthetic history (no target: times the verifier alone)")
     synthetic.add_argument("--synthetic", type=int, metavar="N", help="verify an N-record synthetic history")

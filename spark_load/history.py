@@ -21,7 +21,8 @@ is bounded: :data:`MAX_RECORDS` records at most.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -81,22 +82,13 @@ def write_history(acks_path: Path, reads_path: Path, out: Path, *, topic: str, m
     )
     if len(reads) > 2 * MAX_RECORDS:
         raise HistoryTooLargeError(f"--history: {len(reads):,} records read is too many for a history")
-    count = 0
-    with open(out, "w", encoding="utf-8") as sink:
-        sink.write(
-            json.dumps({"meta": {**meta, "workload": "load", "topic": topic, "final_drain": True}}) + "\n"
-        )
+    meta = {**meta, "workload": "load", "topic": topic, "final_drain": True}
+    with _sink(out, meta) as write:
 
         def emit(time_us: int, fields: dict[str, Any]) -> None:
-            nonlocal count
-            op = {
-                "index": count,
-                "wall": round(time_us / 1e6, 6),
-                "mono": round((time_us - first_us) / 1e6, 6),
-            }
+            op = {"wall": round(time_us / 1e6, 6), "mono": round((time_us - first_us) / 1e6, 6)}
             op.update({k: v for k, v in fields.items() if v is not None})
-            sink.write(json.dumps(op, separators=(",", ":")) + "\n")
-            count += 1
+            write(op)
 
         for time_us, _order, fields in sends:
             emit(time_us, fields)
@@ -116,7 +108,36 @@ def write_history(acks_path: Path, reads_path: Path, out: Path, *, topic: str, m
                 emit(clock, {"type": "invoke", "process": process, "f": "poll"})
                 clock += 100
                 emit(clock, {"type": "ok", "process": process, "f": "poll", "records": records})
-    return count
+        return write.count
+
+
+class _Counted:
+    """Numbers the ops (``index``) and hands them to JSONL or Parquet."""
+
+    def __init__(self, put: Callable[[dict[str, Any]], None]) -> None:
+        self.put, self.count = put, 0
+
+    def __call__(self, op: dict[str, Any]) -> None:
+        self.put({"index": self.count, **op})
+        self.count += 1
+
+
+@contextmanager
+def _sink(out: Path, meta: dict[str, Any]) -> Iterator[_Counted]:
+    """Parquet when ``out`` ends in ``.parquet`` (:mod:`.history_table`), JSONL otherwise."""
+    if out.suffix == ".parquet":
+        from .history_table import HistoryWriter
+
+        with HistoryWriter(out, meta) as writer:
+            yield _Counted(writer.write)
+        return
+    with open(out, "w", encoding="utf-8") as sink:
+        sink.write(json.dumps({"meta": meta}) + "\n")
+
+        def put(op: dict[str, Any]) -> None:
+            sink.write(json.dumps(op, separators=(",", ":")) + "\n")
+
+        yield _Counted(put)
 
 
 def _by_split(rows: list[dict[str, Any]]) -> Iterator[tuple[int, list[dict[str, Any]]]]:

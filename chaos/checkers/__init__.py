@@ -61,13 +61,7 @@ class CheckResult:
         return {name: len(self.anomalies.get(name, [])) for name in ORDER}
 
     def verdict_line(self) -> str:
-        counts = self.counts()
-        if self.valid is True:
-            return "VERDICT: valid"
-        pairs = " ".join(f"{SHORT.get(n, n)}={counts[n]}" for n in ORDER if n in self.bad or counts[n])
-        if self.valid == "unknown":
-            return f"VERDICT: unknown {pairs}".rstrip()
-        return f"VERDICT: invalid {pairs}"
+        return verdict_line(self.valid, self.bad, self.counts())
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -78,6 +72,42 @@ class CheckResult:
             "availability": self.availability.summary(),
             "anomalies": {n: [a.to_json() for a in items[:50]] for n, items in self.anomalies.items()},
         }
+
+
+def verdict_line(valid: Validity, bad: list[str], counts: dict[str, int]) -> str:
+    if valid is True:
+        return "VERDICT: valid"
+    pairs = " ".join(f"{SHORT.get(n, n)}={counts.get(n, 0)}" for n in ORDER if n in bad or counts.get(n))
+    if valid == "unknown":
+        return f"VERDICT: unknown {pairs}".rstrip()
+    return f"VERDICT: invalid {pairs}"
+
+
+def judge(
+    meta: dict[str, Any], counts: dict[str, int], *, acked: int, read_any: bool, wrote_any: bool
+) -> tuple[Validity, list[str]]:
+    """(validity, the anomaly names that make it so) from anomaly counts and the run's promises
+    (``meta``); shared by :func:`check` and the Spark checkers (:mod:`.spark_checks`)."""
+    allowed = set(meta.get("allowed_anomalies", []))
+    if not meta.get("strict_cycles", False):
+        allowed |= graph.CYCLES_ALLOWED_BY_KAFKA
+    if not meta.get("idempotence", False):
+        allowed |= {"duplicate", "nonmonotonic_send"}
+    if str(meta.get("acks", "all")) not in ("all", "-1"):  # the leader alone acknowledged: lost on failover
+        allowed |= {"lost_write", "unseen", "validate_delivery", "unreadable_after_restart"}
+    if not meta.get("final_drain", False):
+        allowed |= {"unseen", "validate_delivery"}
+    bad = [name for name in ORDER if counts.get(name) and name not in allowed]
+    valid: Validity
+    if bad:
+        valid = False
+    elif acked and not read_any:
+        valid = "unknown"  # nothing was read: nothing can be said about what was stored
+    elif not wrote_any and meta.get("workload") in ("queue", "transactional", *GRAPH_WORKLOADS):
+        valid = "unknown"  # no producer ever sent: a run that tested nothing is not a pass
+    else:
+        valid = True
+    return valid, bad
 
 
 def check(history: History) -> CheckResult:
@@ -104,16 +134,6 @@ def check(history: History) -> CheckResult:
     if meta.get("workload") in GRAPH_WORKLOADS or meta.get("graph"):
         found, graph_stats = graph.check_graph(history)
         anomalies.update(found)
-    allowed = set(meta.get("allowed_anomalies", []))
-    if not meta.get("strict_cycles", False):
-        allowed |= graph.CYCLES_ALLOWED_BY_KAFKA
-    if not idempotence:
-        allowed |= {"duplicate", "nonmonotonic_send"}
-    if not acks_all:  # acknowledged by the leader alone: lost on failover, as Kafka documents
-        allowed |= {"lost_write", "unseen", "validate_delivery", "unreadable_after_restart"}
-    if not meta.get("final_drain", False):
-        allowed |= {"unseen", "validate_delivery"}
-    bad = [name for name in ORDER if anomalies.get(name) and name not in allowed]
     acked = sum(1 for w in a.writes.values() if w.status == "ok")
     stats = {
         "ops": len(history),
@@ -124,13 +144,6 @@ def check(history: History) -> CheckResult:
         **restart_stats,
         **graph_stats,
     }
-    valid: Validity
-    if bad:
-        valid = False
-    elif acked and not a.read_values:
-        valid = "unknown"  # nothing was read: nothing can be said about what was stored
-    elif not a.writes and history.meta.get("workload") in ("queue", "transactional", *GRAPH_WORKLOADS):
-        valid = "unknown"  # no producer ever sent: a run that tested nothing is not a pass
-    else:
-        valid = True
+    counts = {name: len(items) for name, items in anomalies.items()}
+    valid, bad = judge(meta, counts, acked=acked, read_any=bool(a.read_values), wrote_any=bool(a.writes))
     return CheckResult(valid, anomalies, bad, availability(history), stats)

@@ -201,6 +201,42 @@ def dump(history: History, out: IO[str]) -> None:
         out.write(json.dumps(op.to_json(), default=str, separators=(",", ":")) + "\n")
 
 
+def write_parquet(history: History, path: str | Path) -> None:
+    """The history as Parquet (:mod:`spark_load.history_table`: one row per op, meta in the file)."""
+    from spark_load.history_table import HistoryWriter
+
+    with HistoryWriter(path, history.meta) as writer:
+        for op in history.ops:
+            writer.write(op.to_json())
+
+
+def write_history(history: History, path: str | Path) -> None:
+    """Parquet when ``path`` ends in ``.parquet``, JSONL otherwise."""
+    if Path(path).suffix == ".parquet":
+        write_parquet(history, path)
+    else:
+        write_jsonl(history, path)
+
+
+def iter_ops(path: str | Path) -> tuple[dict[str, Any], Iterator[Op]]:
+    """(meta, the ops in recorded order) of a JSONL or a Parquet history, read as they are used;
+    a malformed op raises ValueError (naming its line in JSONL)."""
+    from spark_load.history_table import is_parquet
+
+    if is_parquet(path):
+        from spark_load.history_table import iter_op_dicts, read_meta
+
+        return read_meta(path), (Op.from_json(raw) for raw in iter_op_dicts(path))
+    history = read_jsonl(path)
+    return history.meta, iter(history.ops)
+
+
+def read_history(path: str | Path) -> History:
+    """A whole history from JSONL or Parquet (the same ops either way)."""
+    meta, ops = iter_ops(path)
+    return History(list(ops), meta)
+
+
 def read_jsonl(path: str | Path) -> History:
     """Read a history; a malformed line raises ValueError naming its line number."""
     with open(path, encoding="utf-8") as source:

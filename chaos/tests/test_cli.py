@@ -114,6 +114,20 @@ def test_txn_append_options_reach_the_campaign() -> None:
     )
 
 
+def test_group_protocol_consumer_reaches_the_consumers() -> None:
+    """--group-protocol consumer (issue 19): group consumers speaking KIP-848, so the broker owns the
+    session timing and librdkafka gets none of the classic knobs it refuses with that protocol."""
+    from chaos.workloads.queue import QueueOptions, consumer_config
+
+    args = cli.parser().parse_args(["--group-protocol", "consumer"])
+    meta = cli.make_campaign(args, ["kill"], 5, None).meta()
+    assert (meta["consumer_mode"], meta["group_protocol"]) == ("group", "consumer")
+    kip848 = consumer_config("b:1", "g", QueueOptions("t", consumer_mode="group", group_protocol="consumer"))
+    classic = consumer_config("b:1", "g", QueueOptions("t", consumer_mode="group"))
+    assert kip848.get("group.protocol") == "consumer" and "session.timeout.ms" not in kip848
+    assert "group.protocol" not in classic and classic["session.timeout.ms"] == 6000
+
+
 def test_two_campaigns_of_one_workload_and_seed_are_two_report_results() -> None:
     """The main job's chaos-kill and chaos-links run the same workload with the same seed: their Allure
     results must differ in full name (the history id), else the report shows one result retried."""

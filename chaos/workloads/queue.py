@@ -53,6 +53,8 @@ class QueueOptions:
     retries: int | None = None
     idempotence: bool = True
     consumer_mode: str = "assign"  # assign | group
+    group_protocol: str = "classic"
+    """classic or consumer (KIP-848): how the group consumers of ``consumer_mode == "group"`` rebalance."""
     message_timeout_ms: int = 60_000
     """Longer than any fault plus recovery. When messages time out, librdkafka's idempotent producer
     bumps its epoch and re-sends what was in flight from sequence 0 of the new epoch (its documented
@@ -97,18 +99,23 @@ def producer_config(bootstrap: str, options: QueueOptions) -> dict[str, Any]:
 
 
 def consumer_config(bootstrap: str, group: str, options: QueueOptions) -> dict[str, Any]:
-    return with_run_security({
+    """librdkafka settings of one consumer. With the consumer protocol (KIP-848) the broker owns the
+    session and heartbeat timing (``group.consumer.*``), and librdkafka refuses the classic knobs."""
+    config: dict[str, Any] = {
         "bootstrap.servers": bootstrap,
         "group.id": group,
         "enable.auto.commit": options.consumer_mode == "group",
         "auto.offset.reset": "earliest",
-        "session.timeout.ms": 6000,
-        "heartbeat.interval.ms": 1000,
         "isolation.level": "read_committed" if options.read_committed else "read_uncommitted",
         "reconnect.backoff.max.ms": 1000,
         "topic.metadata.refresh.interval.ms": 2000,
         "enable.partition.eof": False,
-    })
+    }
+    if options.consumer_mode == "group" and options.group_protocol == "consumer":
+        config["group.protocol"] = "consumer"
+    else:
+        config.update({"session.timeout.ms": 6000, "heartbeat.interval.ms": 1000})
+    return with_run_security(config)
 
 
 class QueueWorkload:

@@ -9,6 +9,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from fixtures.targets import add_security_options, security_from_args
+from fixtures.wire import WireClient, WireError
+from fixtures.wire.security import ClientSecurity
 
 TIMEOUT_S = 30.0
 _limit = {"timeout_s": TIMEOUT_S}
@@ -25,6 +27,41 @@ def add_connection_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.add_argument("--timeout", type=float, default=TIMEOUT_S, help="seconds per request (default 30)")
     add_security_options(parser)
+
+
+def connect_wire(bootstrap: str, security: ClientSecurity, timeout_s: float) -> WireClient:
+    """A raw connection to the first bootstrap broker that answers (and authenticates us)."""
+    errors = []
+    for address in bootstrap.split(",")[:16]:
+        try:
+            return WireClient(address.strip(), security=security, timeout_s=timeout_s)
+        except (OSError, WireError) as exc:
+            errors.append(f"{address}: {exc}")
+    raise WireError("; ".join(errors) or "no bootstrap address")
+
+
+def run_wire(
+    args: argparse.Namespace,
+    parser: argparse.ArgumentParser,
+    prog: str,
+    act: Callable[[argparse.Namespace, WireClient], int],
+) -> int:
+    """A raw-protocol admin command: ``--timeout`` and ``--command-config`` checked, ``act`` run over
+    a connection to the first bootstrap broker that answers; 1 when none does, 2 for bad properties."""
+    bootstrap = bootstrap_of(args, parser)
+    if not 0 < args.timeout <= 3600:
+        parser.error("--timeout is seconds, more than 0 and at most 3600")
+    try:
+        security = security_from_args(args) or ClientSecurity()
+    except ValueError as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return 2
+    try:
+        with connect_wire(bootstrap, security, args.timeout) as wire:
+            return act(args, wire)
+    except (OSError, WireError) as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return 1
 
 
 def timeout_s() -> float:

@@ -16,25 +16,12 @@ from __future__ import annotations
 import argparse
 import sys
 
-from fixtures.targets import security_from_args
-from fixtures.wire import WireClient, WireError
+from fixtures.wire import WireClient
 from fixtures.wire import scram_admin as scram
-from fixtures.wire.security import ClientSecurity
 
-from .common import add_connection_args, bootstrap_of, emit
+from .common import add_connection_args, emit, run_wire
 
 PROG = "kafka-harness users"
-
-
-def _connect(bootstrap: str, security: ClientSecurity, timeout_s: float) -> WireClient:
-    """The first bootstrap broker that answers (and authenticates us)."""
-    errors = []
-    for address in bootstrap.split(",")[:16]:
-        try:
-            return WireClient(address.strip(), security=security, timeout_s=timeout_s)
-        except (OSError, WireError) as exc:
-            errors.append(f"{address}: {exc}")
-    raise WireError("; ".join(errors) or "no bootstrap address")
 
 
 def main(argv: list[str]) -> int:
@@ -52,22 +39,9 @@ def main(argv: list[str]) -> int:
     delete.add_argument("user")
     delete.add_argument("--mechanism", action="append", choices=sorted(scram.MECHANISM_TYPES))
     args = parser.parse_args(argv)
-    bootstrap = bootstrap_of(args, parser)
-    if not 0 < args.timeout <= 3600:
-        parser.error("--timeout is seconds, more than 0 and at most 3600")
     if args.action == "add" and not 0 < args.iterations <= scram.MAX_CLIENT_ITERATIONS:
         parser.error(f"--iterations: 1 to {scram.MAX_CLIENT_ITERATIONS} (the broker takes 4096 to 16384)")
-    try:
-        security = security_from_args(args) or ClientSecurity()
-    except ValueError as exc:
-        print(f"{PROG}: {exc}", file=sys.stderr)
-        return 2
-    try:
-        with _connect(bootstrap, security, args.timeout) as wire:
-            return _act(args, wire)
-    except (OSError, WireError) as exc:
-        print(f"{PROG}: {exc}", file=sys.stderr)
-        return 1
+    return run_wire(args, parser, PROG, _act)
 
 
 def _act(args: argparse.Namespace, wire: WireClient) -> int:

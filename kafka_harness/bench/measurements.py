@@ -1,7 +1,9 @@
 """The measurements, each through confluent-kafka (librdkafka) against a broker on loopback.
 
 Throughput: produce ``records`` as fast as the client will take them, flush,
-then fetch them all back; each phase timed. Latency: a producer sends at a
+then fetch them all back; each phase timed. Then the same records are read again
+by the raw fetch reader (:mod:`.raw_fetch`: the project's wire client, batch
+headers only), the broker's fetch figure with no client library in the way. Latency: a producer sends at a
 fixed rate with its send time (``perf_counter_ns``) in the first bytes of each
 record, and a consumer thread in the same process computes receive time minus
 send time. Every wait here has a deadline.
@@ -21,6 +23,7 @@ from typing import Any
 from fixtures.wire.security import with_run_security
 
 from .model import Figures, Latency, Scenario, percentile
+from .raw_fetch import read_topic
 
 STAMP = struct.Struct(">qB")
 """Send time in nanoseconds, then a kind byte: warm-up or measured."""
@@ -28,6 +31,10 @@ WARM, MEASURED = 0, 1
 MIN_VALUE_SIZE = STAMP.size
 TOPIC_TIMEOUT_S = 30.0
 PHASE_TIMEOUT_S = 120.0
+CREATE_ATTEMPTS = 5
+CREATE_BACKOFF_S = 0.5
+NOT_CONTROLLER = 41
+"""A creation refused with a retriable error (NOT_CONTROLLER while the quorum elects) is sent again."""
 BACKLOG_S = 5.0
 """A latency run stops when this many seconds' worth of records are sent and not yet received."""
 DRAIN_S = 2 * BACKLOG_S
@@ -45,14 +52,23 @@ def create_topic(bootstrap: str, scenario: Scenario) -> str:
     topic = f"bench-{uuid.uuid4().hex[:10]}"
     admin = AdminClient(with_run_security({"bootstrap.servers": bootstrap}))
     wanted = NewTopic(topic, scenario.partitions, scenario.replication_factor)
-    try:
-        for future in admin.create_topics([wanted], request_timeout=TOPIC_TIMEOUT_S).values():
-            future.result(timeout=TOPIC_TIMEOUT_S)
-    except Exception as exc:  # KafkaException carries the broker's error name
-        raise TopicError(
-            f"cannot create a topic with {scenario.partitions} partitions and replication factor "
-            f"{scenario.replication_factor}: {type(exc).__name__}: {exc}"
-        ) from exc
+    for attempt in range(CREATE_ATTEMPTS):
+        try:
+            for future in admin.create_topics([wanted], request_timeout=TOPIC_TIMEOUT_S).values():
+                future.result(timeout=TOPIC_TIMEOUT_S)
+            break
+        except Exception as exc:  # KafkaException carries the broker's error name
+            error = exc.args[0] if exc.args else None
+            retriable = getattr(error, "retriable", lambda: False)() or (
+                getattr(error, "code", lambda: None)() == NOT_CONTROLLER
+            )  # the admin client marks a CreateTopics answer's error code as not retriable
+            if attempt + 1 < CREATE_ATTEMPTS and retriable:
+                time.sleep(CREATE_BACKOFF_S)  # NOT_CONTROLLER: the controller moved (a loaded machine)
+                continue
+            raise TopicError(
+                f"cannot create a topic with {scenario.partitions} partitions and replication factor "
+                f"{scenario.replication_factor}: {type(exc).__name__}: {exc}"
+            ) from exc
     deadline = time.monotonic() + TOPIC_TIMEOUT_S
     while time.monotonic() < deadline:
         md = admin.list_topics(topic, timeout=5).topics.get(topic)
@@ -160,13 +176,16 @@ def measure_throughput(bootstrap: str, scenario: Scenario, progress: Callable[[s
             raise RuntimeError(
                 f"fetched {got} of {scenario.records} records from {bootstrap} in {PHASE_TIMEOUT_S:.0f} s"
             )
+        raw = read_topic(bootstrap, topic)
     finally:
         delete_topic(bootstrap, topic)
     mb = scenario.records * scenario.value_size / 1e6
     figures = Figures(
-        scenario.records / produce_s, mb / produce_s, got / fetch_s, mb / fetch_s, produce_s, fetch_s
+        scenario.records / produce_s, mb / produce_s, got / fetch_s, mb / fetch_s, produce_s, fetch_s,
+        raw_fetch_rps=raw.rps, raw_fetch_mbps=raw.mbps,
     )
-    progress(f"  produce {figures.produce_rps:>12,.0f} rec/s  fetch {figures.fetch_rps:>12,.0f} rec/s")
+    progress(f"  produce {figures.produce_rps:>12,.0f} rec/s  fetch {figures.fetch_rps:>12,.0f} rec/s"
+             f"  raw fetch {raw.rps:>12,.0f} rec/s {raw.mbps:,.1f} MB/s ({raw.records:,} records)")
     return figures
 
 

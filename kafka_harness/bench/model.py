@@ -20,6 +20,8 @@ THROUGHPUT_METRICS = (
     ("produce MB/s", "produce_mbps"),
     ("fetch rec/s", "fetch_rps"),
     ("fetch MB/s", "fetch_mbps"),
+    ("raw fetch rec/s", "raw_fetch_rps"),
+    ("raw fetch MB/s", "raw_fetch_mbps"),
 )
 LATENCY_METRICS = (
     ("e2e p50 ms", "p50_ms"),
@@ -74,6 +76,9 @@ class Figures:
     fetch_mbps: float
     produce_s: float
     fetch_s: float
+    raw_fetch_rps: float = math.nan
+    """Records a second served to the raw fetch reader (batch headers only, no client library)."""
+    raw_fetch_mbps: float = math.nan
     p50_ms: float = math.nan
     p99_ms: float = math.nan
     p999_ms: float = math.nan

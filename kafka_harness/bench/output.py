@@ -9,7 +9,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from .model import FAILED, UNAVAILABLE, Result
+from .model import CLUSTER, FAILED, SINGLE, UNAVAILABLE, Result
 from .table import ratio
 
 
@@ -22,6 +22,18 @@ def _clean(value: Any) -> Any:
     if isinstance(value, list):
         return [_clean(v) for v in value]
     return value
+
+
+def replicated_ratios(results: list[Result]) -> dict[str, dict[str, dict[str, float]]]:
+    """target -> value size -> metric -> the 3-broker RF=3 acks=all median over the single-node acks=1 one."""
+    found = {(r.scenario.name, r.scenario.value_size, r.target): r for r in results if r.runs}
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for (name, size, target), cluster in found.items():
+        single = found.get((SINGLE, size, target))
+        if name == CLUSTER and single is not None:
+            a, b = cluster.medians(), single.medians()
+            out.setdefault(target, {})[str(size)] = {k: ratio(a[k], b[k]) for k in a}
+    return out
 
 
 def payload(results: list[Result], args: argparse.Namespace, table: str) -> dict[str, Any]:
@@ -54,6 +66,7 @@ def payload(results: list[Result], args: argparse.Namespace, table: str) -> dict
             for r in results
         ],
         "ratios": {"of": "/".join(args.specs), "by_scenario": ratios} if ratios else {},
+        "replicated_vs_single": replicated_ratios(results),
     })
     return cleaned
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .model import LATENCY_METRICS, NOT_APPLICABLE, OK, THROUGHPUT_METRICS, Result, Scenario
+from .model import CLUSTER, LATENCY_METRICS, NOT_APPLICABLE, OK, SINGLE, THROUGHPUT_METRICS, Result, Scenario
 
 LABEL_W, METRIC_W, CELL_W, RATIO_W = 38, 16, 19, 18
 """CELL_W fits ``reference+sasl_ssl`` (bench --security) with a space before it."""
@@ -88,8 +88,44 @@ def format_table(results: list[Result], targets: list[str], settings: Settings) 
     for sc in dict.fromkeys(r.scenario for r in results):
         lines += _scenario_rows(sc, {r.target: r for r in results if r.scenario == sc}, targets)
     lines.append("-" * len(head))
+    replicated = replication_rows(results, targets)
+    if replicated:
+        lines += replicated
+        lines.append("-" * len(head))
     lines += footer(results, settings)
     return "\n".join(lines)
+
+
+REPLICATION_METRICS = (
+    ("produce rec/s", "produce_rps"),
+    ("raw fetch rec/s", "raw_fetch_rps"),
+    ("e2e p50 ms", "p50_ms"),
+)
+
+
+def replication_rows(results: list[Result], targets: list[str]) -> list[str]:
+    """Each target's replicated scenario beside its single-node acks=1 one, same record size, and the
+    ratio replicated/single (issue 22's goal: produce at least 0.5x)."""
+    found = {(r.scenario.name, r.scenario.value_size, r.target): r for r in results if r.runs}
+    lines: list[str] = []
+    for t in targets:
+        for size in dict.fromkeys(r.scenario.value_size for r in results):
+            single, cluster = found.get((SINGLE, size, t)), found.get((CLUSTER, size, t))
+            if single is None or cluster is None:
+                continue
+            if not lines:
+                lines.append(f"{'replicated vs single node':<{LABEL_W}}{'metric':<{METRIC_W}}"
+                             f"{'3 brokers':>{CELL_W}}{'1 broker':>{CELL_W}}{'ratio':>{RATIO_W}}")
+            label = f"{t} ({cluster.scenario.label.split('(', 1)[1]}"[:LABEL_W - 1]
+            for metric, name in REPLICATION_METRICS:
+                a, b = cluster.median(name), single.median(name)
+                row = (f"{label:<{LABEL_W}}{metric:<{METRIC_W}}"
+                       f"{_cell(a, metric):>{CELL_W}}{_cell(b, metric):>{CELL_W}}")
+                if math.isfinite(ratio(a, b)):
+                    row += f"{ratio(a, b):>{RATIO_W - 1}.2f}x"
+                lines.append(row.rstrip())
+                label = ""
+    return lines
 
 
 def footer(results: list[Result], settings: Settings) -> list[str]:

@@ -17,7 +17,7 @@ import pytest
 
 from kafka_harness.cli import main
 
-THROUGHPUT = ("produce_rps", "produce_mbps", "fetch_rps", "fetch_mbps")
+THROUGHPUT = ("produce_rps", "produce_mbps", "fetch_rps", "fetch_mbps", "raw_fetch_rps", "raw_fetch_mbps")
 PERCENTILES = ("p50_ms", "p99_ms", "p999_ms")
 SCENARIO_KEYS = {"name", "value_size", "records", "acks", "partitions", "brokers", "replication_factor"}
 
@@ -89,8 +89,12 @@ def test_table_names_every_scenario(bench: tuple[int, str, dict[str, Any], Path]
     }
     for label in labels:
         assert label in stdout and label in data["table"]
-    for metric in ("produce rec/s", "fetch rec/s", "e2e p50 ms", "e2e p99 ms", "e2e p999 ms"):
+    metrics = ("produce rec/s", "fetch rec/s", "raw fetch rec/s", "e2e p50 ms", "e2e p99 ms", "e2e p999 ms")
+    for metric in metrics:
         assert metric in data["table"]
+    cluster_ok = any(r["status"] == "ok" and r["scenario"]["brokers"] == 3 for r in data["results"])
+    assert ("replicated vs single node" in data["table"]) == cluster_ok
+    assert bool(data["replicated_vs_single"]) == cluster_ok
     assert "40 rec/s" in data["table"], "the latency rate is stated"
     assert "single broker" in data["table"]
     assert (out / "bench.txt").read_text().strip() == data["table"]
@@ -142,3 +146,26 @@ def test_out_that_is_a_file_exits_2(tmp_path: Path, capsys: pytest.CaptureFixtur
     a_file.write_text("")
     assert main(["bench", "--out", str(a_file)]) == 2
     assert "not a directory" in capsys.readouterr().err
+
+
+def test_raw_reader_counts_whole_batches_from_their_headers() -> None:
+    from kafka_harness.bench.raw_fetch import count_batches
+    from reference_impl.protocol.record_set import build_control_batch
+
+    one = build_control_batch(commit=True, producer_id=1, producer_epoch=0, coordinator_epoch=0, timestamp=0)
+    records, size, next_offset = count_batches(one + one[:-5])  # a batch the answer cut short is left out
+    assert (records, size, next_offset) == (1, len(one), 1)
+    assert count_batches(b"") == (0, 0, -1)
+
+
+def test_replication_rows_put_the_cluster_beside_one_broker() -> None:
+    from kafka_harness.bench.model import CLUSTER, SINGLE, Figures, Result, Scenario
+    from kafka_harness.bench.table import replication_rows
+
+    def result(name: str, rps: float) -> Result:
+        return Result(Scenario(name, 100, 10), "reference", [Figures(rps, 1.0, 1.0, 1.0, 1.0, 1.0)])
+
+    rows = replication_rows([result(SINGLE, 1000.0), result(CLUSTER, 250.0)], ["reference"])
+    produce = next(r for r in rows if "produce rec/s" in r)
+    assert produce.split()[-3:] == ["250", "1,000", "0.25x"]
+    assert replication_rows([result(SINGLE, 1000.0)], ["reference"]) == []

@@ -86,6 +86,7 @@ from .request_context import RequestContext
 from .security import Authenticator
 from .security.acls import authorizer_from_config
 from .security.mechanisms import ScramCredential
+from .telemetry import ClientTelemetry
 from .txn.coordinator import TransactionCoordinator
 
 log = logging.getLogger("reference_impl.broker")
@@ -192,6 +193,7 @@ class Broker:
             config.static, config.get_int("sasl.server.max.receive.size"), scram=self.scram_credential
         )
         self.authorizer = authorizer_from_config(config.static)
+        self.telemetry = ClientTelemetry()
         """``StandardAuthorizer`` when ``authorizer.class.name`` names it (issue 18); None: no ACLs."""
         self._outbox: list[Effect] = []
         self._maintenance_interval_ms = min(
@@ -367,9 +369,11 @@ class Broker:
         self.group_coordinator.on_partitions_changed(now_ms)  # load or unload __consumer_offsets shards
         self.txn_coordinator.load()  # replay or forget moved __transaction_state shards
 
-    def after_follower_fetch(self, part: Partition, now_ms: int, fetched_by: int) -> None:
+    def after_follower_fetch(
+        self, part: Partition, now_ms: int, fetched_by: int, high_watermark_moved: bool = True
+    ) -> None:
         """A follower fetched: the HW may have moved (wake acks=all produces), the ISR may grow."""
-        self.replica_manager.after_follower_fetch(part, now_ms, fetched_by)
+        self.replica_manager.after_follower_fetch(part, now_ms, fetched_by, high_watermark_moved)
 
     def notify_partition_changed(self, key: TopicPartition, now_ms: int) -> None:
         """New data or a new high watermark: wake delayed operations watching the partition."""

@@ -65,6 +65,8 @@ class ReadInfo:
     log_start_offset: int
     diverging_epoch: tuple[int, int] | None = None
     """For a follower whose log diverged: (epoch, end offset) to truncate to (KIP-320)."""
+    high_watermark_moved: bool = False
+    """A follower's fetch moved the high watermark (what waits on the partition may now complete)."""
 
 
 def _not_leader(partition: Partition) -> KafkaError:
@@ -357,8 +359,11 @@ class Partition:
             result = self.log.read(fetch_offset, max_bytes, min_one_batch=True)
         except OffsetOutOfRangeError as exc:
             raise KafkaError(ErrorCode.offset_out_of_range, str(exc)) from None
-        self._record_follower_fetch(replica_id, fetch_offset, now_ms)
-        return ReadInfo(result, self.high_watermark, self.last_stable_offset, self.log.log_start_offset)
+        moved = self._record_follower_fetch(replica_id, fetch_offset, now_ms)
+        return ReadInfo(
+            result, self.high_watermark, self.last_stable_offset, self.log.log_start_offset,
+            high_watermark_moved=moved,
+        )
 
     def note_follower_fetch(
         self,
@@ -367,20 +372,20 @@ class Partition:
         last_fetched_epoch: int,
         current_leader_epoch: int,
         now_ms: int,
-    ) -> bool:
+    ) -> bool | None:
         """A follower's fetch as it arrives, before it waits for data: its offset is its LEO, so the
         high watermark moves now, not when the fetch is answered (Kafka updates the follower's state
         on arrival; waiting would hold every acks=all produce for ``replica.fetch.wait.max.ms``).
-        True if recorded; a fetch the answer will refuse or send back diverging is not."""
+        None if not recorded (a fetch the answer will refuse or send back diverging), else whether
+        the high watermark moved."""
         try:
             if self._check_follower_fetch(replica_id, fetch_offset, last_fetched_epoch, current_leader_epoch):
-                return False
+                return None
         except KafkaError:
-            return False
+            return None
         if not self.log.log_start_offset <= fetch_offset <= self.log.log_end_offset:
-            return False
-        self._record_follower_fetch(replica_id, fetch_offset, now_ms)
-        return True
+            return None
+        return self._record_follower_fetch(replica_id, fetch_offset, now_ms)
 
     def _check_follower_fetch(
         self, replica_id: int, fetch_offset: int, last_fetched_epoch: int, current_leader_epoch: int
@@ -398,10 +403,11 @@ class Partition:
                 return epoch, end
         return None
 
-    def _record_follower_fetch(self, replica_id: int, fetch_offset: int, now_ms: int) -> None:
+    def _record_follower_fetch(self, replica_id: int, fetch_offset: int, now_ms: int) -> bool:
+        """Record the follower's position; True if the high watermark moved."""
         assert self.tracker is not None
         self.tracker.record_fetch(replica_id, fetch_offset, self.log.log_end_offset, now_ms)
-        self.maybe_advance_high_watermark()
+        return self.maybe_advance_high_watermark()
 
     def propose_isr_change(
         self,

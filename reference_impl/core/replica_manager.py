@@ -129,9 +129,21 @@ class ReplicaManager:
         for key in moved:  # a new ISR may move the HW; a lost leadership fails what waits on it
             self.purgatory.check_and_complete(key, now_ms)
 
-    def after_follower_fetch(self, part: Partition, now_ms: int, fetched_by: int) -> None:
-        """A follower fetched: the HW may have moved (wake acks=all produces), the ISR may grow."""
-        self.notify_changed(part.key, now_ms)
+    def after_follower_fetch(
+        self, part: Partition, now_ms: int, fetched_by: int, high_watermark_moved: bool = True
+    ) -> None:
+        """A follower fetched: if the HW moved, wake what waits on it (acks=all produces, consumers'
+        fetches); the ISR may grow.
+
+        Only a moved HW can complete anything watching the partition: a follower's fetch changes no
+        log end, and what waits on it waits for the HW (or the ISR, which changes through the
+        controller). Kafka's ``Partition.updateFollowerFetchState`` likewise calls
+        ``tryCompleteDelayedRequests`` only when the leader's HW or low watermark was incremented.
+        Waking every watcher on every follower fetch made each fetch re-read every partition of every
+        other waiting fetch (a follower's covers all it follows: __consumer_offsets' 50 partitions
+        on a 3-node cluster), and that dominated the acks=all round trip (issue 22)."""
+        if high_watermark_moved:
+            self.notify_changed(part.key, now_ms)
         proposal = part.propose_isr_change(
             now_ms,
             self.config.get_int("replica.lag.time.max.ms"),

@@ -30,6 +30,7 @@ from reference_impl.core import boundary
 from reference_impl.core.broker import Broker
 from reference_impl.log.api import FileRegion
 from reference_impl.log.descriptors import POOL, PooledFile
+from reference_impl.log.files import RegionReadError, read_region
 from reference_impl.protocol.apis import API_KEYS, request_class
 from reference_impl.protocol.build import build
 from reference_impl.protocol.codec import decode_response, encode_request
@@ -57,6 +58,12 @@ LINK_SASL_AUTHENTICATE_VERSION = 2
 """SaslAuthenticate's version on this node's own links (its peers are reference brokers: 0..2)."""
 UNBOUNDED_CONNECTIONS = 1 << 30
 """max.connections when neither configured nor bounded by a descriptor limit (RLIMIT_NOFILE unlimited)."""
+INLINE_REGION_BYTES = 64 << 10
+"""A response whose file regions add up to at most this is read and written at once, with its other
+parts, in the loop turn that completed it: a follower's or a tailing consumer's answer (a few batches)
+then leaves without a ``sendfile`` task, its wait for the write buffer to drain and the connection's
+reads paused meanwhile (several loop turns each way; the acks=all round trip is two such answers).
+Larger answers go out with ``sendfile`` (issue 22)."""
 REFUSAL_LOG_INTERVAL_MS = 1_000
 """Refused connections are logged at most once a second (with a count), so a flood is one line a second."""
 _SIZE = struct.Struct(">i")
@@ -284,9 +291,15 @@ class _Connection(asyncio.BufferedProtocol):
         if self.transport is None or self.transport.is_closing():
             return
         self.shell.guard.active(self.connection_id, monotonic_ms())
+        if self.sending is None:
+            inline = _inline(parts)
+            if inline is None:
+                self.close()  # a region's segment went away: the frame cannot be whole (the client refetches)
+                return
+            parts = inline
         if self.sending is None and all(isinstance(p, bytes) for p in parts):
-            for part in parts:
-                self.transport.write(part)  # type: ignore[arg-type]
+            # one write, one send(2): each write on an idle transport is a system call of its own
+            self.transport.write(parts[0] if len(parts) == 1 else b"".join(parts))  # type: ignore[arg-type]
             return
         task = asyncio.get_running_loop().create_task(self._send_in_order(self.sending, parts))
         self.sending = task
@@ -332,6 +345,19 @@ class _Connection(asyncio.BufferedProtocol):
     def close(self) -> None:
         if self.transport is not None:
             self.transport.close()
+
+
+def _inline(parts: tuple[bytes | FileRegion, ...]) -> tuple[bytes | FileRegion, ...] | None:
+    """``parts`` with their file regions read, when they add up to at most INLINE_REGION_BYTES (else
+    as they are, for ``sendfile``); None when a region can no longer be read whole."""
+    regions = [p for p in parts if isinstance(p, FileRegion)]
+    if not regions or sum(r.length for r in regions) > INLINE_REGION_BYTES:
+        return parts
+    try:
+        return tuple(p if isinstance(p, bytes) else read_region(p) for p in parts)
+    except (RegionReadError, OSError) as exc:
+        log.warning("dropping a response: %s", exc)
+        return None
 
 
 class _PeerConnection(asyncio.Protocol):

@@ -185,9 +185,10 @@ def _run(
     if args.verify:
         result.verdict = _read_and_verify(args, spark, config, io, acks, reads_path, notes, walls)
         if args.history:
-            ops = write_history(Path(acks_path), Path(reads_path), out / "history.jsonl", topic=config.topic,
+            history_path = out / f"history.{args.history_format}"
+            ops = write_history(Path(acks_path), Path(reads_path), history_path, topic=config.topic,
                                 meta={"target": target_name, **result.settings})  # fmt: skip
-            say(f"history: {out / 'history.jsonl'} ({ops:,} ops; kafka-harness check judges it)")
+            say(f"history: {history_path} ({ops:,} ops; kafka-harness check judges it)")
     walls["total"] = time.monotonic() - started
     return result
 

@@ -32,7 +32,8 @@ def spark_session(
 ) -> SparkSession:
     """Start (or reuse) the session; ``packages`` go to ``spark.jars.packages`` (needs Maven access)."""
     local = master.startswith("local")
-    if local:
+    loopback = local or master.startswith(("spark://127.0.0.1:", "spark://localhost:"))
+    if loopback:
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
@@ -46,7 +47,7 @@ def spark_session(
         .config("spark.sql.execution.arrow.maxRecordsPerBatch", "10000")
         .config("spark.sql.adaptive.enabled", "true")
     )
-    if local:
+    if loopback:  # a cluster on this machine (kafka-harness spark up) too: the driver stays on loopback
         builder = (
             builder.config("spark.driver.host", "127.0.0.1")
             .config("spark.driver.bindAddress", "127.0.0.1")

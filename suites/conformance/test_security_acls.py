@@ -448,6 +448,14 @@ def _describe_scram(acl: AclWorld, _name: str) -> Any:
     return answer.error_code
 
 
+def _describe_quorum(acl: AclWorld, _name: str) -> Any:
+    """The top-level error (Kafka's ControllerApis.handleDescribeQuorum wants DESCRIBE on the cluster)."""
+    partition = {"partition_index": 0}
+    topics = [{"topic_name": "__cluster_metadata", "partitions": [partition]}]
+    answer = acl.restricted.request("describe_quorum", acl.caps.best("describe_quorum"), topics=topics)
+    return answer.error_code
+
+
 def _consumer_group_describe(acl: AclWorld, name: str) -> Any:
     answer = acl.restricted.request(
         "consumer_group_describe", acl.caps.best("consumer_group_describe"), group_ids=[name],
@@ -487,6 +495,7 @@ MATRIX = [
     Case("list_partition_reassignments", C, Op.DESCRIBE, _list_reassignments, CLUSTER_DENIED, topic=False),
     Case("consumer_group_describe", G, Op.DESCRIBE, _consumer_group_describe, GROUP_DENIED, topic=False),
     Case("describe_user_scram_credentials", C, Op.DESCRIBE, _describe_scram, CLUSTER_DENIED, topic=False),
+    Case("describe_quorum", C, Op.DESCRIBE, _describe_quorum, CLUSTER_DENIED, topic=False),
     Case("find_coordinator(group)", G, Op.DESCRIBE, _find_group, GROUP_DENIED, topic=False),
     Case("join_group", G, Op.READ, _join, GROUP_DENIED, topic=False),
     Case("offset_fetch", G, Op.DESCRIBE, _offset_fetch, GROUP_DENIED, topic=False),
@@ -595,6 +604,32 @@ def test_metadata_lists_only_described_topics(acl: AclWorld) -> None:
         expect_code(entry.error_code, TOPIC_DENIED, rule=APIS_RULE, where=f"Metadata for {entry.name}")
     admin_listed = {t.name for t in ops.metadata(acl.admin, acl.caps, None).topics}
     expect({seen, hidden} <= admin_listed, APIS_RULE, "the run's principal does not see both topics")
+
+
+def test_describe_topic_partitions_lists_only_described_topics(acl: AclWorld) -> None:
+    """DescribeTopicPartitions (KIP-966) authorizes as Metadata (``DescribeTopicPartitionsRequestHandler``):
+    an empty list describes only topics the principal may DESCRIBE; a named topic without DESCRIBE is
+    TOPIC_AUTHORIZATION_FAILED with the zero topic id, whether it exists or not."""
+    if not acl.caps.versions("describe_topic_partitions"):
+        pytest.skip("DescribeTopicPartitions is not advertised")
+    seen, hidden = acl.topic("dtp-seen"), acl.topic("dtp-hidden")
+    acl.grant(T, seen, Op.DESCRIBE)
+    v = acl.caps.best("describe_topic_partitions")
+    everything = acl.restricted.request(
+        "describe_topic_partitions", v, topics=[], response_partition_limit=2000, cursor=None
+    )
+    listed = {t.name for t in everything.topics}
+    expect(seen in listed and hidden not in listed, APIS_RULE, f"listed {sorted(listed)}: {seen} only")
+    missing = acl.name("no-such-topic")
+    named = acl.restricted.request(
+        "describe_topic_partitions", v, topics=[{"name": hidden}, {"name": missing}],
+        response_partition_limit=2000, cursor=None,
+    )  # fmt: skip
+    for entry in named.topics:
+        where = f"DescribeTopicPartitions {entry.name}"
+        expect_code(entry.error_code, TOPIC_DENIED, rule=APIS_RULE, where=where)
+        refused_id = entry.topic_id
+        expect(refused_id in (None, uuid.UUID(int=0)), APIS_RULE, f"{where}: topic id {refused_id}")
 
 
 def test_authorized_operations_bitfields(acl: AclWorld) -> None:

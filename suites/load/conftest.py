@@ -19,3 +19,13 @@ from spark_load.tests.conftest import spark  # noqa: F401  (one SparkSession for
 def tansu() -> Iterator[Target]:
     with launch("tansu") as target:
         yield target
+
+
+@pytest.fixture(scope="session")
+def spark_standalone() -> Iterator[str]:
+    """A one-worker Spark standalone cluster on loopback (:mod:`spark_load.standalone`): its master URL.
+    Every process it started is stopped at the end of the run."""
+    from spark_load.standalone import standalone_cluster
+
+    with standalone_cluster("pytest", workers=1, cores=2, memory="1g") as cluster:
+        yield cluster.master_url

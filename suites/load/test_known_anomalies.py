@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from chaos.checkers import check
+from chaos.checkers.spark_checks import MAX_EXAMPLES, NAMES, anomaly_key, check_parquet
 from chaos.history import read_jsonl
 from fixtures.targets import Target
 from spark_load.config import DatasetSpec, LoadConfig, ProducerSpec
@@ -103,3 +104,14 @@ def test_injected_loss_and_duplication_are_counted_exactly(spark: Any, tansu: Ta
     assert chaos["duplicate"] == verdict.counts["duplicate"]
     assert chaos["inconsistent_offsets"] == verdict.counts["inconsistent_offset"]
     assert chaos["lost_write"] + chaos["unseen"] == verdict.counts["lost"]
+
+    # A third: the same recorded run written as Parquet and judged by the Spark checkers, which must
+    # find the Python checkers' anomalies one by one (chaos/checkers/spark_checks.py).
+    parquet_path = tmp_path / "history.parquet"
+    write_history(tmp_path / "acks-all", tmp_path / "reads", parquet_path, topic=config.topic,
+                  meta={"idempotence": True})  # fmt: skip
+    history = read_jsonl(history_path)
+    python = check(history)
+    judged = check_parquet(spark, str(parquet_path), history.meta, examples=MAX_EXAMPLES)
+    for name in NAMES:
+        assert set(judged.examples[name]) == {anomaly_key(name, a) for a in python.anomalies[name]}, name

@@ -262,6 +262,22 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {
         ConfigDef("auto.create.topics.enable", _T.BOOLEAN, "true", "Create topics on Metadata requests."),
         ConfigDef("num.partitions", _T.INT, "1", "Partitions of an auto-created topic.", valid=_at_least(1)),
         ConfigDef(
+            "telemetry.max.bytes",
+            _T.INT,
+            "1048576",
+            "Largest PushTelemetry metrics payload accepted (KIP-714; Kafka's ServerConfigs).",
+            valid=_at_least(1),
+            read_only=True,
+        ),
+        ConfigDef(
+            "max.request.partition.size.limit",
+            _T.INT,
+            "2000",
+            "Most partitions one DescribeTopicPartitions answer holds (KIP-966; Kafka's ServerConfigs).",
+            valid=_at_least(1),
+            read_only=True,
+        ),
+        ConfigDef(
             "default.replication.factor",
             _T.INT,
             "1",
@@ -648,6 +664,34 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {
         ),
     )
 }
+
+
+CLIENT_METRICS_CONFIGS: dict[str, ConfigDef] = {
+    # KIP-714's client-metrics resources (resource type 16): Kafka's ClientMetricsConfigs
+    # (server/src/main/java/org/apache/kafka/server/metrics/ClientMetricsConfigs.java)
+    d.name: d
+    for d in (
+        ConfigDef("metrics", _T.LIST, "", "Metric name prefixes to subscribe to (* for all)."),
+        ConfigDef(
+            "interval.ms",
+            _T.INT,
+            "300000",
+            "Push interval of the matching clients.",
+            valid=lambda v: 100 <= int(v) <= 3600000,
+        ),
+        ConfigDef("match", _T.LIST, "", "key=regex selectors of the clients this subscription is for."),
+    )
+}
+
+TELEMETRY_MATCH_KEYS = (
+    "client_instance_id",
+    "client_id",
+    "client_software_name",
+    "client_software_version",
+    "client_source_address",
+    "client_source_port",
+)
+"""The selectors a ``match`` entry may name (ClientMetricsConfigs.ALLOWED_MATCH_PARAMS)."""
 
 
 def _register_topic_synonyms() -> None:

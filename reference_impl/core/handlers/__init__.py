@@ -62,6 +62,10 @@ from . import (  # noqa: F401  (imported to register)
     k67_allocate_producer_ids,
     k68_consumer_group_heartbeat,
     k69_consumer_group_describe,
+    k71_get_telemetry_subscriptions,
+    k72_push_telemetry,
+    k74_list_config_resources,
+    k75_describe_topic_partitions,
 )
 from .registry import HANDLERS, Deferred, Handler, NoResponse, Reply, Respond, handles
 

@@ -12,7 +12,8 @@ from reference_impl.protocol.errors import ErrorCode, KafkaError
 
 from ..configs.model import ConfigError
 from ..configs.tables import BROKER_CONFIGS, TOPIC_CONFIGS
-from ..metadata.image import BROKER_RESOURCE, TOPIC_RESOURCE
+from ..metadata.image import BROKER_RESOURCE, CLIENT_METRICS_RESOURCE, TOPIC_RESOURCE
+from ..telemetry import check_subscription
 from .access import CLUSTER, TOPIC, Op, allowed
 from .registry import Reply, Respond
 
@@ -34,7 +35,7 @@ def check_access(
             raise KafkaError(
                 ErrorCode.topic_authorization_failed, f"Topic {resource_name} authorization failed."
             )
-    elif resource_type in (BROKER_RESOURCE, BROKER_LOGGER_RESOURCE) and not allowed(
+    elif resource_type in (BROKER_RESOURCE, BROKER_LOGGER_RESOURCE, CLIENT_METRICS_RESOURCE) and not allowed(
         broker, ctx, op, CLUSTER, "kafka-cluster"
     ):
         raise KafkaError(ErrorCode.cluster_authorization_failed, "Cluster authorization failed.")
@@ -52,12 +53,28 @@ def check_resource(broker: HandlerHost, resource_type: int, resource_name: str) 
                 f"Unexpected broker id, expected {broker.node_id} or empty string, "
                 f"but received {resource_name}",
             )
+    elif resource_type == CLIENT_METRICS_RESOURCE:
+        if not resource_name:
+            raise KafkaError(ErrorCode.invalid_request, "Client metrics subscription name must not be empty")
     else:
         raise KafkaError(ErrorCode.invalid_request, f"unsupported resource type {resource_type}")
 
 
+def current_overrides(broker: HandlerHost, resource_type: int, resource_name: str) -> dict[str, str]:
+    """The configs set on a (checked) resource: a topic's, the brokers', a subscription's."""
+    if resource_type == TOPIC_RESOURCE:
+        return broker.image.topics[resource_name].configs
+    if resource_type == CLIENT_METRICS_RESOURCE:
+        return broker.image.client_metrics.get(resource_name, {})
+    return broker.image.broker_configs
+
+
 def check_changes(resource_type: int, changes: dict[str, str | None]) -> None:
-    """Unknown names and bad values are INVALID_CONFIG; static-only broker configs INVALID_REQUEST."""
+    """Unknown names and bad values are INVALID_CONFIG; static-only broker configs INVALID_REQUEST;
+    client-metrics subscriptions as Kafka's ClientMetricsConfigs.validate (core/telemetry.py)."""
+    if resource_type == CLIENT_METRICS_RESOURCE:
+        check_subscription(changes)
+        return
     for name, value in changes.items():
         definitions = TOPIC_CONFIGS if resource_type == TOPIC_RESOURCE else BROKER_CONFIGS
         definition = definitions.get(name)

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from ..ports import LogStore
     from ..purgatory import Purgatory
     from ..security.acls import Authorizer
+    from ..telemetry import ClientTelemetry
     from ..txn.coordinator import TransactionCoordinator
 
 
@@ -60,10 +61,16 @@ class HandlerHost(ReplicaHost, PeerMessenger, Protocol):
     @property
     def txn_coordinator(self) -> TransactionCoordinator: ...
 
+    @property
+    def telemetry(self) -> ClientTelemetry:
+        """The client instances and their pushed metrics (KIP-714, core/telemetry.py)."""
+
     def sync_partitions(self, now_ms: int) -> None:
         """Open, lead, follow or drop partitions as the metadata image now says."""
 
-    def after_follower_fetch(self, part: Partition, now_ms: int, fetched_by: int) -> None:
+    def after_follower_fetch(
+        self, part: Partition, now_ms: int, fetched_by: int, high_watermark_moved: bool = True
+    ) -> None:
         """A follower's fetch moved its position: the ISR and high watermark may move."""
 
     def controller_for_clients(self) -> int:

@@ -210,14 +210,17 @@ def _note_follower_positions(broker: HandlerHost, state: FetchRequestState, now_
     the high watermark move on arrival, not after the wait."""
     for key, want in state.plan.partitions.items():
         part = broker.partition(*key)
-        if part is not None and part.note_follower_fetch(
+        if part is None:
+            continue
+        moved = part.note_follower_fetch(
             state.replica_id,
             want.fetch_offset,
             want.last_fetched_epoch,
             want.current_leader_epoch,
             now_ms,
-        ):
-            broker.after_follower_fetch(part, now_ms, state.replica_id)
+        )
+        if moved is not None:
+            broker.after_follower_fetch(part, now_ms, state.replica_id, moved)
 
 
 def _topic_name(broker: HandlerHost, topic: Any) -> str | None:
@@ -310,7 +313,7 @@ def _read_partition(
                 min(want.max_bytes, remaining),
                 now_ms,
             )
-            broker.after_follower_fetch(part, now_ms, state.replica_id)
+            broker.after_follower_fetch(part, now_ms, state.replica_id, info.high_watermark_moved)
         else:
             part.check_leader_epoch(want.current_leader_epoch)
             info = part.read(

@@ -44,6 +44,10 @@ def handle_api_versions(broker: HandlerHost, ctx: RequestContext, request: Any) 
         cls = response_class(18, ctx.api_version)
         refused = {"error_code": ErrorCode.invalid_request, "api_keys": [], "throttle_time": 0}
         return Respond(build(cls, refused))
+    if ctx.api_version >= 3:  # KIP-714's software selectors match what the connection said here
+        broker.telemetry.note_software(
+            ctx.connection_id, request.client_software_name, request.client_software_version
+        )
     keys = [
         {"api_key": h.api_key, "min_version": h.min_version, "max_version": h.max_version}
         for h in sorted(HANDLERS.values(), key=lambda h: h.api_key)

@@ -18,7 +18,8 @@ from reference_impl.protocol.errors import ErrorCode, KafkaError
 
 from ..configs.model import ConfigType
 from ..configs.resolution import ConfigEntry, describe_topic_configs
-from ..metadata.image import TOPIC_RESOURCE
+from ..metadata.image import CLIENT_METRICS_RESOURCE, TOPIC_RESOURCE
+from ..telemetry import CLIENT_METRICS_SOURCE, INSPECT_RESOURCE
 from .access import Op
 from .configs_common import BROKER_LOGGER_RESOURCE, check_access, check_resource
 from .registry import Reply, Respond, handles
@@ -46,6 +47,30 @@ def _entry(e: ConfigEntry, synonyms: bool, docs: bool) -> dict[str, Any]:
     }
 
 
+def subscription_entries(broker: HandlerHost, name: str, keys: list[str] | None) -> list[dict[str, Any]]:
+    """A client-metrics subscription's configs as Kafka's ``ConfigHelper`` lists them: only those set,
+    source CLIENT_METRICS_CONFIG, no synonyms. The reserved name :data:`INSPECT_RESOURCE` answers, one
+    entry per client instance, what clients pushed (the harness's read path, core/telemetry.py)."""
+    if name == INSPECT_RESOURCE:
+        configs = broker.telemetry.inspect(broker.image)
+    else:
+        configs = broker.image.client_metrics.get(name, {})
+    return [
+        {
+            "name": k,
+            "value": v,
+            "read_only": name == INSPECT_RESOURCE,
+            "config_source": CLIENT_METRICS_SOURCE,
+            "is_sensitive": False,
+            "config_type": 0,
+            "documentation": None,
+            "synonyms": [],
+        }
+        for k, v in sorted(configs.items())
+        if keys is None or k in keys
+    ]
+
+
 @handles(32, 1, 4)
 def handle_describe_configs(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
     synonyms = bool(request.include_synonyms)
@@ -68,6 +93,10 @@ def handle_describe_configs(broker: HandlerHost, ctx: RequestContext, request: A
                 entries = describe_topic_configs(broker.image.topics[rname].configs, broker.config, keys)
             elif rtype == BROKER_LOGGER_RESOURCE:
                 entries = []
+            elif rtype == CLIENT_METRICS_RESOURCE:
+                result["configs"] = subscription_entries(broker, rname, keys)
+                results.append(result)
+                continue
             else:
                 entries = broker.config.describe(keys)
             result["configs"] = [_entry(e, synonyms, docs) for e in entries]

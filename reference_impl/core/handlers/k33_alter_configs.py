@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..metadata.image import TOPIC_RESOURCE
-from .configs_common import alter_resources, check_changes
+from .configs_common import alter_resources, check_changes, current_overrides
 from .registry import Reply, handles
 
 if TYPE_CHECKING:
@@ -24,9 +23,7 @@ def handle_alter_configs(broker: HandlerHost, ctx: RequestContext, request: Any)
     def changes_of(rtype: int, rname: str, resource: Any) -> dict[str, str | None]:
         wanted: dict[str, str | None] = {c.name: c.value for c in resource.configs}
         check_changes(rtype, wanted)
-        current = (
-            broker.image.topics[rname].configs if rtype == TOPIC_RESOURCE else broker.image.broker_configs
-        )
+        current = current_overrides(broker, rtype, rname)
         return wanted | {name: None for name in current if name not in wanted}
 
     return alter_resources(broker, ctx, request, 33, changes_of)

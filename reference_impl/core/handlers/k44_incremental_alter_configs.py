@@ -15,8 +15,8 @@ from reference_impl.protocol.errors import ErrorCode, KafkaError
 
 from ..configs.model import ConfigType
 from ..configs.resolution import effective_topic_configs
-from ..configs.tables import BROKER_CONFIGS, TOPIC_CONFIGS
-from ..metadata.image import TOPIC_RESOURCE
+from ..configs.tables import BROKER_CONFIGS, CLIENT_METRICS_CONFIGS, TOPIC_CONFIGS
+from ..metadata.image import CLIENT_METRICS_RESOURCE, TOPIC_RESOURCE
 from .configs_common import alter_resources, check_changes
 from .registry import Reply, handles
 
@@ -36,6 +36,8 @@ def handle_incremental_alter_configs(broker: HandlerHost, ctx: RequestContext, r
             raise KafkaError(ErrorCode.invalid_request, f"Error due to duplicate config keys: {dup}")
         if rtype == TOPIC_RESOURCE:
             effective = effective_topic_configs(broker.image.topics[rname].configs, broker.config)
+        elif rtype == CLIENT_METRICS_RESOURCE:
+            effective = dict(broker.image.client_metrics.get(rname, {}))
         else:
             effective = {k: v for k in BROKER_CONFIGS if (v := broker.config.get(k)) is not None}
         changes = {
@@ -53,7 +55,8 @@ def _apply(rtype: int, name: str, op: int, value: str | None, effective: dict[st
         return value
     if op == DELETE:
         return None
-    definition = (TOPIC_CONFIGS if rtype == TOPIC_RESOURCE else BROKER_CONFIGS).get(name)
+    tables = {TOPIC_RESOURCE: TOPIC_CONFIGS, CLIENT_METRICS_RESOURCE: CLIENT_METRICS_CONFIGS}
+    definition = tables.get(rtype, BROKER_CONFIGS).get(name)
     if definition is None:
         raise KafkaError(ErrorCode.invalid_config, f"Unknown config name: {name}")
     if op not in (APPEND, SUBTRACT):

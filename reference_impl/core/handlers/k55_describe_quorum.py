@@ -1,10 +1,13 @@
 """DescribeQuorum: v0-2. The metadata quorum's leader, epoch, high watermark, voters and observers.
 
-Described by the quorum leader. Any other broker forwards the request to the leader and relays its
-answer, as Kafka's brokers forward DescribeQuorum to the active controller (KIP-595's tool talks to
-any broker); a request that was itself forwarded, or that finds no leader to forward to, is
-answered NOT_LEADER_OR_FOLLOWER on the partition, as Kafka's raft replicas answer it, and the
-client retries. A one-node broker is its own one-voter quorum and describes itself.
+DESCRIBE on the cluster is required (Kafka's ControllerApis.handleDescribeQuorum; the top-level
+CLUSTER_AUTHORIZATION_FAILED of DescribeQuorumRequest.getErrorResponse otherwise), checked where
+the request arrives, which sees the same ACLs as the leader. Described by the quorum leader. Any
+other broker forwards the request to the leader and relays its answer, as Kafka's brokers forward
+DescribeQuorum to the active controller (KIP-595's tool talks to any broker); a request that was
+itself forwarded, or that finds no leader to forward to, is answered NOT_LEADER_OR_FOLLOWER on the
+partition, as Kafka's raft replicas answer it, and the client retries. A one-node broker is its own
+one-voter quorum and describes itself.
 
 Version notes: v1 adds each replica's last fetch and caught-up times; v2 (KIP-853) adds a
 top-level and a partition error message, each replica's directory id (this broker has no
@@ -23,6 +26,7 @@ from reference_impl.protocol.errors import ErrorCode
 
 from ..controller.local import LocalController
 from ..metadata.records import METADATA_TOPIC
+from .access import Op, cluster_allowed
 from .forwarding import forward
 from .registry import Reply, Respond, handles
 
@@ -36,6 +40,14 @@ NOT_LEADER_MESSAGE = "this node is not the metadata quorum's leader"
 
 @handles(55, 0, 2)
 def handle_describe_quorum(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
+    if not cluster_allowed(broker, ctx, Op.DESCRIBE):  # ControllerApis.handleDescribeQuorum
+        refused = {
+            "error_code": ErrorCode.cluster_authorization_failed,
+            "error_message": "Cluster authorization failed.",
+            "topics": [],
+            "nodes": [],
+        }
+        return Respond(build(response_class(55, ctx.api_version), refused))
     quorum = broker.quorum
     if quorum is None:
         return _respond(ctx, _single_node(broker, ctx))

@@ -28,6 +28,8 @@ from .records import (
 
 TOPIC_RESOURCE = 2
 BROKER_RESOURCE = 4
+CLIENT_METRICS_RESOURCE = 16
+"""KIP-714's client-metrics subscriptions (Kafka's ``ConfigResource.Type.CLIENT_METRICS``)."""
 NO_LEADER = -1
 
 
@@ -83,6 +85,8 @@ class MetadataImage:
     topics: dict[str, TopicInfo] = field(default_factory=dict)
     topic_names: dict[uuid.UUID, str] = field(default_factory=dict)
     broker_configs: dict[str, str] = field(default_factory=dict)
+    client_metrics: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Subscription name → its client-metrics configs (KIP-714; a subscription with none is gone)."""
     next_producer_id: int = 0
     acls: AclStore = field(default_factory=AclStore)
     """The ACLs (issue 18), which the authorizer reads."""
@@ -125,6 +129,13 @@ class MetadataImage:
                 if rtype == TOPIC_RESOURCE:
                     topic = self.topics.get(rname)
                     target = topic.configs if topic is not None else None
+                elif rtype == CLIENT_METRICS_RESOURCE:
+                    target = self.client_metrics.setdefault(rname, {})
+                    if value is None:
+                        target.pop(name, "")
+                        if not target:
+                            del self.client_metrics[rname]
+                        target = None
                 else:
                     target = self.broker_configs
                 if target is not None:

@@ -69,6 +69,18 @@ def _enum(cls: type[IntEnum], value: int) -> int:
     return value if value in cls._value2member_map_ else 0
 
 
+def _decoded(
+    resource_type: int, pattern: int, op: int, permission: int
+) -> tuple[ResourceType, PatternType, Operation, Permission]:
+    """The wire's four codes of a binding or a filter as enums, unknown codes as UNKNOWN."""
+    return (
+        ResourceType(_enum(ResourceType, resource_type)),
+        PatternType(_enum(PatternType, pattern)),
+        Operation(_enum(Operation, op)),
+        Permission(_enum(Permission, permission)),
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class Acl:
     """One ACL binding (Kafka's ``StandardAcl``): a resource pattern and an access control entry."""
@@ -85,15 +97,8 @@ class Acl:
     def of(
         cls, resource_type: int, name: str, pattern: int, principal: str, host: str, op: int, permission: int
     ) -> Acl:
-        return cls(
-            ResourceType(_enum(ResourceType, resource_type)),
-            name,
-            PatternType(_enum(PatternType, pattern)),
-            principal,
-            host,
-            Operation(_enum(Operation, op)),
-            Permission(_enum(Permission, permission)),
-        )
+        kind, pattern_type, operation, permitted = _decoded(resource_type, pattern, op, permission)
+        return cls(kind, name, pattern_type, principal, host, operation, permitted)
 
     def problem(self) -> str | None:
         """Why Kafka refuses to create this ACL (INVALID_REQUEST), or None."""
@@ -140,15 +145,8 @@ class AclFilter:
         op: int,
         permission: int,
     ) -> AclFilter:
-        return cls(
-            ResourceType(_enum(ResourceType, resource_type)),
-            name,
-            PatternType(_enum(PatternType, pattern)),
-            principal,
-            host,
-            Operation(_enum(Operation, op)),
-            Permission(_enum(Permission, permission)),
-        )
+        kind, pattern_type, operation, permitted = _decoded(resource_type, pattern, op, permission)
+        return cls(kind, name, pattern_type, principal, host, operation, permitted)
 
     def problem(self) -> str | None:
         """Why Kafka refuses this filter (INVALID_REQUEST): an UNKNOWN code anywhere."""

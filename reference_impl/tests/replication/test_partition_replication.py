@@ -208,3 +208,25 @@ def test_a_replica_takes_the_role_the_controller_decided_once_per_decision() -> 
     assert p.tracker is tracker
     assert p.take_role(1, 2, 3, (1, 2, 3), (1, 2), 5)  # an ISR change: same epoch, new partition epoch
     assert p.isr == (1, 2) and p.tracker is tracker
+
+
+def test_a_follower_fetch_says_whether_it_moved_the_high_watermark() -> None:
+    """Issue 22: the leader wakes what waits on a partition only when a follower's fetch moved its
+    HW, so the fetch must say so, both on arrival (note) and when answered (read)."""
+    a, b, c = replica(1), replica(2), replica(3)
+    a.become_leader(0, 0, (1, 2, 3), (1, 2, 3))
+    b.become_follower(1, 0, 0, (1, 2, 3), (1, 2, 3))
+    c.become_follower(1, 0, 0, (1, 2, 3), (1, 2, 3))
+    produce(a, b"m0")
+    fetch_round(a, b)
+    fetch_round(a, c)
+    assert a.note_follower_fetch(2, 1, 0, 0, 0) is False  # b caught up, c not yet known to be: no move
+    assert a.note_follower_fetch(3, 1, 0, 0, 0) is True  # c's too: the HW moves to 1
+    assert a.note_follower_fetch(3, 1, 0, 0, 0) is False  # again at the same offset: nothing moves
+    assert a.note_follower_fetch(3, 5, 0, 0, 0) is None  # past the log end: not recorded at all
+    produce(a, b"m1")
+    assert not a.read_for_follower(2, 1, 0, 0, 1 << 20, 0).high_watermark_moved
+    fetch_round(a, b)
+    fetch_round(a, c)
+    assert not a.read_for_follower(2, 2, 0, 0, 1 << 20, 0).high_watermark_moved
+    assert a.read_for_follower(3, 2, 0, 0, 1 << 20, 0).high_watermark_moved and a.high_watermark == 2

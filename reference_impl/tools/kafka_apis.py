@@ -1,0 +1,213 @@
+"""Kafka's side of the ApiVersions comparison (docs/APIVERSIONS.md): which listener of a Kafka 4 node
+serves each API, and why the reference differs where it does (the gap ledger).
+
+**Listeners** come from each message definition's ``"listeners"`` field in Kafka,
+``clients/src/main/resources/common/message/<Name>Request.json`` (``"broker"`` and ``"controller"``;
+``"zkBroker"`` is gone from Kafka 4, which removed ZooKeeper): read at apache/kafka trunk commit
+1eb7644349cb07139d6a3c1ad1986979647cac99 for keys 0-87, and at the newer stored versions for 88-92
+(StreamsGroupHeartbeat, StreamsGroupDescribe, DescribeShareGroupOffsets, AlterShareGroupOffsets,
+DeleteShareGroupOffsets) and for ListConfigResources (74, KIP-1142's rename of
+ListClientMetricsResources). ``ApiKeys.inScope(listenerType)`` (clients/src/main/java/org/apache/kafka/
+common/protocol/ApiKeys.java) is what makes a node advertise an API on a listener.
+
+**Versions** are kio 0.6.5's: kio generates one schema per version from the same JSON files, so
+its range per API is the ``validVersions`` of the Kafka it was generated from (the message
+definitions after Kafka 4.1.0: Produce v13, ShareGroupHeartbeat v1 only and ListConfigResources v1
+are 4.1's). A Kafka broker advertises a version marked ``latestVersionUnstable`` only with
+``unstable.api.versions.enable``; kio does not say which are, so the table takes the full range.
+"""
+
+from __future__ import annotations
+
+BROKER = "B"
+CONTROLLER = "C"
+
+KAFKA_LISTENERS: dict[int, tuple[str, str]] = {
+    # api key: (Kafka's name, listeners: B = broker, C = controller)
+    0: ("Produce", "B"),
+    1: ("Fetch", "BC"),
+    2: ("ListOffsets", "B"),
+    3: ("Metadata", "B"),
+    8: ("OffsetCommit", "B"),
+    9: ("OffsetFetch", "B"),
+    10: ("FindCoordinator", "B"),
+    11: ("JoinGroup", "B"),
+    12: ("Heartbeat", "B"),
+    13: ("LeaveGroup", "B"),
+    14: ("SyncGroup", "B"),
+    15: ("DescribeGroups", "B"),
+    16: ("ListGroups", "B"),
+    17: ("SaslHandshake", "BC"),
+    18: ("ApiVersions", "BC"),
+    19: ("CreateTopics", "BC"),
+    20: ("DeleteTopics", "BC"),
+    21: ("DeleteRecords", "B"),
+    22: ("InitProducerId", "B"),
+    23: ("OffsetForLeaderEpoch", "B"),
+    24: ("AddPartitionsToTxn", "B"),
+    25: ("AddOffsetsToTxn", "B"),
+    26: ("EndTxn", "B"),
+    27: ("WriteTxnMarkers", "B"),
+    28: ("TxnOffsetCommit", "B"),
+    29: ("DescribeAcls", "BC"),
+    30: ("CreateAcls", "BC"),
+    31: ("DeleteAcls", "BC"),
+    32: ("DescribeConfigs", "BC"),
+    33: ("AlterConfigs", "BC"),
+    34: ("AlterReplicaLogDirs", "B"),
+    35: ("DescribeLogDirs", "B"),
+    36: ("SaslAuthenticate", "BC"),
+    37: ("CreatePartitions", "BC"),
+    38: ("CreateDelegationToken", "BC"),
+    39: ("RenewDelegationToken", "BC"),
+    40: ("ExpireDelegationToken", "BC"),
+    41: ("DescribeDelegationToken", "BC"),
+    42: ("DeleteGroups", "B"),
+    43: ("ElectLeaders", "BC"),
+    44: ("IncrementalAlterConfigs", "BC"),
+    45: ("AlterPartitionReassignments", "BC"),
+    46: ("ListPartitionReassignments", "BC"),
+    47: ("OffsetDelete", "B"),
+    48: ("DescribeClientQuotas", "B"),
+    49: ("AlterClientQuotas", "BC"),
+    50: ("DescribeUserScramCredentials", "BC"),
+    51: ("AlterUserScramCredentials", "BC"),
+    52: ("Vote", "C"),
+    53: ("BeginQuorumEpoch", "C"),
+    54: ("EndQuorumEpoch", "C"),
+    55: ("DescribeQuorum", "BC"),
+    56: ("AlterPartition", "C"),
+    57: ("UpdateFeatures", "BC"),
+    58: ("Envelope", "C"),
+    59: ("FetchSnapshot", "C"),
+    60: ("DescribeCluster", "BC"),
+    61: ("DescribeProducers", "B"),
+    62: ("BrokerRegistration", "C"),
+    63: ("BrokerHeartbeat", "C"),
+    64: ("UnregisterBroker", "BC"),
+    65: ("DescribeTransactions", "B"),
+    66: ("ListTransactions", "B"),
+    67: ("AllocateProducerIds", "C"),
+    68: ("ConsumerGroupHeartbeat", "B"),
+    69: ("ConsumerGroupDescribe", "B"),
+    70: ("ControllerRegistration", "C"),
+    71: ("GetTelemetrySubscriptions", "B"),
+    72: ("PushTelemetry", "B"),
+    73: ("AssignReplicasToDirs", "C"),
+    74: ("ListConfigResources", "B"),
+    75: ("DescribeTopicPartitions", "B"),
+    76: ("ShareGroupHeartbeat", "B"),
+    77: ("ShareGroupDescribe", "B"),
+    78: ("ShareFetch", "B"),
+    79: ("ShareAcknowledge", "B"),
+    80: ("AddRaftVoter", "BC"),
+    81: ("RemoveRaftVoter", "BC"),
+    82: ("UpdateRaftVoter", "C"),
+    83: ("InitializeShareGroupState", "B"),
+    84: ("ReadShareGroupState", "B"),
+    85: ("WriteShareGroupState", "B"),
+    86: ("DeleteShareGroupState", "B"),
+    87: ("ReadShareGroupStateSummary", "B"),
+    88: ("StreamsGroupHeartbeat", "B"),
+    89: ("StreamsGroupDescribe", "B"),
+    90: ("DescribeShareGroupOffsets", "B"),
+    91: ("AlterShareGroupOffsets", "B"),
+    92: ("DeleteShareGroupOffsets", "B"),
+}
+
+KAFKA_RELEASE = (
+    "the message definitions kio 0.6.5 carries (Kafka after 4.1.0; versions from kio's schemas), listeners "
+    'from each `clients/src/main/resources/common/message/*Request.json` `"listeners"` field in '
+    "apache/kafka (Kafka 4 has no `zkBroker` listener); see `reference_impl/tools/kafka_apis.py`."
+)
+
+GAP_LEDGER: dict[int, str] = {
+    # -- served, but not on every listener Kafka serves it on --
+    17: "SaslHandshake is not served on the controller listener: the reference's controller listener "
+    "authenticates its peers with the listener's own protocol (server/links.py) but the core answers SASL "
+    "only on client listeners; a controller-only node is reached by the cluster's own nodes alone.",
+    36: "SaslAuthenticate: as SaslHandshake (17), not on the controller listener.",
+    32: "DescribeConfigs is not served on the controller listener (Kafka's ControllerApis answers it for "
+    "admin clients that bootstrap to controllers, KIP-919); the reference's controller listener serves what "
+    "brokers forward and the quorum's own APIs.",
+    50: "DescribeUserScramCredentials is not served on the controller listener (brokers answer it from "
+    "their metadata image; nothing forwards it).",
+    # -- older version ranges --
+    22: "InitProducerId v6 (KIP-939, two-phase commit: keepPreparedTxn/enable2Pc) is not implemented.",
+    24: "AddPartitionsToTxn v4-5 (KIP-890 transactions v2: batched verification) — issue 20's "
+    "transactions v2 work (branch txnv2).",
+    26: "EndTxn v5 (KIP-890 transactions v2: the epoch bumped at every end) — branch txnv2.",
+    28: "TxnOffsetCommit v5 (KIP-890 transactions v2) — branch txnv2.",
+    52: "Vote v1-2 (KIP-853 dynamic quorum: voter directory ids, pre-vote KIP-996) are not implemented; "
+    "the reference's quorum has static voters (controller.quorum.voters).",
+    53: "BeginQuorumEpoch v1 (KIP-853: voter directory ids, leader endpoints) — static voters only.",
+    54: "EndQuorumEpoch v1 (KIP-853) — static voters only.",
+    56: "AlterPartition v3 (KIP-903: broker epochs of ISR members) is not implemented; v2 (topic ids).",
+    59: "FetchSnapshot v1 (KIP-853: replica directory id) — static voters only.",
+    62: "BrokerRegistration v1-4 (KIP-858 log directories, KIP-919 controller registration, KIP-966 "
+    "previous broker epoch) are not implemented; brokers register at v0.",
+    63: "BrokerHeartbeat v1-2 (KIP-858 offline log directories; KIP-1180) — one log directory, no JBOD.",
+    # -- not implemented --
+    34: "AlterReplicaLogDirs: the reference has one log directory per broker (no JBOD, KIP-113/KIP-858).",
+    38: "Delegation tokens (KIP-48) are not implemented: no token authentication.",
+    39: "Delegation tokens (KIP-48) are not implemented.",
+    40: "Delegation tokens (KIP-48) are not implemented.",
+    41: "Delegation tokens (KIP-48) are not implemented.",
+    48: "Client quotas are not implemented here — issue 20's quotas work (branch features).",
+    49: "Client quotas are not implemented here — issue 20's quotas work (branch features).",
+    57: "UpdateFeatures — issue 20's features work (branch features); finalized features are static.",
+    58: "Envelope (KIP-590's principal-preserving forward): the reference forwards admin writes with its own "
+    "request and checks ACLs at the broker first (core/handlers/forwarding.py), so the controller needs no "
+    "Envelope.",
+    64: "UnregisterBroker (kafka-cluster remove-broker) is not implemented: brokers cannot be removed from "
+    "the metadata while the cluster serves.",
+    70: "ControllerRegistration (KIP-919): controllers are known from controller.quorum.voters; they do not "
+    "register their endpoints and features in the metadata log.",
+    73: "AssignReplicasToDirs (KIP-858 JBOD) — one log directory per broker.",
+    76: "Share groups (KIP-932) — issue 20's share-group work (branch share).",
+    77: "Share groups (KIP-932) — branch share.",
+    78: "Share groups (KIP-932) — branch share.",
+    79: "Share groups (KIP-932) — branch share.",
+    83: "Share-group state (KIP-932, the share coordinator's inter-broker API) — branch share.",
+    84: "Share-group state (KIP-932) — branch share.",
+    85: "Share-group state (KIP-932) — branch share.",
+    86: "Share-group state (KIP-932) — branch share.",
+    87: "Share-group state (KIP-932) — branch share.",
+    90: "Share-group offsets admin (KIP-932) — branch share.",
+    91: "Share-group offsets admin (KIP-932) — branch share.",
+    92: "Share-group offsets admin (KIP-932) — branch share.",
+    80: "AddRaftVoter (KIP-853 dynamic quorum) is not implemented: voters are static (issue 20's dynamic "
+    "quorum item, not started).",
+    81: "RemoveRaftVoter (KIP-853) — static voters, as AddRaftVoter (80).",
+    82: "UpdateRaftVoter (KIP-853) — static voters, as AddRaftVoter (80).",
+    88: "Streams groups (KIP-1071, early access in Kafka 4.1) are not implemented.",
+    89: "Streams groups (KIP-1071) are not implemented.",
+}
+
+BEHAVIOUR_GAPS: tuple[tuple[str, str], ...] = (
+    (
+        "DescribeTopicPartitions: eligible leader replicas (KIP-966)",
+        "The controller keeps no ELR (no `eligible.leader.replicas.version` feature, no ELR in "
+        "PartitionRecord/PartitionChangeRecord, no ELR-based election): implementing it means new record "
+        "fields, the feature level and the election rules, more than this change could carry. Kafka with "
+        "that feature at level 0 (ELR off; 4.0's default, not checked here for newer releases' new "
+        "clusters) keeps the ELR and last-known ELR empty and DescribeTopicPartitions answers `[]` for "
+        "both, which is what the reference answers (core/handlers/k75_describe_topic_partitions.py).",
+    ),
+    (
+        "Telemetry APIs always advertised (KIP-714)",
+        "Kafka advertises GetTelemetrySubscriptions and PushTelemetry only when a metrics reporter that "
+        "receives client telemetry is configured; the reference always has its receiver (a bounded "
+        "in-memory store that `kafka-harness telemetry` reads), so it always advertises them.",
+    ),
+    (
+        "Telemetry: the client_source_port selector",
+        "The core does not know a connection's source port; `match` selectors on client_source_port "
+        "match the empty string.",
+    ),
+    (
+        "Telemetry: the pushed-metrics read path",
+        "DescribeConfigs of the client-metrics resource `kafka-harness.pushed-telemetry` lists what clients "
+        "pushed (one JSON summary per client instance); Kafka would list that resource's configs (none).",
+    ),
+)
