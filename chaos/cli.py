@@ -40,8 +40,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--workload",
         default="queue",
-        choices=["queue", "transactional", "txn-append"],
-        help="txn-append: transactions sending to and polling several keys, judged by the dependency graph",
+        choices=["queue", "transactional", "txn-append", "early-read", "producer-fence", "abort-rewind"],
+        help="txn-append: transactions sending to and polling several keys, judged by the dependency "
+        "graph; early-read, producer-fence, abort-rewind: transactional probes (chaos/workloads/probes.py)",
     )
     p.add_argument(
         "--crash-clients",
@@ -126,6 +127,21 @@ def parser() -> argparse.ArgumentParser:
         metavar="KEY=VALUE",
         help="a config for the reference brokers (repeatable), e.g. reference.defects=late-high-watermark",
     )
+    p.add_argument(
+        "--topic-config",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a config of the campaign's topics, given at creation (repeatable)",
+    )
+    p.add_argument(
+        "--nodes",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="a node-control spec (JSON, chaos/nodes.py): drive a cluster started elsewhere "
+        "(--target bootstrap:HOST:PORT) through its kill/stop/start/pause/resume commands and its Toxiproxy",
+    )
     p.add_argument("--list-faults", action="store_true")
     add_security_options(p, launches=True)
     return p
@@ -158,7 +174,8 @@ def main(argv: list[str]) -> int:
         print("VERDICT: could not run")
         return 2
     if args.rate is None:
-        args.rate = 100.0 if args.workload == "txn-append" else 2000.0
+        rates = {"txn-append": 100.0, "early-read": 20.0, "producer-fence": 4.0, "abort-rewind": 20.0}
+        args.rate = rates.get(args.workload, 2000.0)
     if args.crash_clients and args.workload != "txn-append":
         print("kafka-harness chaos: --crash-clients needs --workload txn-append", file=sys.stderr)
         print("VERDICT: could not run")
@@ -201,6 +218,8 @@ def make_campaign(args: argparse.Namespace, faults: list[str], seed: int, out: P
         restart_bound_s=args.restart_bound,
         broker_configs=list(args.broker_config),
         crash_clients=args.crash_clients,
+        nodes_file=args.nodes,
+        topic_configs=list(args.topic_config),
         strict_cycles=args.strict_cycles,
         security=args.security,
         history_format=args.history_format,

@@ -20,11 +20,17 @@ from typing import Any
 from chaos.alongside import LoadAlongside, LoadOutcome, check_spec
 from chaos.checkers import CheckResult, check
 from chaos.history import Recorder, write_history
+from chaos.nemesis.clock import CLOCK_FAULTS, Clock
+from chaos.nemesis.clock import unavailable_reason as clock_unavailable
+from chaos.nemesis.disk import DISK_FAULTS, Disk
+from chaos.nemesis.disk import unavailable_reason as disk_unavailable
 from chaos.nemesis.faults import LINK_TOXICS, PARTITIONS, Nemesis, run_schedule
 from chaos.nemesis.packet import PACKET_FAULTS, PacketRules, unavailable_reason
 from chaos.nemesis.schedule import Planned, schedule
 from chaos.nemesis.topology import Topology
+from chaos.nodes import NodeSpec, NodeSpecError, SpecTarget, load_nodes, missing_for
 from chaos.toxiproxy.finder import find_toxiproxy
+from chaos.workloads.probes import PROBES, ProbeWorkload
 from chaos.workloads.queue import FINAL, QueueOptions, QueueWorkload, high_watermarks
 from chaos.workloads.restart import run_restart_phase
 from chaos.workloads.transactional import TransactionalWorkload
@@ -32,12 +38,12 @@ from chaos.workloads.txn_append import TxnAppendWorkload
 from fixtures.targets import adopt_security, check_broker_configs, launch, parse_target
 from fixtures.wire.security import with_run_security
 
-WORKLOADS = ("queue", "transactional", "txn-append")
-READ_COMMITTED = ("transactional", "txn-append")
+WORKLOADS = ("queue", "transactional", "txn-append", *PROBES)
+READ_COMMITTED = ("transactional", "txn-append", *PROBES)
 LAUNCHED = ("reference", "tansu", "noida")
 UNPROXIED = ("noida",)
 """Targets that advertise the port they listen on: no proxy can sit in front, so no link faults."""
-PROCESS_FAULTS = ("kill", "pause", "bounce")
+PROCESS_FAULTS = ("kill", "pause", "bounce", *CLOCK_FAULTS, *DISK_FAULTS)
 
 
 class CampaignError(RuntimeError):
@@ -84,6 +90,11 @@ class Campaign:
     """How long after the restart everything acknowledged may take to become readable."""
     strict_cycles: bool = False
     """Count the dependency cycles Kafka does not promise to prevent (:mod:`chaos.checkers.graph`)."""
+    topic_configs: list[str] = field(default_factory=list)
+    """``KEY=VALUE`` configs of the campaign's topics, given when they are created."""
+    nodes_file: Path | None = None
+    """A node-control spec (:mod:`chaos.nodes`): drive a cluster started elsewhere through its
+    commands (and its Toxiproxy, when it names one) instead of launching one here."""
     crash_clients: bool = False
     """txn-append: tear processors down mid-transaction at seeded times and reopen them with fresh
     transactional ids (:mod:`chaos.workloads.txn_append`)."""
@@ -159,18 +170,26 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
         spec = parse_target(c.target)
     except ValueError as exc:
         raise CampaignError(str(exc)) from exc
-    if spec.kind not in LAUNCHED:
+    node_spec: NodeSpec | None = None
+    if c.nodes_file is not None:
+        node_spec = _node_spec(c, spec.kind)
+    elif spec.kind not in LAUNCHED:
         raise CampaignError(
             f"target {c.target}: chaos needs a target launched here ({', '.join(LAUNCHED)}) so "
             "it can kill and restart its brokers (and put proxies in front of them)"
         )
-    if spec.kind != "reference" and (c.brokers != 1 or c.rf != 1):
+    if node_spec is None and spec.kind != "reference" and (c.brokers != 1 or c.rf != 1):
         raise CampaignError(f"{spec.kind} runs one broker here: use --rf 1")
     try:
         check_broker_configs(c.broker_configs, spec.kind)
     except ValueError as exc:
         raise CampaignError(str(exc)) from None
     link_faults = [f for f in c.faults if f not in PROCESS_FAULTS]
+    if node_spec is not None and node_spec.toxiproxy is None and link_faults:
+        raise CampaignError(
+            f"{', '.join(link_faults)} need a Toxiproxy holding the cluster's proxies: the node spec "
+            'names none ("toxiproxy")'
+        )
     if spec.kind in UNPROXIED and link_faults:
         raise CampaignError(
             f"{spec.kind} advertises the port it listens on, so no proxy can sit in front of it: "
@@ -181,13 +200,21 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
         raise CampaignError(f"{', '.join(wants_packets)} need --packet-faults (iptables, root)")
     if c.packet_faults and (reason := unavailable_reason()):
         raise CampaignError(reason)
+    clock_faults = [f for f in c.faults if f in CLOCK_FAULTS]
+    if clock_faults and (reason := clock_unavailable()):
+        raise CampaignError(reason)
+    disk_faults = [f for f in c.faults if f in DISK_FAULTS]
+    if disk_faults and (reason := disk_unavailable()):
+        raise CampaignError(reason)
+    if any("=" not in kv or kv.startswith("=") for kv in c.topic_configs):
+        raise CampaignError(f"a topic config takes KEY=VALUE, not {c.topic_configs}")
     if c.load_spec is not None:
         try:
             check_spec(c.load_spec)
         except ValueError as exc:
             raise CampaignError(str(exc)) from None
     c.out_dir.mkdir(parents=True, exist_ok=True)
-    node_ids = list(range(1, c.brokers + 1))
+    node_ids = node_spec.node_ids if node_spec is not None else list(range(1, c.brokers + 1))
     topic = f"chaos-{c.seed}-{uuid.uuid4().hex[:6]}"
     recorder = Recorder({**c.meta(), "topic": topic})
     plan = schedule(c.faults, c.time_s, c.seed)
@@ -196,7 +223,12 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
     )
     started_ms = int(time.time() * 1000)
     with contextlib.ExitStack() as stack:
-        if spec.kind in UNPROXIED:
+        if node_spec is not None:
+            addresses = {n.node_id: n.address for n in node_spec.nodes}
+            topology = Topology.existing_on(node_spec.toxiproxy, node_ids, addresses)
+            links = f"proxies on {node_spec.toxiproxy}" if node_spec.toxiproxy else "no Toxiproxy"
+            progress(f"node spec {c.nodes_file}: nodes {node_ids}, {links}")
+        elif spec.kind in UNPROXIED:
             topology = Topology.direct(node_ids)
             progress(f"target {c.target}: no proxy (it advertises its own port); process faults only")
         else:
@@ -210,13 +242,25 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
             topology = Topology.plan(endpoint.url, node_ids, broker_links=broker_links)
             topology.create()
         recorder.history.meta["proxies"] = [p["name"] for p in topology.proxies()]
+        clock = Clock(c.out_dir / "faketime" / "offset") if clock_faults else None
+        if clock is not None:  # every broker process, restarts included, runs on the faked clock
+            stack.enter_context(clock.applied())
+            progress(f"clock faults: brokers run under libfaketime ({clock.path})")
+        disk = Disk(c.out_dir / "data", DISK_MB) if disk_faults else None
+        if disk is not None:  # the brokers' data on a tmpfs the nemesis can fill
+            try:
+                disk.mount()
+            except Exception as exc:
+                raise CampaignError(f"cannot mount a tmpfs for the brokers' data: {exc}") from exc
+            stack.callback(disk.unmount)
+            progress(f"disk faults: brokers' data on a {DISK_MB} MiB tmpfs at {disk.path}")
         configs = list(c.broker_configs)
-        if spec.kind == "reference":
+        if spec.kind == "reference" and node_spec is None:
             if c.min_isr is not None:
                 configs.append(f"min.insync.replicas={c.min_isr}")
             configs.append(f"unclean.leader.election.enable={'true' if c.unclean_election else 'false'}")
         try:
-            target = stack.enter_context(
+            target: Any = SpecTarget(node_spec) if node_spec is not None else stack.enter_context(
                 launch(
                     spec,
                     brokers=c.brokers,
@@ -228,22 +272,29 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
                     controller_peer_ports=topology.controller_peer_ports or None,
                     security=c.security,
                     security_dir=c.out_dir / "security" if c.security else None,
+                    workdir=disk.path if disk is not None else None,
                 )
             )
         except Exception as exc:
             raise CampaignError(f"target {c.target} did not start: {exc}") from exc
-        if adopt_security(target).secured is not None:  # every client of the campaign, and the load's
+        # every client of the campaign, and the load's
+        if node_spec is None and adopt_security(target).secured is not None:
             assert target.secured is not None
             progress(f"target {c.target}: secured, {target.secured.protocol} on every listener and link")
         progress(f"target {c.target}: brokers advertise {topology.bootstrap} (proxied)")
         topic_configs = (
-            {"min.insync.replicas": str(c.min_isr)} if c.min_isr and spec.kind == "reference" else {}
+            {"min.insync.replicas": str(c.min_isr)}
+            if c.min_isr and (spec.kind == "reference" or node_spec is not None)
+            else {}
         )
+        for kv in c.topic_configs:
+            key, _, value = kv.partition("=")
+            topic_configs[key] = value
         topics = [topic] if c.workload != "transactional" else [topic, f"{topic}-out"]
         for name in topics:
             _create_topic(topology.bootstrap, name, c.partitions, c.rf, topic_configs)
         workload, parts = _workloads(c, recorder, topology.bootstrap, topics)
-        nemesis = Nemesis(recorder, topology, target, topic)
+        nemesis = Nemesis(recorder, topology, target, topic, clock=clock, disk=disk)
         if c.packet_faults:
             nemesis.packets = PacketRules(f"kh-chaos-{topic}")
             stack.callback(nemesis.packets.clear)
@@ -251,11 +302,11 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
         for part in parts:
             stack.callback(part.stop)
             part.start()
-        if isinstance(workload, TxnAppendWorkload):  # faults begin once transactions commit
+        if isinstance(workload, TxnAppendWorkload | ProbeWorkload):  # faults begin once transactions commit
             ready = workload.wait_ready(60.0)
             if ready is None:
-                raise CampaignError("txn-append: no transaction committed within 60 s of the start")
-            progress(f"txn-append: first commit after {ready:.1f} s")
+                raise CampaignError(f"{c.workload}: no transaction committed within 60 s of the start")
+            progress(f"{c.workload}: first commit after {ready:.1f} s")
         load = None
         if c.load_spec is not None:
             load = LoadAlongside(c.load_spec, topology.bootstrap, c.out_dir)
@@ -311,6 +362,25 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
     return Outcome(result, history_path, plan, events, started_ms, int(time.time() * 1000), load_outcome)
 
 
+def _node_spec(c: Campaign, kind: str) -> NodeSpec:
+    """The campaign's node spec, checked against what it asks for."""
+    assert c.nodes_file is not None
+    if kind != "bootstrap":
+        raise CampaignError(
+            f"--nodes drives a cluster started elsewhere: use --target bootstrap:HOST:PORT, not {kind}"
+        )
+    if c.broker_configs:
+        raise CampaignError("--broker-config is for brokers launched here, not for a cluster from --nodes")
+    try:
+        node_spec = load_nodes(c.nodes_file)
+    except NodeSpecError as exc:
+        raise CampaignError(f"node spec: {exc}") from None
+    missing = missing_for(node_spec, c.faults)
+    if missing:
+        raise CampaignError("node spec: " + "; ".join(missing[:5]))
+    return node_spec
+
+
 def _progress_loop(
     recorder: Recorder,
     workload: QueueWorkload,
@@ -332,6 +402,9 @@ def _progress_loop(
                 f"recent_ok={ok} errors={sum(workload.errors.values())} faults={faults}"
             )
 
+
+DISK_MB = 256
+"""The brokers' tmpfs under disk faults: room for a campaign's logs, small enough to fill fast."""
 
 STABLE_WAIT_S = 45.0
 """Longer than the workloads' transaction timeouts (10 s, 30 s for consume-transform-produce)."""
@@ -414,6 +487,12 @@ def _workloads(
             crash_clients=c.crash_clients,
         )
         return appender, [appender]
+    if c.workload in PROBES:
+        probe = ProbeWorkload(
+            recorder, bootstrap, topics[0], kind=c.workload, partitions=c.partitions,
+            group=f"{topics[0]}-probe", rate=c.rate, seed=c.seed,
+        )  # fmt: skip
+        return probe, [probe]
     options.consumers = 0  # the transactional processors read the input topic
     main = QueueWorkload(recorder, bootstrap, options, group=f"{topics[0]}-group")
     observe = QueueOptions(topics[1], partitions=c.partitions, producers=0, read_committed=True)

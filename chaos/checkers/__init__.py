@@ -3,12 +3,16 @@
 Validity is ``True``, ``False`` or ``"unknown"`` (Jepsen's convention: false beats unknown beats
 true). Which anomalies make a history invalid depends on what the run promised (``meta``):
 without idempotence a retried send may be stored twice or out of order, so ``duplicate`` and
-``nonmonotonic_send`` are reported but do not count; ``unseen`` counts only when consumers drained
+``nonmonotonic_send`` are reported but do not count; without acks=all a record the leader alone
+acknowledged may be lost on failover, so the lost and unread classes do not count and
+``inconsistent_offsets`` compares only what readers saw; ``unseen`` counts only when consumers drained
 to the end after the faults (``final_drain``). ``unreadable_after_restart`` (:mod:`.restart`)
 judges the durability-after-restart phase when the history has one, and always counts. The
 dependency graph (:mod:`.graph`: G0, G1a, G1b, G1c, G-single, G2, the ``int_`` forms,
 ``precommitted_read``) judges the transactional list-append's histories; the cycles Kafka does not
-promise to prevent count only with ``meta.strict_cycles``.
+promise to prevent count only with ``meta.strict_cycles``. The probe workloads' anomalies
+(:mod:`.probes`: ``early_read``, ``fenced_write``, ``rewind_skip``, ``rewind_behind``) are looked for
+in every history (they need ops only those workloads record) and always count.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from typing import Any, Literal
 
 from chaos.history import History
 
-from . import graph, queue, restart
+from . import graph, probes, queue, restart
 from .analysis import analyse
 from .availability import Availability, availability
 from .queue import Anomaly
@@ -36,6 +40,7 @@ ORDER = (
     "aborted_read",
     "validate_delivery",
     "unreadable_after_restart",
+    *probes.NAMES,
     *graph.NAMES,
 )
 GRAPH_WORKLOADS = ("txn-append",)
@@ -88,6 +93,8 @@ def judge(
         allowed |= graph.CYCLES_ALLOWED_BY_KAFKA
     if not meta.get("idempotence", False):
         allowed |= {"duplicate", "nonmonotonic_send"}
+    if str(meta.get("acks", "all")) not in ("all", "-1"):  # the leader alone acknowledged: lost on failover
+        allowed |= {"lost_write", "unseen", "validate_delivery", "unreadable_after_restart"}
     if not meta.get("final_drain", False):
         allowed |= {"unseen", "validate_delivery"}
     bad = [name for name in ORDER if counts.get(name) and name not in allowed]
@@ -106,13 +113,14 @@ def judge(
 def check(history: History) -> CheckResult:
     meta = history.meta
     idempotence = bool(meta.get("idempotence", False))
+    acks_all = str(meta.get("acks", "all")) in ("all", "-1")
     a = analyse(history)
     lost, unseen = queue.acked_unread(a)
     skips, backwards = queue.poll_order(a)
     anomalies = {
         "lost_write": lost,
         "duplicate": queue.duplicates(a),
-        "inconsistent_offsets": queue.inconsistent_offsets(a),
+        "inconsistent_offsets": queue.inconsistent_offsets(a, acks_all=acks_all),
         "poll_skip": skips,
         "nonmonotonic_poll": backwards,
         "nonmonotonic_send": queue.nonmonotonic_sends(a),
@@ -121,6 +129,7 @@ def check(history: History) -> CheckResult:
         "validate_delivery": queue.validate_delivery(a, idempotence),
     }
     anomalies[restart.NAME], restart_stats = restart.unreadable_after_restart(history, a)
+    anomalies.update(probes.check_probes(history, a))
     graph_stats: dict[str, int] = {}
     if meta.get("workload") in GRAPH_WORKLOADS or meta.get("graph"):
         found, graph_stats = graph.check_graph(history)

@@ -4,6 +4,18 @@ Every start and stop is recorded in the history as a nemesis op carrying the pla
 was chosen (nodes, proxies) and any error, so a history shows exactly what was done and when,
 and two runs with one seed can be compared event by event.
 
+``strand-leader`` cuts partition 0's leader from its followers only (replica fetches; it still
+reaches the controllers and the clients), so it shrinks the ISR to itself and goes on taking writes
+alone; halfway through the window it is killed, and at the end started again and the links healed.
+With no in-sync replica alive the partition must stay offline: electing a follower outside the ISR
+loses what the leader acknowledged alone (Kafka's controller elects outside the ISR only with
+``unclean.leader.election.enable``: ``PartitionChangeBuilder``, apache/kafka ``metadata/src/main/
+java/org/apache/kafka/controller/PartitionChangeBuilder.java``).
+
+``partition-leader-peers`` cuts partition 0's leader from every other broker and controller but
+not from clients (Jepsen's classic: an isolated leader that clients can still write to; acks=all
+must not acknowledge what its followers never got).
+
 A network partition is a black hole (a ``timeout`` toxic with timeout 0 on both streams): packets
 vanish and clients wait, as with iptables DROP, instead of being refused at once.
 """
@@ -22,6 +34,8 @@ from chaos.history import Recorder
 from fixtures.targets import Target
 from fixtures.wire.security import with_run_security
 
+from .clock import CLOCK_FAULTS, Clock
+from .disk import DISK_FAULTS, Disk
 from .packet import LOSS_PROBABILITY, PACKET_FAULTS, PacketRules
 from .schedule import FAULTS, Planned
 from .topology import Topology
@@ -62,6 +76,10 @@ class Nemesis:
     active: dict[int, dict[str, Any]] = field(default_factory=dict)
     packets: PacketRules | None = None
     """iptables rules, only when the campaign enabled packet faults (root)."""
+    clock: Clock | None = None
+    """The brokers' faked wall clock, only when the campaign has clock faults (:mod:`.clock`)."""
+    disk: Disk | None = None
+    """The tmpfs holding the brokers' data, only when the campaign has disk faults (:mod:`.disk`)."""
 
     # --- what to hit ----------------------------------------------------------------------------
 
@@ -125,8 +143,12 @@ class Nemesis:
             return (
                 (ring, nodes) if ring else (self.topology.client_links([self._choose(plan, "node")]), nodes)
             )
-        role = {"partition-leader": "leader", "partition-controller": "controller"}.get(kind, "node")
+        role = {"partition-leader": "leader", "partition-leader-peers": "leader",
+                "partition-controller": "controller"}.get(kind, "node")  # fmt: skip
         node = self._choose(plan, role)
+        if kind == "partition-leader-peers":  # clients still reach it: it may go on taking writes
+            others = [n for n in nodes if n != node]
+            return self.topology.links_between([node], others), [node]
         return self.topology.isolate([node]), [node]
 
     # --- start and stop -----------------------------------------------------------------------
@@ -143,8 +165,29 @@ class Nemesis:
                 proxies, nodes = self._partition_links(plan)
                 state["nodes"] = nodes
                 state["toxics"] = self._add_toxics(proxies, BLACK_HOLE, f"nemesis{plan.id}")
+            elif plan.fault == "strand-leader":
+                node = self._choose(plan, "leader")
+                state["nodes"] = [node]
+                state["toxics"] = self._add_toxics(
+                    self.topology.replication_links(node), BLACK_HOLE, f"nemesis{plan.id}"
+                )
+                timer = threading.Timer(plan.duration_s * 0.5, self._strand_kill, args=(plan.id, node))
+                timer.daemon = True
+                state["timer"] = timer
+                timer.start()
             elif plan.fault in PACKET_FAULTS:
                 state.update(self._packet_start(plan))
+            elif plan.fault in DISK_FAULTS:
+                if self.disk is None:
+                    raise RuntimeError("this campaign's brokers do not keep their data on a disk it controls")
+                state["filled_bytes"] = self.disk.fill()
+                state["nodes"] = list(self.topology.node_ids)
+            elif plan.fault in CLOCK_FAULTS:
+                if self.clock is None:
+                    raise RuntimeError("this campaign's brokers were not started on a faked clock")
+                state["offset_s"] = round(Clock.offset_for(plan.fault, plan.pick), 3)
+                state["nodes"] = list(self.topology.node_ids)
+                self.clock.set(state["offset_s"])
             elif plan.fault in LINK_TOXICS:
                 state["toxics"] = self._add_toxics(
                     self.topology.client_links(), LINK_TOXICS[plan.fault], f"nemesis{plan.id}"
@@ -156,17 +199,27 @@ class Nemesis:
         except Exception as exc:  # recorded, never fatal: a fault that could not start is still a fact
             state["error"] = f"{type(exc).__name__}: {exc}"
         self.active[plan.id] = state
-        self.recorder.nemesis("start", {k: v for k, v in state.items() if k not in ("toxics", "rules")})
+        shown = {k: v for k, v in state.items() if k not in ("toxics", "rules", "timer")}
+        self.recorder.nemesis("start", shown)
 
     def stop(self, plan: Planned) -> None:
         state = self.active.pop(plan.id, {"fault": plan.fault, "id": plan.id})
         outcome: dict[str, Any] = {"fault": plan.fault, "id": plan.id}
         try:
             self._remove_toxics(state.get("toxics", []))
+            if self.clock is not None and plan.fault in CLOCK_FAULTS:
+                self.clock.set(0.0)
+            if self.disk is not None and plan.fault in DISK_FAULTS:
+                self.disk.free()
+                outcome["restarted"] = self._restart_ended()
             if self.packets is not None and state.get("rules"):
                 self.packets.remove(state["rules"])
             if plan.fault in ("kill", "pause", "bounce") and state.get("nodes"):
                 self._process_stop(plan.fault, state["nodes"][0])
+            if plan.fault == "strand-leader" and state.get("nodes"):
+                if state.get("timer") is not None:
+                    state["timer"].cancel()
+                self._process_stop("kill", state["nodes"][0])
         except Exception as exc:
             outcome["error"] = f"{type(exc).__name__}: {exc}"
         self.recorder.nemesis("stop", outcome)
@@ -184,6 +237,26 @@ class Nemesis:
             node.pause()
         elif fault == "bounce":
             node.stop()
+
+    def _strand_kill(self, plan_id: int, node_id: int) -> None:
+        """strand-leader's second half: the stranded leader dies (recorded as its own nemesis op)."""
+        if plan_id not in self.active:
+            return
+        value: dict[str, Any] = {"fault": "strand-leader", "id": plan_id, "nodes": [node_id]}
+        try:
+            self._process_start("kill", node_id)
+        except Exception as exc:
+            value["error"] = f"{type(exc).__name__}: {exc}"
+        self.recorder.nemesis("kill", value)
+
+    def _restart_ended(self) -> list[int]:
+        """Start again the nodes whose process ended (a broker that stopped on a failed disk)."""
+        if self.target is None or not self.target.nodes:
+            return []
+        ended = [n for n in self.topology.node_ids if not self._node(n).is_running]
+        for n in ended:
+            self._node(n).start()
+        return ended
 
     def _process_stop(self, fault: str, node_id: int) -> None:
         node = self._node(node_id)
@@ -212,6 +285,10 @@ class Nemesis:
             self.stop(Planned(plan_id, state["fault"], 0.0, 0.0, 0))
         if self.packets is not None:
             self.packets.clear()
+        if self.clock is not None:
+            self.clock.set(0.0)
+        if self.disk is not None:
+            self.disk.free()
 
 
 def run_schedule(nemesis: Nemesis, plan: list[Planned], started: float, stop: threading.Event) -> None:

@@ -15,6 +15,8 @@ from typing import Any
 FAULTS = (
     "partition-node",
     "partition-leader",
+    "partition-leader-peers",
+    "strand-leader",
     "partition-controller",
     "partition-halves",
     "partition-ring",
@@ -29,6 +31,9 @@ FAULTS = (
     "bounce",
     "packet-drop",
     "packet-loss",
+    "clock-skew",
+    "clock-jump",
+    "disk-full",
 )
 ALIASES = {"partition": "partition-node", "kill9": "kill", "stop": "pause", "reset_peer": "reset-peer"}
 

@@ -53,6 +53,10 @@ class Topology:
     proxied: bool = True
     """False for a target no proxy can front (it advertises the port it listens on): clients
     reach the brokers directly, and there are no links to cut."""
+    addresses: dict[int, str] = field(default_factory=dict)
+    """Broker id -> HOST:PORT clients bootstrap from, for a cluster started elsewhere (node spec)."""
+    existing: list[str] = field(default_factory=list)
+    """Proxies that were already on the Toxiproxy server (a node spec's): nothing here creates them."""
 
     @classmethod
     def plan(
@@ -84,8 +88,25 @@ class Topology:
             topology.listen_ports[node] = topology.advertised_ports[node] = free_port()
         return topology
 
+    @classmethod
+    def existing_on(cls, api_url: str | None, node_ids: list[int], addresses: dict[int, str]) -> Topology:
+        """A cluster started elsewhere (:mod:`chaos.nodes`): clients use ``addresses``; with a Toxiproxy
+        server, the proxies already on it named as this module names them are the links to cut."""
+        if api_url is None:
+            return cls("", list(node_ids), proxied=False, addresses=dict(addresses))
+        answer = requests.get(f"{api_url}/proxies", timeout=10)
+        answer.raise_for_status()
+        names = sorted(answer.json())
+        topology = cls(api_url, list(node_ids), addresses=dict(addresses), existing=names)
+        pairs = [(a, b) for a in node_ids for b in node_ids if a != b]
+        topology.broker_links = any(broker_proxy(a, b) in names for a, b in pairs)
+        topology.controller_peer_ports = {(a, b): 0 for a, b in pairs if controller_proxy(a, b) in names}
+        return topology
+
     def proxies(self) -> list[dict[str, Any]]:
         """The /populate body for this topology."""
+        if self.existing:
+            return [{"name": name} for name in self.existing]
         if not self.proxied:
             return []
         out: list[dict[str, Any]] = [
@@ -136,6 +157,8 @@ class Topology:
 
     @property
     def bootstrap(self) -> str:
+        if self.addresses:
+            return ",".join(self.addresses[n] for n in self.node_ids)
         return ",".join(f"127.0.0.1:{self.advertised_ports[n]}" for n in self.node_ids)
 
     # --- selections used by partitions -------------------------------------------------------
@@ -151,6 +174,14 @@ class Topology:
             (b, a) for a in side_a for b in side_b if a != b
         ]
         return [broker_proxy(a, b) for a, b in pairs] + self._controller_links(pairs)
+
+    def replication_links(self, node: int) -> list[str]:
+        """The broker links between ``node`` and every other node, both ways (replica fetches), not
+        the controller links: it still heartbeats and changes its ISR."""
+        if not self.broker_links:
+            return []
+        others = [n for n in self.node_ids if n != node]
+        return [broker_proxy(node, b) for b in others] + [broker_proxy(b, node) for b in others]
 
     def _controller_links(self, pairs: list[tuple[int, int]]) -> list[str]:
         return [controller_proxy(a, b) for a, b in pairs if (a, b) in self.controller_peer_ports]

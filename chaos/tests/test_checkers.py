@@ -116,6 +116,20 @@ def test_inconsistent_offsets_present_and_absent() -> None:
     assert "inconsistent_offsets" not in names(clean())
 
 
+def test_with_acks_1_a_lost_acknowledgement_does_not_count_but_readers_disagreeing_does() -> None:
+    """acks=1: 'a' acknowledged at 1 and lost on failover, 'x' written there since: allowed; two
+    readers seeing different values at one offset: never allowed."""
+    lost = Builder(acks="1", idempotence=False).send(0, "a", 0, 0).send(0, "b", 0, 1).send(0, "x", 0, 1)
+    lost.poll(1, (0, 0, "a"), (0, 1, "x"))
+    result = check(lost.history)
+    assert result.valid is True and result.anomalies["inconsistent_offsets"] == [], result.bad
+    assert result.anomalies["lost_write"] or result.anomalies["validate_delivery"], "still reported"
+    split = Builder(acks="1", idempotence=False).send(0, "a", 0, 0).send(0, "b", 0, 1)
+    split.poll(1, (0, 1, "b")).poll(2, (0, 1, "x"))
+    assert "inconsistent_offsets" in check(split.history).bad
+    assert "inconsistent_offsets" in check(Builder().send(0, "b", 0, 1).poll(1, (0, 1, "x")).history).bad
+
+
 def test_poll_skip_present_and_absent() -> None:
     base = Builder().send(0, "a", 0, 0).send(0, "b", 0, 1).send(0, "c", 0, 2)
     skipped = base.poll(1, (0, 0, "a")).poll(1, (0, 2, "c")).poll(2, (0, 0, "a"), (0, 1, "b"), (0, 2, "c"))

@@ -170,3 +170,49 @@ def test_packet_fault_without_the_layer_is_recorded_as_an_error() -> None:
         nemesis.heal()
         start, _stop = recorder.history.nemesis_ops()
         assert "--packet-faults" in start.value["error"]
+
+
+def test_partition_leader_peers_cuts_the_leaders_peer_links_but_not_its_clients() -> None:
+    """No metadata answers here, so the seeded pick names the leader (pick 1 over [1, 2, 3]: node 2):
+    its replica and controller links both ways get black holes, its client proxy none."""
+    with ServerThread() as server:
+        topology = Topology.plan(server.url, [1, 2, 3], broker_links=True)
+        topology.create()
+        nemesis = Nemesis(Recorder(), topology, None, "t")
+
+        def toxics(proxy: str) -> int:
+            return len(requests.get(f"{server.url}/proxies/{proxy}/toxics", timeout=5).json())
+
+        nemesis.start(Planned(0, "partition-leader-peers", 0.0, 1.0, pick=1))
+        cut = [broker_proxy(2, 1), broker_proxy(1, 2), broker_proxy(3, 2), controller_proxy(2, 3),
+               controller_proxy(1, 2)]  # fmt: skip
+        assert all(toxics(p) == 2 for p in cut), {p: toxics(p) for p in cut}
+        assert toxics(client_proxy(2)) == 0 and toxics(broker_proxy(1, 3)) == 0
+        nemesis.heal()
+        assert toxics(broker_proxy(2, 1)) == 0
+
+
+def test_strand_leader_cuts_replication_only_then_kills_the_leader() -> None:
+    """Replica links of the leader cut both ways, its client and controller links kept; halfway the
+    kill (here recorded as an error: no processes), at the end the links healed."""
+    with ServerThread() as server:
+        topology = Topology.plan(server.url, [1, 2, 3], broker_links=True)
+        topology.create()
+        recorder = Recorder()
+        nemesis = Nemesis(recorder, topology, None, "t")
+
+        def toxics(proxy: str) -> int:
+            return len(requests.get(f"{server.url}/proxies/{proxy}/toxics", timeout=5).json())
+
+        plan = Planned(0, "strand-leader", 0.0, 0.2, pick=1)
+        nemesis.start(plan)
+        assert all(toxics(p) == 2 for p in (broker_proxy(2, 1), broker_proxy(1, 2), broker_proxy(3, 2)))
+        assert toxics(client_proxy(2)) == 0 and toxics(controller_proxy(2, 1)) == 0
+        deadline = time.monotonic() + 5
+        killed = lambda: any(op.f == "kill" for op in recorder.history.nemesis_ops())  # noqa: E731
+        while not killed() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        [kill] = [op for op in recorder.history.nemesis_ops() if op.f == "kill"]
+        assert kill.value["nodes"] == [2] and "no processes" in kill.value["error"]
+        nemesis.stop(plan)
+        assert toxics(broker_proxy(2, 1)) == 0

@@ -261,18 +261,43 @@ def test_timeout_closes_after_timeout(api: Toxiproxy, echo: EchoServer) -> None:
 
 
 def test_reset_peer_resets_the_connection(api: Toxiproxy, echo: EchoServer) -> None:
-    """'Simulate TCP RESET (Connection reset by peer) ... immediately or after a timeout.'"""
+    """'Simulate TCP RESET (Connection reset by peer) ... immediately or after a timeout.' As
+    Toxiproxy's toxics/reset_peer.go does it: the first chunk on the toxic's stream (downstream:
+    the echo) is swallowed, never delivered, and the connection is reset ``timeout`` ms later."""
     proxy = api.create(upstream=echo.address, name="echo")
     proxy.add_toxic(type="reset_peer", attributes={"timeout": 100})
     with connect(proxy) as sock:
         start = time.monotonic()
+        sock.sendall(b"ping")
         with pytest.raises(ConnectionResetError):
-            for _ in range(100):
-                sock.sendall(b"ping")
-                if not sock.recv(10):
-                    break
-                time.sleep(0.01)
+            assert sock.recv(10) == b"", "the echo must never arrive"
         assert time.monotonic() - start >= 0.09
+    assert [data for _, data in echo.received] == [b"ping"], "upstream still passes the request"
+
+
+def test_reset_peer_upstream_swallows_the_first_chunk(api: Toxiproxy, echo: EchoServer) -> None:
+    """On the upstream stream the request itself is the swallowed chunk: the server never sees it."""
+    proxy = api.create(upstream=echo.address, name="echo")
+    proxy.add_toxic(type="reset_peer", stream="upstream", attributes={"timeout": 50})
+    with connect(proxy) as sock:
+        sock.sendall(b"ping")
+        with pytest.raises(ConnectionResetError):
+            assert sock.recv(10) == b""
+    assert echo.received == []
+
+
+def test_reset_peer_leaves_an_idle_connection_alone(api: Toxiproxy, echo: EchoServer) -> None:
+    """No data, no reset (the toxic's Pipe waits for its first input): the connection stays usable
+    until the toxic goes away, and then carries data again."""
+    proxy = api.create(upstream=echo.address, name="echo")
+    with connect(proxy, timeout=0.3) as sock:
+        assert round_trip(sock)[0] == b"ping"
+        proxy.add_toxic(type="reset_peer", attributes={"timeout": 0})
+        with pytest.raises(TimeoutError):
+            sock.recv(10)  # nothing sent: nothing arrives, and no reset either
+        proxy.destroy_toxic("reset_peer_downstream")
+        sock.settimeout(5)
+        assert round_trip(sock)[0] == b"ping"
 
 
 def test_slicer_cuts_data_into_small_pieces(api: Toxiproxy, echo: EchoServer) -> None:

@@ -7,6 +7,12 @@ which keeps the proxy's own cost far below a millisecond.
 
 Toxics that act on the connection as a whole (``timeout``, ``reset_peer``, ``limit_data``) close
 it from timers or byte counts; toxicity is drawn once per toxic and connection, as Toxiproxy does.
+
+``reset_peer`` follows Toxiproxy's ``toxics/reset_peer.go`` (Shopify/toxiproxy): the toxic waits for
+data on its stream; the first chunk that arrives is swallowed (never forwarded), and ``timeout`` ms
+later the connection is closed with SO_LINGER 0 (a TCP RST to both peers); nothing more passes on
+that stream meanwhile, and the reset comes even if the toxic is removed in between (its ``Pipe``
+sleeps without watching for interruption). A connection on which nothing is sent is never reset.
 """
 
 from __future__ import annotations
@@ -39,7 +45,9 @@ class Direction:
         self.writer_busy = False
         self.sent = 0
         self.dropped = 0
-        """Bytes a ``timeout`` toxic swallowed: the stream has a hole from then on."""
+        """Bytes a ``timeout`` or ``reset_peer`` toxic swallowed: the stream has a hole from then on."""
+        self.swallowing = False
+        """A ``reset_peer`` toxic took this stream's first chunk: nothing passes until the reset."""
         self.last_due = 0.0
 
     def toxics(self, kind: str) -> list[Toxic]:
@@ -62,6 +70,13 @@ class Direction:
                 if self.toxics("timeout"):
                     self.dropped += len(data)
                     continue  # a black hole: nothing passes while the toxic is there
+                resets = self.toxics("reset_peer")
+                if resets or self.swallowing:
+                    self.dropped += len(data)
+                    if not self.swallowing:
+                        self.swallowing = True
+                        self.link.reset_after(resets[0].attr("timeout") / 1000)
+                    continue  # swallowed: the connection is reset after the toxic's timeout
                 allowed = self._limit(data)
                 if allowed is None:
                     return
@@ -175,6 +190,9 @@ class Link:
         self._half_closed = 0
         self.directions: list[Direction] = []
         self.task: asyncio.Task[None] | None = None
+        self.resetting = False
+        """A ``reset_peer`` toxic swallowed a chunk: the reset is due."""
+        self._reset_timer: asyncio.TimerHandle | None = None
 
     def active_toxics(self) -> list[Toxic]:
         """The proxy's toxics that apply to this connection (toxicity drawn once per toxic)."""
@@ -188,16 +206,16 @@ class Link:
         return out
 
     def toxics_changed(self) -> None:
-        """(Re)arm the connection-level timers of ``timeout`` and ``reset_peer`` toxics."""
+        """(Re)arm the connection-level timers of ``timeout`` toxics (``reset_peer``'s starts with data)."""
         if self.closed:
             return
         # A byte stream with a hole cannot go on (a network never delivers one), so a connection whose
         # data a timeout toxic swallowed is closed when the toxic goes away; clients reconnect.
-        if any(d.dropped and not d.toxics("timeout") for d in self.directions):
+        if not self.resetting and any(d.dropped and not d.toxics("timeout") for d in self.directions):
             self.close()
             return
         loop = asyncio.get_running_loop()
-        live = {id(t): t for t in self.active_toxics() if t.type in ("timeout", "reset_peer")}
+        live = {id(t): t for t in self.active_toxics() if t.type == "timeout"}
         for key in list(self._timers):
             if key not in live:
                 self._timers.pop(key).cancel()
@@ -206,8 +224,7 @@ class Link:
                 continue
             if t.type == "timeout" and t.attr("timeout") == 0:
                 continue  # hold forever: data is dropped until the toxic goes away
-            action = self.reset if t.type == "reset_peer" else self.close
-            self._timers[key] = loop.call_later(t.attr("timeout") / 1000, action)
+            self._timers[key] = loop.call_later(t.attr("timeout") / 1000, self.close)
 
     async def run(
         self,
@@ -245,8 +262,17 @@ class Link:
     def close_after_flush(self) -> None:
         asyncio.get_running_loop().call_soon(self.close)
 
+    def reset_after(self, delay_s: float) -> None:
+        """Reset the connection ``delay_s`` from now (once; later calls change nothing)."""
+        if self.resetting or self.closed:
+            return
+        self.resetting = True
+        self._reset_timer = asyncio.get_running_loop().call_later(delay_s, self.reset)
+
     def reset(self) -> None:
         """Close both sockets with SO_LINGER 0 so the peers see a TCP RST."""
+        if self.closed:
+            return
         for w in self.writers:
             sock = w.get_extra_info("socket")
             if sock is not None:
@@ -262,6 +288,8 @@ class Link:
         for timer in self._timers.values():
             timer.cancel()
         self._timers.clear()
+        if self._reset_timer is not None:
+            self._reset_timer.cancel()
         for w in self.writers:
             w.close()
         self._on_close(self)

@@ -145,6 +145,13 @@ class QueueWorkload:
         for i in range(self.options.producers):
             self._spawn(self._produce, i)
 
+    def _start_slots(self, target: Callable[[int], None], count: int, prefix: str) -> None:
+        """``count`` daemon threads running ``target(slot)``, named ``prefix-slot``."""
+        for slot in range(count):
+            thread = threading.Thread(target=target, args=(slot,), name=f"{prefix}-{slot}", daemon=True)
+            thread.start()
+            self._threads.append(thread)
+
     def _spawn(self, target: Any, process: int) -> None:
         thread = threading.Thread(target=target, args=(process,), name=f"queue-{process}", daemon=True)
         thread.start()

@@ -78,20 +78,10 @@ class TxnAppendWorkload(QueueWorkload):
         self._slot_upto: dict[int, dict[tuple[str, int], int]] = {}
 
     def start(self) -> None:
-        for slot in range(self.processors):
-            thread = threading.Thread(target=self._run, args=(slot,), name=f"txn-append-{slot}", daemon=True)
-            thread.start()
-            self._threads.append(thread)
+        self._start_slots(self._run, self.processors, "txn-append")
 
     def wait_ready(self, timeout_s: float) -> float | None:
-        """Seconds until some transaction committed (the coordinator's first transactions can take
-        seconds: its internal topic is created on first use), or None if none did within the bound."""
-        started = time.monotonic()
-        while time.monotonic() - started < timeout_s:
-            if self.outcomes["ok"]:
-                return time.monotonic() - started
-            time.sleep(0.1)
-        return None
+        return wait_committed(self.outcomes, timeout_s)
 
     def stop_producers(self) -> None:
         """Processors stop transacting and only poll from now on (they keep their consumers)."""
@@ -262,6 +252,18 @@ class TxnAppendWorkload(QueueWorkload):
             records=[(t, p, o, v) for t, p, o, v in sends],
             error=error,
         )
+
+
+def wait_committed(outcomes: dict[str, int], timeout_s: float) -> float | None:
+    """Seconds until some transaction committed (``outcomes["ok"]``; the coordinator's first
+    transactions can take seconds: its internal topic is created on first use), or None if none did
+    within the bound."""
+    started = time.monotonic()
+    while time.monotonic() - started < timeout_s:
+        if outcomes["ok"]:
+            return time.monotonic() - started
+        time.sleep(0.1)
+    return None
 
 
 def _delivered(record: list[Any]) -> Any:

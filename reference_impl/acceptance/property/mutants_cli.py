@@ -27,6 +27,10 @@ from .mutation import CI, DEEP, Outcome, run_mode
 
 
 def main(argv: list[str]) -> int:
+    if "--black-box" in argv:  # the same modes in broker processes, judged by chaos campaigns
+        from kafka_harness import mutants_blackbox
+
+        return mutants_blackbox.main(argv, ALL)
     parser = argparse.ArgumentParser(prog="kafka-harness mutants", description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--profile", choices=("ci", "deep"), default="ci", help="example budget (ci: seconds)"
@@ -36,6 +40,12 @@ def main(argv: list[str]) -> int:
     )
     parser.add_argument("--no-shrink", action="store_true", help="keep the first counterexample as found")
     parser.add_argument("--out", type=Path, default=output("mutants"), help="where timelines go")
+    parser.add_argument(
+        "--black-box",
+        action="store_true",
+        help="run the modes in reference broker processes against chaos campaigns instead "
+        "(kafka_harness/mutants_blackbox.py; --black-box --help)",
+    )
     parser.add_argument(
         "--alluredir",
         type=Path,
