@@ -14,11 +14,16 @@ through ``controller-A-to-B`` proxies: a partition cuts those links as well.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import requests
 
 from fixtures.targets import free_port
+
+K = TypeVar("K")
+
+CREATE_ATTEMPTS = 3
+"""How many times :meth:`Topology.create` plans fresh ports after one was taken under it."""
 
 
 def client_proxy(node_id: int) -> str:
@@ -139,11 +144,27 @@ class Topology:
         return out
 
     def create(self) -> None:
+        """Create every proxy. Nothing listens on the planned ports yet (brokers start after this),
+        so a port taken since it was planned is survivable: the ports are planned afresh and the
+        proxies created again, a bounded number of times."""
         if not self.proxied:
             return
-        answer = requests.post(f"{self.api_url}/populate", json=self.proxies(), timeout=10)
-        if answer.status_code != 201:
-            raise RuntimeError(f"Toxiproxy refused the proxies: {answer.status_code} {answer.text}")
+        for attempt in range(CREATE_ATTEMPTS):
+            answer = requests.post(f"{self.api_url}/populate", json=self.proxies(), timeout=10)
+            if answer.status_code == 201:
+                return
+            if "address already in use" not in answer.text or self.existing or attempt + 1 == CREATE_ATTEMPTS:
+                break
+            self.delete()
+            self._plan_ports_afresh()
+        raise RuntimeError(f"Toxiproxy refused the proxies: {answer.status_code} {answer.text}")
+
+    def _plan_ports_afresh(self) -> None:
+        _fresh_ports(self.listen_ports)
+        _fresh_ports(self.advertised_ports)
+        _fresh_ports(self.peer_ports)
+        _fresh_ports(self.controller_ports)
+        _fresh_ports(self.controller_peer_ports)
 
     def delete(self) -> None:
         for proxy in self.proxies():
@@ -202,3 +223,8 @@ class Topology:
             far = [(a, b) for b in self.node_ids if b != a and b not in neighbours]
             cut += [broker_proxy(a, b) for a, b in far] + self._controller_links(far)
         return cut
+
+
+def _fresh_ports(ports: dict[K, int]) -> None:
+    for key in ports:
+        ports[key] = free_port()

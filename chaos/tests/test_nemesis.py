@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import socket
 import threading
 import time
 
@@ -216,3 +217,28 @@ def test_strand_leader_cuts_replication_only_then_kills_the_leader() -> None:
         assert kill.value["nodes"] == [2] and "no processes" in kill.value["error"]
         nemesis.stop(plan)
         assert toxics(broker_proxy(2, 1)) == 0
+
+
+def test_a_proxy_port_taken_after_planning_is_planned_again() -> None:
+    """The clean-clone CI once lost a campaign because a planned proxy port was taken before
+    Toxiproxy bound it; the brokers have not started at that point, so the topology plans afresh."""
+    with ServerThread() as server, socket.socket() as squatter:
+        topology = Topology.plan(server.url, [1, 2], broker_links=True)
+        taken = topology.advertised_ports[2]
+        squatter.bind(("127.0.0.1", taken))
+        squatter.listen()
+        topology.create()
+        names = requests.get(f"{server.url}/proxies", timeout=5).json()
+        listens = {name: proxy["listen"] for name, proxy in names.items()}
+        assert len(listens) == len(topology.proxies())
+        assert f"127.0.0.1:{taken}" not in listens.values()
+        assert listens[client_proxy(2)] == f"127.0.0.1:{topology.advertised_ports[2]}"
+        topology.delete()
+
+
+def test_planned_ports_are_distinct_and_below_the_ephemeral_range() -> None:
+    topology = Topology.plan("http://unused", [1, 2, 3, 4, 5], broker_links=True)
+    proxy_ports = [int(proxy["listen"].rsplit(":", 1)[1]) for proxy in topology.proxies()]
+    every = proxy_ports + list(topology.listen_ports.values()) + list(topology.controller_ports.values())
+    assert len(every) == len(set(every))
+    assert all(port < 32768 for port in every)
