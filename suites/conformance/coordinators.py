@@ -139,6 +139,36 @@ class Txn:
             self.sequence.clear()
         return answer
 
+    def commit_offset(
+        self, group_wire: WireClient, group: str, topic: str, offset: int, metadata: str, version: int
+    ) -> Any:
+        """TxnOffsetCommit of partition 0 of ``topic`` for ``group`` in this transaction (a consumer
+        outside any generation: generation -1, no member id); the partition's error code."""
+        answer = group_wire.request(
+            "txn_offset_commit",
+            version,
+            transactional_id=self.tid,
+            group_id=group,
+            producer_id=self.pid,
+            producer_epoch=self.epoch,
+            generation_id=-1,
+            member_id="",
+            topics=[
+                {
+                    "name": topic,
+                    "partitions": [
+                        {
+                            "partition_index": 0,
+                            "committed_offset": offset,
+                            "committed_leader_epoch": -1,
+                            "committed_metadata": metadata,
+                        }
+                    ],
+                }
+            ],
+        )
+        return answer.topics[0].partitions[0].error_code
+
     def write(self, topic: str, values: list[bytes], commit: bool) -> None:
         """A whole transaction over partition 0 of ``topic``. Its first AddPartitionsToTxn is retried
         while the answer is CONCURRENT_TRANSACTIONS, as clients do: the previous transaction's markers
@@ -151,3 +181,16 @@ class Txn:
         expect_code(code, "NONE", rule="KIP-98 AddPartitionsToTxn")
         expect_code(self.produce(topic, values).error_code, "NONE", rule="KIP-98 transactional Produce")
         expect_code(self.end(commit), "NONE", rule="KIP-98 EndTxn")
+
+
+def committed_after(
+    group_wire: WireClient, caps: Capabilities, group: str, topic: str, wait_s: float
+) -> tuple[Any, ...]:
+    """The group's committed (offset, metadata) for partition 0 of ``topic``, waited for (bounded by
+    ``wait_s``) until a transaction's markers made it visible: -1 while none is."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        _e, after = ops.fetch_offsets(group_wire, caps, {group: [(topic, 0)]})[group]
+        if after[(topic, 0)][1] != -1 or time.monotonic() > deadline:
+            return tuple(after[(topic, 0)][1:])
+        time.sleep(0.1)

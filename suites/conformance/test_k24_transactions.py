@@ -21,7 +21,7 @@ import pytest
 from fixtures.wire import Capabilities, Router, WireClient, ops
 from reference_impl.protocol.record_set import control_record_type
 
-from .coordinators import TXN_KEY, Txn
+from .coordinators import TXN_KEY, Txn, committed_after
 from .expect import expect, expect_code, expect_equal
 
 FEATURE = "Transactions"
@@ -234,37 +234,10 @@ def test_offsets_committed_in_a_transaction_appear_at_commit(
         group_id=group,
     )
     expect_code(answer.error_code, "NONE", rule="KIP-98 AddOffsetsToTxn")
-    staged = group_wire.request(
-        "txn_offset_commit",
-        caps.best("txn_offset_commit"),
-        transactional_id=txn.tid,
-        group_id=group,
-        producer_id=txn.pid,
-        producer_epoch=txn.epoch,
-        generation_id=-1,
-        member_id="",
-        topics=[
-            {
-                "name": topic,
-                "partitions": [
-                    {
-                        "partition_index": 0,
-                        "committed_offset": 33,
-                        "committed_leader_epoch": -1,
-                        "committed_metadata": "tx",
-                    }
-                ],
-            }
-        ],
-    )
-    expect_code(staged.topics[0].partitions[0].error_code, "NONE", rule="KIP-98 TxnOffsetCommit")
+    staged = txn.commit_offset(group_wire, group, topic, 33, "tx", caps.best("txn_offset_commit"))
+    expect_code(staged, "NONE", rule="KIP-98 TxnOffsetCommit")
     _e, before = ops.fetch_offsets(group_wire, caps, {group: [(topic, 0)]})[group]
     expect_equal(before[(topic, 0)][1], -1, "KIP-98", "committed offset before EndTxn")
     expect_code(txn.end(True), "NONE", rule="KIP-98 EndTxn")
-    deadline = time.monotonic() + 10
-    while True:
-        _e, after = ops.fetch_offsets(group_wire, caps, {group: [(topic, 0)]})[group]
-        if after[(topic, 0)][1] != -1 or time.monotonic() > deadline:
-            break
-        time.sleep(0.1)
-    expect_equal(after[(topic, 0)][1:], (33, "tx"), "KIP-447", "(offset, metadata) after the commit")
+    after = committed_after(group_wire, caps, group, topic, 10)
+    expect_equal(after, (33, "tx"), "KIP-447", "(offset, metadata) after the commit")

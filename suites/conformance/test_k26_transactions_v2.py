@@ -23,7 +23,7 @@ import pytest
 
 from fixtures.wire import Capabilities, Router, ops
 
-from .coordinators import TXN_KEY, Txn
+from .coordinators import TXN_KEY, Txn, committed_after
 from .expect import expect, expect_code, expect_equal
 from .test_k24_transactions import consumer_view
 
@@ -256,35 +256,8 @@ def test_txn_offset_commit_v5_adds_the_offsets_partition(
             break
         group = unique("g")
     group_wire = router.to_coordinator(group)
-    staged = group_wire.request(
-        "txn_offset_commit",
-        version,
-        transactional_id=txn.tid,
-        group_id=group,
-        producer_id=txn.pid,
-        producer_epoch=txn.epoch,
-        generation_id=-1,
-        member_id="",
-        topics=[
-            {
-                "name": topic,
-                "partitions": [
-                    {
-                        "partition_index": 0,
-                        "committed_offset": 21,
-                        "committed_leader_epoch": -1,
-                        "committed_metadata": "v2",
-                    }
-                ],
-            }
-        ],
-    )
-    expect_code(staged.topics[0].partitions[0].error_code, "NONE", rule=f"{RULE} TxnOffsetCommit v{version}")
+    staged = txn.commit_offset(group_wire, group, topic, 21, "v2", version)
+    expect_code(staged, "NONE", rule=f"{RULE} TxnOffsetCommit v{version}")
     expect_code(txn.end(True), "NONE", rule=RULE)
-    deadline = time.monotonic() + SETTLE_S
-    while True:
-        _e, after = ops.fetch_offsets(group_wire, caps, {group: [(topic, 0)]})[group]
-        if after[(topic, 0)][1] != -1 or time.monotonic() > deadline:
-            break
-        time.sleep(0.1)
-    expect_equal(after[(topic, 0)][1:], (21, "v2"), RULE, "(offset, metadata) after the commit")
+    after = committed_after(group_wire, caps, group, topic, SETTLE_S)
+    expect_equal(after, (21, "v2"), RULE, "(offset, metadata) after the commit")
