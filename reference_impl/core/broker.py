@@ -149,6 +149,10 @@ class Broker:
         self.advertised = (advertised_host, advertised_port)
         self.rack = rack
         self.quorum: ClusterQuorum | None = None
+        self.open_to_clients = False
+        """A cluster broker handles requests on its (not controller) listeners from its first
+        unfencing on (:meth:`_maybe_open_to_clients`); a node that is its own controller, or a
+        controller only, needs no such wait."""
         replayed = 0
         if quorum is not None:
             self.image: MetadataImage = ControllerImage(cluster_id=cluster_id, controller_id=-1)
@@ -321,6 +325,7 @@ class Broker:
         self.purgatory.advance(now_ms)
         if self.quorum is not None:
             self.quorum.tick(now_ms)
+            self._maybe_open_to_clients(now_ms)
         self.fetcher.maybe_fetch(now_ms)
         if now_ms >= self._next_maintenance_ms:
             self._maintain(now_ms)
@@ -560,7 +565,7 @@ class Broker:
             return  # an outer call is already working through the queue: no recursion
         conn.draining = True
         try:
-            while conn.waiting and not conn.closed and self._may_process(conn):
+            while conn.waiting and not conn.closed and self._may_process(conn) and self._open_to(conn):
                 frame = conn.waiting.popleft()
                 self.read_gate.handled(conn.connection_id, len(frame))
                 self._process(conn, frame, self.now_ms)
@@ -593,6 +598,35 @@ class Broker:
         if conn.muted and not defects.enabled(defects.UNBOUNDED_BUFFERING):
             return False
         return self.read_gate.reserve(connection_id, size)
+
+    def _open_to(self, conn: _Connection) -> bool:
+        """Whether requests on ``conn`` may be handled yet: a controller listener's always; any other
+        listener's once this broker has caught up with the cluster's metadata (see
+        :meth:`_maybe_open_to_clients`). Until then they wait unread, the connection muted."""
+        quorum = self.quorum
+        if self.open_to_clients or quorum is None or not quorum.is_broker:
+            return True
+        return self.is_controller_listener(conn.listener)
+
+    def _maybe_open_to_clients(self, now_ms: int) -> None:
+        """Handle client requests from the first time the controller unfences this broker on.
+
+        Kafka's ``BrokerServer.startup`` enables request processing on the broker's listeners only
+        after the controller has acknowledged the broker as caught up with the metadata log and the
+        first metadata image is published (``core/src/main/scala/kafka/server/BrokerServer.scala``).
+        A restarted broker that answered at once would answer from its stale image: a clean-clone
+        CI run caught one telling a consumer that an existing topic did not exist (Metadata
+        UNKNOWN_TOPIC_OR_PARTITION, Fetch UNKNOWN_TOPIC_ID) in the seconds before its registration
+        went through, and librdkafka then waited for its next periodic metadata refresh: nothing
+        was read for 30 s. Once open, a broker stays open (fenced later, it still answers, as Kafka)."""
+        quorum = self.quorum
+        if self.open_to_clients or quorum is None or quorum.fenced:
+            return
+        self.open_to_clients = True
+        log.info("broker %d caught up with the metadata log: handling client requests", self.node_id)
+        for conn in list(self._connections.values()):
+            if conn.waiting and not conn.closed:
+                self._release(conn, now_ms)
 
     @staticmethod
     def _readable(conn: _Connection) -> bool:
