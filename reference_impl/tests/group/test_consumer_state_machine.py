@@ -287,7 +287,12 @@ def test_seeded_reconciliation_bugs_are_caught(
     partition at once (generation only, no shrinking: a failure is all this needs)."""
     seed_bug(monkeypatch)
     quick = settings(
-        max_examples=60, stateful_step_count=30, deadline=None, phases=[Phase.generate], database=None
+        max_examples=200,
+        stateful_step_count=30,
+        deadline=None,
+        phases=[Phase.generate],
+        database=None,
+        derandomize=True,
     )
     with pytest.raises(AssertionError, match="owned by clients"):
         run_state_machine_as_test(ConsumerGroupMachine, settings=quick)
