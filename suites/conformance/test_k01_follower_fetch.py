@@ -35,11 +35,19 @@ def racks() -> Iterator[RackCluster]:
     yield from rack_cluster()
 
 
-def test_metadata_carries_each_brokers_rack(racks: RackCluster) -> None:
-    """KIP-392 / MetadataResponse.json ``Rack``: each broker's ``broker.rack`` as registered."""
+def test_metadata_and_describe_cluster_carry_each_brokers_rack(racks: RackCluster) -> None:
+    """MetadataResponse.json / DescribeClusterResponse.json ``Rack``: each broker's ``broker.rack``, as
+    it registered with the controller (BrokerRegistrationRequest ``Rack``)."""
     answer = ops.metadata(racks.router, racks.caps, [])
     got = {int(b.node_id): b.rack for b in answer.brokers}
-    expect_equal(got, RACKS, KIP, "the racks Metadata lists")
+    expect_equal(got, RACKS, "MetadataResponse.json Rack", "the racks Metadata lists")
+    if racks.caps.versions("describe_cluster"):
+        version = racks.caps.best("describe_cluster")
+        cluster = racks.router.any().request(
+            "describe_cluster", version, include_cluster_authorized_operations=False
+        )
+        got = {int(b.broker_id): b.rack for b in cluster.brokers}
+        expect_equal(got, RACKS, "DescribeClusterResponse.json Rack", "the racks DescribeCluster lists")
 
 
 def test_leader_names_the_in_sync_follower_in_the_consumers_rack(racks: RackCluster) -> None:
