@@ -104,7 +104,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "--data-dir", help="where partitions and checkpoints live (required for file storage)"
     )
     parser.add_argument("--cluster-id", help="cluster id for a new data directory (default: random)")
-    parser.add_argument("--rack", help="broker.rack")
+    parser.add_argument("--rack", help="broker.rack (overrides --config broker.rack=...)")
     parser.add_argument(
         "--config",
         action="append",
@@ -199,7 +199,7 @@ def main(argv: list[str]) -> int:
             cluster_id=cluster_id,
             now_ms=wall_clock_ms(),
             rng=random.Random(),
-            rack=args.rack,
+            rack=args.rack or config.get("broker.rack") or None,
             quorum=quorum,
             bootstrap_records=bootstrap if quorum is None else (),
         )

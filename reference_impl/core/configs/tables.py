@@ -16,6 +16,7 @@ from ..kraft.roles import parse_roles
 from ..mutants import ALL as MUTANTS
 from ..mutants import MUTANT_CONFIG
 from ..mutants import TXN_MODES as TXN_MUTANTS
+from ..replication.read_replica import SELECTORS as READ_SELECTORS
 from ..security.settings import SECURITY_CONFIGS
 from .model import INT_MAX, LONG_MAX, ConfigDef, ConfigType, parse_peer_addresses, parse_quorum_voters
 
@@ -621,6 +622,23 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {
             "5000",
             "How long a coordinator write waits for the replicas.",
             valid=_at_least(1),
+        ),
+        ConfigDef(
+            "broker.rack",
+            _T.STRING,
+            None,
+            "This broker's rack, registered with the controller (Metadata and DescribeCluster "
+            "answers carry it; follower fetching matches consumers' racks against it).",
+            read_only=True,
+        ),
+        ConfigDef(
+            "replica.selector.class",
+            _T.STRING,
+            None,
+            "Which replica a consumer reads from (KIP-392): none (the leader), Kafka's "
+            "RackAwareReplicaSelector (a follower in the consumer's rack) or LeaderSelector.",
+            choices=READ_SELECTORS,
+            read_only=True,
         ),
         ConfigDef(
             "replica.lag.time.max.ms",

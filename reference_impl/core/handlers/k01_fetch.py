@@ -18,9 +18,16 @@ Errors per partition: TOPIC_AUTHORIZATION_FAILED with an authorizer (a consumer 
 topic, a follower without CLUSTER_ACTION), UNKNOWN_TOPIC_OR_PARTITION (v13+ UNKNOWN_TOPIC_ID),
 NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH (v9+,
 KIP-320), OFFSET_OUT_OF_RANGE; on errors the offsets are -1.
-Version notes: v9+ current_leader_epoch; v11+ rack_id (no follower reads:
-preferred_read_replica is -1); v12+ flexible, diverging_epoch and
-current_leader; v13+ topic ids; v15+ replica_state.
+Follower fetching (KIP-392, ``ReplicaManager.readFromLog``/``findPreferredReadReplica`` in
+Kafka's ``core/src/main/scala/kafka/server/ReplicaManager.scala``): a consumer's fetch from v11 carries
+client metadata (``rack_id``). With ``replica.selector.class`` set, a leader that picks a follower
+(:mod:`..replication.read_replica`) answers that partition at once with no records, its offsets and
+``preferred_read_replica``; and a follower serves such a fetch itself, below the high watermark it
+knows (Kafka's ``fetchOnlyLeader`` is false for a consumer with client metadata), with
+OFFSET_OUT_OF_RANGE past its log end. A consumer fetch without client metadata (v<11) and every
+replica's fetch to a follower is NOT_LEADER_OR_FOLLOWER.
+Version notes: v9+ current_leader_epoch; v11+ rack_id and preferred_read_replica; v12+ flexible,
+diverging_epoch and current_leader; v13+ topic ids; v15+ replica_state.
 """
 
 from __future__ import annotations
@@ -36,10 +43,12 @@ from reference_impl.protocol.errors import ErrorCode, KafkaError
 from ..fetch_sessions import FetchPlan, PartitionKey, SessionPartition
 from ..metadata.records import METADATA_TOPIC, METADATA_TOPIC_ID
 from ..purgatory import DelayedOperation
+from ..replication.read_replica import FollowerPosition, preferred_read_replica
 from .access import TOPIC, Op, allowed, cluster_allowed, unchecked
 from .registry import Deferred, Reply, Respond, Splices, handles
 
 if TYPE_CHECKING:
+    from ..partition import Partition
     from ..request_context import RequestContext
     from .host import HandlerHost
 
@@ -70,10 +79,17 @@ class FetchRequestState:
         self.isolation = isolation
         self.denied: frozenset[str] = frozenset()
         """Topics the principal may not read (answered TOPIC_AUTHORIZATION_FAILED)."""
+        self.client_rack: str | None = None
+        """A consumer's rack from v11 (``""`` when it has none); None: no client metadata."""
 
     @property
     def from_follower(self) -> bool:
         return self.replica_id >= 0
+
+    def may_read(self, part: Partition) -> bool:
+        """Kafka's ``FetchParams.fetchOnlyLeader``: only a consumer with client metadata (v11+) may
+        read from a follower."""
+        return part.is_leader or (not self.from_follower and self.client_rack is not None)
 
 
 class DelayedFetch(DelayedOperation):
@@ -88,8 +104,10 @@ class DelayedFetch(DelayedOperation):
         available = 0
         for key, want in self.state.plan.partitions.items():
             part = self.broker.partition(*key)
-            if part is None or not part.is_leader or part.leader_epoch < want.current_leader_epoch:
+            if part is None or not self.state.may_read(part) or part.leader_epoch < want.current_leader_epoch:
                 return self.force_complete(now_ms)  # an error to report: answer at once
+            if _preferred_replica(self.broker, self.state, part, want.fetch_offset, now_ms) is not None:
+                return self.force_complete(now_ms)  # Kafka answers a redirect at once
             try:
                 part.check_leader_epoch(want.current_leader_epoch)
                 if self.state.from_follower:
@@ -184,6 +202,8 @@ def handle_fetch(broker: HandlerHost, ctx: RequestContext, request: Any) -> Repl
         ctx, plan, unknown_ids, replica_id, int(request.min_bytes), max_bytes, isolation
     )
     state.denied = _denied_topics(broker, ctx, {name for name, _ in plan.partitions}, replica_id)
+    if version >= 11 and replica_id < 0:
+        state.client_rack = str(get(request, "rack_id", "") or "")
     max_wait = millis(request.max_wait)
     if max_wait <= 0 or request.min_bytes <= 0 or unknown_ids:
         body, splices = answer(broker, state, ctx.received_ms)
@@ -240,7 +260,8 @@ def answer(broker: HandlerHost, state: FetchRequestState, now_ms: int) -> tuple[
         first = remaining == state.max_bytes
         entry, size = _read_partition(broker, state, key, want, remaining, first, now_ms, splices)
         remaining = max(0, remaining - size)
-        has_error = entry["error_code"] is not ErrorCode.none
+        # FetchSession.scala: a partition with a preferred read replica is always in the answer
+        has_error = entry["error_code"] is not ErrorCode.none or entry["preferred_read_replica"] >= 0
         if state.plan.should_report(
             key,
             entry["high_watermark"],
@@ -286,6 +307,38 @@ def _error_entry(index: int, code: ErrorCode, isolation: int) -> dict[str, Any]:
     }
 
 
+def _preferred_replica(
+    broker: HandlerHost, state: FetchRequestState, part: Partition, fetch_offset: int, now_ms: int
+) -> int | None:
+    """The follower a leader sends this consumer to, or None (read here)."""
+    if state.client_rack is None or not part.is_leader or part.tracker is None:
+        return None
+    return preferred_read_replica(
+        broker.config.get("replica.selector.class"),
+        state.client_rack,
+        leader_id=part.local_id,
+        leader_log_end_offset=part.log.log_end_offset,
+        isr=part.isr,
+        followers={
+            r: FollowerPosition(f.log_end_offset, f.last_caught_up_ms)
+            for r, f in part.tracker.followers.items()
+        },
+        racks={b: info.rack for b, info in broker.image.brokers.items() if not info.fenced},
+        fetch_offset=fetch_offset,
+        now_ms=now_ms,
+    )
+
+
+def _redirect_entry(index: int, part: Partition, preferred: int, isolation: int) -> dict[str, Any]:
+    """Kafka skips the read when a preferred read replica is set: no records, the leader's offsets."""
+    entry = _error_entry(index, ErrorCode.none, isolation)
+    entry["high_watermark"] = part.high_watermark
+    entry["last_stable_offset"] = part.last_stable_offset
+    entry["log_start_offset"] = part.log.log_start_offset
+    entry["preferred_read_replica"] = preferred
+    return entry
+
+
 def _read_partition(
     broker: HandlerHost,
     state: FetchRequestState,
@@ -302,7 +355,7 @@ def _read_partition(
     if part is None:
         return _error_entry(key[1], ErrorCode.unknown_topic_or_partition, state.isolation), 0
     try:
-        if not part.is_leader:
+        if not state.may_read(part):
             raise KafkaError(ErrorCode.not_leader_or_follower)
         if state.from_follower:
             info = part.read_for_follower(
@@ -316,6 +369,9 @@ def _read_partition(
             broker.after_follower_fetch(part, now_ms, state.replica_id, info.high_watermark_moved)
         else:
             part.check_leader_epoch(want.current_leader_epoch)
+            preferred = _preferred_replica(broker, state, part, want.fetch_offset, now_ms)
+            if preferred is not None:
+                return _redirect_entry(key[1], part, preferred, state.isolation), 0
             info = part.read(
                 want.fetch_offset,
                 min(want.max_bytes, remaining),
