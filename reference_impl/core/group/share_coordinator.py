@@ -19,7 +19,9 @@ from typing import TYPE_CHECKING, Any
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
 from .consumer_coordinator import topic_partitions, undescribable
+from .share_fetch import SharePartitions
 from .share_group import HeartbeatReply, ShareGroup, ShareGroupConfig
+from .share_partition import SharePartitionConfig
 
 if TYPE_CHECKING:
     from .coordinator import GroupCoordinator
@@ -44,6 +46,33 @@ class ShareGroups:
         self.config = config or ShareGroupConfig()
         self.groups: dict[str, ShareGroup] = {}
         self._clients: dict[tuple[str, str], tuple[str, str]] = {}
+        self._leader: SharePartitions | None = None
+
+    @property
+    def leader(self) -> SharePartitions:
+        """The share-partitions this broker leads and its share sessions (ShareFetch/ShareAcknowledge),
+        configured from ``group.share.record.lock.duration.ms`` and ``group.share.delivery.count.limit``."""
+        if self._leader is None:
+            cfg = self.coordinator.broker.config
+            self._leader = SharePartitions(
+                SharePartitionConfig(
+                    lock_duration_ms=cfg.get_int("group.share.record.lock.duration.ms"),
+                    delivery_attempt_limit=cfg.get_int("group.share.delivery.count.limit"),
+                )
+            )
+        return self._leader
+
+    def member_known(self, group_id: str, member_id: str) -> bool | None:
+        """Is ``member_id`` a member of share group ``group_id``? None when another broker coordinates
+        the group (this broker cannot tell; Kafka's leader does not ask the coordinator either)."""
+        group = self.groups.get(group_id)
+        if group is not None:
+            return member_id in group.members
+        try:
+            self.coordinator.check_coordinator(group_id)
+        except KafkaError:
+            return None
+        return False
 
     def topics(self) -> dict[str, tuple[uuid.UUID, int]]:
         return {
