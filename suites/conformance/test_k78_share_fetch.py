@@ -19,6 +19,7 @@ ShareFetch skip these tests, as the 76/77 cases do.
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -41,6 +42,7 @@ from .expect import expect, expect_code, expect_equal
 
 KIP = "KIP-932"
 SHORT_LOCK_MS = 1000
+DELIVERY_LIMIT = 5  # group.share.delivery.count.limit, Kafka's default
 LOCK_WAIT_CAP_S = 65.0  # a target's own lock (Kafka's default 30 s) is waited for, never longer than this
 
 
@@ -149,6 +151,60 @@ def test_released_records_come_back_with_delivery_count_two(
     expect_equal(acquired_offsets(again, tp), {0: 2, 1: 2}, KIP, "redelivery after RELEASE")
 
 
+def test_delivery_count_limit_archives(
+    router: Router, caps: Capabilities, unique: Callable[[str], str], topic: str
+) -> None:
+    """SharePartition / ``group.share.delivery.count.limit`` (default 5): each RELEASE delivers the
+    record again with its count raised, until a release at the limit archives it instead."""
+    m, tp = joined(router, caps, unique("sg"), topic)
+    produce(router, caps, topic, 1)
+    counts = [acquired_offsets(fetch_ok(m, tp), tp).get(0)]
+    for _ in range(DELIVERY_LIMIT):
+        counts.append(acquired_offsets(fetch_ok(m, tp, acks={tp: [(0, 0, RELEASE)]}), tp).get(0))
+    print(f"delivery counts, one fetch after each release: {counts}")
+    expected = [*range(1, DELIVERY_LIMIT + 1), None]
+    expect_equal(counts, expected, KIP, f"delivery counts of one record released {DELIVERY_LIMIT} times")
+
+
+def test_reopening_or_leaving_releases_held_records(
+    router: Router, caps: Capabilities, unique: Callable[[str], str], topic: str
+) -> None:
+    """KIP-932's share session table: a ShareFetch at epoch 0 over an existing session discards it,
+    releasing the records it held (fetched again here with count 2); a member leaving the group
+    (ShareGroupHeartbeat epoch -1) gives its records back too."""
+    group = unique("sg")
+    m, tp = joined(router, caps, group, topic)
+    produce(router, caps, topic, 1)
+    expect_equal(acquired_offsets(fetch_ok(m, tp), tp), {0: 1}, KIP, "first delivery")
+    m.session_epoch = 0
+    expect_equal(acquired_offsets(fetch_ok(m, tp), tp), {0: 2}, KIP, "delivery after reopening the session")
+    other, _ = joined(router, caps, group, topic)
+    left = m.leave()
+    expect_code(left.error_code, "NONE", rule=KIP, where="the holder leaving the group")
+    expect_equal(acquired_offsets(fetch_ok(other, tp), tp), {0: 3}, KIP, "delivery after the holder left")
+
+
+def test_bad_partitions_and_batches_are_answered_per_partition(
+    router: Router, caps: Capabilities, unique: Callable[[str], str], topic: str
+) -> None:
+    """KafkaApis share fetch/acknowledge: a topic id no topic has is UNKNOWN_TOPIC_ID for that
+    partition, and an acknowledgement batch whose last offset is below its first is INVALID_REQUEST
+    for its partition; the request as a whole still succeeds."""
+    m, tp = joined(router, caps, unique("sg"), topic)
+    ghost: TP = (uuid.uuid4(), 0)
+    answer = m.fetch([ghost])
+    expect_code(answer.error_code, "NONE", rule=KIP, where="ShareFetch naming an unknown topic id")
+    expect_code(
+        entry_of(answer, ghost, "ShareFetch").error_code, "UNKNOWN_TOPIC_ID", rule=KIP, where="unknown id"
+    )
+    produce(router, caps, topic, 2)
+    expect_equal(sorted(acquired_offsets(fetch_ok(m, tp), tp)), [0, 1], KIP, "acquired")
+    backwards = m.acknowledge({tp: [(1, 0, ACCEPT)]})
+    expect_code(backwards.error_code, "NONE", rule=KIP, where="ShareAcknowledge with a backwards batch")
+    code = entry_of(backwards, tp, "ShareAcknowledge").error_code
+    expect_code(code, "INVALID_REQUEST", rule=KIP, where="batch with last offset < first offset")
+
+
 def test_acknowledging_a_record_not_held_is_invalid_record_state(
     router: Router, caps: Capabilities, unique: Callable[[str], str], topic: str
 ) -> None:
@@ -199,7 +255,10 @@ def test_share_session_epochs(
 def test_unknown_member_cannot_open_a_session(
     router: Router, caps: Capabilities, unique: Callable[[str], str], topic: str
 ) -> None:
-    """KIP-932: a ShareFetch from a member id the group does not know is UNKNOWN_MEMBER_ID."""
+    """Issue 19's rule for the reference: a ShareFetch opening a session for a member id the group
+    does not know is UNKNOWN_MEMBER_ID. The Kafka sources read (SharePartitionManager.newContext at
+    apache/kafka 1eb76443 and 021becf7) do not check the member, so a Kafka target may need an
+    expectation entry here."""
     group = unique("sg")
     joined(router, caps, group, topic)  # the group exists, with another member
     stranger = member(router, caps, group, topic)

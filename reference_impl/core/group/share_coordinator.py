@@ -62,6 +62,14 @@ class ShareGroups:
             )
         return self._leader
 
+    def _gone(self, group_id: str, member_id: str) -> None:
+        """A member left or timed out: its share session goes and what it holds on the partitions this
+        broker leads is released (``ShareSessionCache.remove`` on the group's member listener). Only
+        this broker's share-partitions: another leader's locks run out on their own."""
+        if self._leader is not None:
+            self._leader.release_member(group_id, member_id)
+            self._leader.sessions.remove_member(group_id, member_id)
+
     def member_known(self, group_id: str, member_id: str) -> bool | None:
         """Is ``member_id`` a member of share group ``group_id``? None when another broker coordinates
         the group (this broker cannot tell; Kafka's leader does not ask the coordinator either)."""
@@ -106,6 +114,7 @@ class ShareGroups:
         if reply.member_epoch < 0:
             self.coordinator.cancel(key)
             self._clients.pop((req.group_id, req.member_id), None)
+            self._gone(req.group_id, req.member_id)
         else:
             self._clients[(req.group_id, req.member_id)] = (req.client_id, req.client_host)
             self.coordinator.schedule(key, self.config.session_timeout_ms, self._expire_fn(req.group_id))
@@ -117,6 +126,7 @@ class ShareGroups:
             if group is not None:
                 for member_id in group.expire(now_ms, self.topics()):
                     self._clients.pop((group_id, member_id), None)
+                    self._gone(group_id, member_id)
 
         return expire
 

@@ -10,10 +10,12 @@ leads: redeliveries first, then new records below the high watermark, at most ``
 (v1-v2) and the batches that fit in the partition's bytes; the answer carries the batches read
 and AcquiredRecords ranges (first, last, delivery count). Records stay locked for
 ``group.share.record.lock.duration.ms``; the answer's AcquisitionLockTimeoutMs says so.
-Closing the session (epoch -1) releases what the member still holds.
+Opening a session over an existing one (epoch 0) and closing it (epoch -1) release what the
+member still holds (KIP-932's share session table); so does the member leaving the group.
 Errors, top-level: INVALID_REQUEST (empty group or member id, acknowledgements in the request that
 opens the session, too many partitions or batches), GROUP_AUTHORIZATION_FAILED,
-UNKNOWN_MEMBER_ID (opening a session for a member the local coordinator does not know),
+UNKNOWN_MEMBER_ID (opening a session for a member the local coordinator does not know: issue 19's
+rule, not found in the Kafka sources read, see :func:`.share_common.open_session`),
 SHARE_SESSION_NOT_FOUND, INVALID_SHARE_SESSION_EPOCH, SHARE_SESSION_LIMIT_REACHED.
 Per partition: UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER (with the
 current leader), TOPIC_AUTHORIZATION_FAILED; acknowledgements: INVALID_RECORD_STATE,

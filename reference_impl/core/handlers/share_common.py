@@ -3,8 +3,10 @@ partition lookup on the leader and applying acknowledgement batches.
 
 Kafka: ``core/src/main/scala/kafka/server/KafkaApis.scala`` (``handleShareFetchRequest``,
 ``handleShareAcknowledgeRequest``: an empty group or member id is INVALID_REQUEST; session
-errors and UNKNOWN_MEMBER_ID are top-level), ``core/src/main/java/kafka/server/share/
-SharePartitionManager.java`` (``newContext``, ``acknowledge``) and ``SharePartition.java``.
+errors are top-level), KIP-932's share session table (epoch 0 with a session in the cache discards
+it, releasing its acquired records; -1 releases them and removes the session),
+``core/src/main/java/kafka/server/share/SharePartitionManager.java`` (``newContext``, ``acknowledge``)
+and ``SharePartition.java``.
 """
 
 from __future__ import annotations
@@ -65,7 +67,11 @@ def open_session(
     forgotten: Iterable[TP] = (),
     can_open: bool = True,
 ) -> tuple[SharePartitions, ShareSession | None]:
-    """Check the group, the member and the session epoch; raise KafkaError for a top-level error."""
+    """Check the group, the member and the session epoch; raise KafkaError for a top-level error.
+
+    UNKNOWN_MEMBER_ID for opening a session as a member the local coordinator does not know is issue
+    19's rule: the Kafka sources read (SharePartitionManager.newContext at apache/kafka 1eb76443 and
+    021becf7) open a session for any member id, so a Kafka target may answer NONE there."""
     group_id = request.group_id or ""
     member_id = request.member_id or ""
     if not allowed(broker, ctx, Op.READ, GROUP, group_id):
@@ -83,6 +89,8 @@ def open_session(
         raise KafkaError(
             ErrorCode.unknown_member_id, f"{member_id} is not a member of share group {group_id}"
         )
+    if epoch == INITIAL_EPOCH and leader.sessions.get(group_id, member_id) is not None:
+        leader.release_member(group_id, member_id)  # KIP-932: a new session discards the old one's records
     session = leader.sessions.request(group_id, member_id, epoch, added=added, forgotten=forgotten)
     return leader, session
 

@@ -118,3 +118,17 @@ def test_log_start_moving_past_in_flight_records() -> None:
     sp.acquire("a", now_ms=0, log_end=5, max_records=10)
     sp.log_start_moved(3)
     assert sp.start_offset == 3 and sp.in_flight() == 2
+
+
+def test_next_candidate_and_log_end_bound_redeliveries() -> None:
+    """ShareFetch reads the log from :meth:`SharePartition.next_candidate` and acquires only below the
+    end of the batches it read, redeliveries included."""
+    sp = _sp()
+    assert sp.next_candidate() == 0
+    assert sp.acquire("a", now_ms=0, log_end=4, max_records=100) == [AcquiredRange(0, 3, 1)]
+    assert sp.next_candidate() == 4
+    sp.acknowledge("a", [AckBatch(1, 1, (RELEASE,)), AckBatch(3, 3, (RELEASE,))])
+    assert sp.next_candidate() == 1
+    assert sp.acquire("b", now_ms=0, log_end=2, max_records=100) == [AcquiredRange(1, 1, 2)]
+    assert sp.state_of(3) is not None and sp.state_of(3).state is RecordState.AVAILABLE  # type: ignore[union-attr]
+    assert sp.next_candidate() == 3
