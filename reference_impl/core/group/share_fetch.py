@@ -23,6 +23,8 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
+from reference_impl.protocol.errors import ErrorCode, KafkaError
+
 from .share_partition import SharePartition, SharePartitionConfig
 from .share_session import ShareSessionCache
 
@@ -31,6 +33,9 @@ from .share_session import ShareSessionCache
 MAX_REQUEST_PARTITIONS = 1_000
 MAX_ACK_BATCHES = 1_000
 MAX_RECORDS_PER_FETCH = 10_000
+MAX_SESSION_PARTITIONS = 10_000
+# Share-partitions one broker keeps; past it the idle ones (nothing in flight) are dropped first.
+MAX_SHARE_PARTITIONS = 100_000
 DEFAULT_MAX_RECORDS = 500  # ShareConsumer's max.poll.records default, used when v1 sends 0 or less
 
 SPKey = tuple[str, uuid.UUID, int]
@@ -47,9 +52,19 @@ class SharePartitions:
     def get_or_create(self, key: SPKey, *, log_start: int, log_end: int) -> SharePartition:
         found = self.partitions.get(key)
         if found is None:
+            if len(self.partitions) >= MAX_SHARE_PARTITIONS:
+                self._drop_idle()
+            if len(self.partitions) >= MAX_SHARE_PARTITIONS:
+                raise KafkaError(ErrorCode.unknown_server_error, "too many share-partitions on this broker")
             found = SharePartition(self.config, log_start=log_start, log_end=log_end)
             self.partitions[key] = found
         return found
+
+    def _drop_idle(self) -> None:
+        """Forget share-partitions with nothing in flight (a memory bound, not Kafka's behaviour: such
+        a share-partition restarts at the log end when next fetched)."""
+        for key in [k for k, sp in self.partitions.items() if sp.in_flight() == 0]:
+            del self.partitions[key]
 
     def release_member(self, group_id: str, member_id: str) -> None:
         """The member's session closed: what it holds goes back

@@ -18,7 +18,12 @@ from typing import TYPE_CHECKING, Any
 
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
-from ..group.share_fetch import MAX_ACK_BATCHES, MAX_REQUEST_PARTITIONS, SharePartitions
+from ..group.share_fetch import (
+    MAX_ACK_BATCHES,
+    MAX_REQUEST_PARTITIONS,
+    MAX_SESSION_PARTITIONS,
+    SharePartitions,
+)
 from ..group.share_partition import MAX_ACK_SPAN, AckBatch, SharePartition
 from ..group.share_session import INITIAL_EPOCH, ShareSession
 from .access import GROUP, TOPIC, Op, allowed
@@ -72,6 +77,7 @@ def open_session(
     UNKNOWN_MEMBER_ID for opening a session as a member the local coordinator does not know is issue
     19's rule: the Kafka sources read (SharePartitionManager.newContext at apache/kafka 1eb76443 and
     021becf7) open a session for any member id, so a Kafka target may answer NONE there."""
+    added = tuple(added)
     group_id = request.group_id or ""
     member_id = request.member_id or ""
     if not allowed(broker, ctx, Op.READ, GROUP, group_id):
@@ -91,6 +97,13 @@ def open_session(
         )
     if epoch == INITIAL_EPOCH and leader.sessions.get(group_id, member_id) is not None:
         leader.release_member(group_id, member_id)  # KIP-932: a new session discards the old one's records
+    held = leader.sessions.get(group_id, member_id)
+    if (
+        held is not None
+        and epoch != INITIAL_EPOCH
+        and len(held.partitions | set(added)) > MAX_SESSION_PARTITIONS
+    ):
+        raise KafkaError(ErrorCode.invalid_request, "too many partitions in the share session")
     session = leader.sessions.request(group_id, member_id, epoch, added=added, forgotten=forgotten)
     return leader, session
 
@@ -111,9 +124,12 @@ def locate(
         return Located(tp, None, None, ErrorCode.not_leader_or_follower)
     if not part.is_leader:
         return Located(tp, None, part, ErrorCode.not_leader_or_follower)
-    sp = leader.get_or_create(
-        (group_id, tp[0], tp[1]), log_start=part.log.log_start_offset, log_end=part.high_watermark
-    )
+    try:
+        sp = leader.get_or_create(
+            (group_id, tp[0], tp[1]), log_start=part.log.log_start_offset, log_end=part.high_watermark
+        )
+    except KafkaError as exc:
+        return Located(tp, None, part, exc.code)
     sp.log_start_moved(part.log.log_start_offset)
     return Located(tp, sp, part, ErrorCode.none)
 
