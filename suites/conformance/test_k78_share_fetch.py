@@ -42,6 +42,7 @@ from .expect import expect, expect_code, expect_equal
 
 KIP = "KIP-932"
 SHORT_LOCK_MS = 1000
+GROUP_NAME_TRIES = 200  # names tried for one coordinated on a given broker
 DELIVERY_LIMIT = 5  # group.share.delivery.count.limit, Kafka's default
 LOCK_WAIT_CAP_S = 65.0  # a target's own lock (Kafka's default 30 s) is waited for, never longer than this
 
@@ -65,6 +66,17 @@ def joined(router: Router, caps: Capabilities, group: str, topic: str) -> tuple[
     opened = m.fetch([tp])
     expect_code(opened.error_code, "NONE", rule=KIP, where="ShareFetch opening the session")
     return m, tp
+
+
+def group_on_leader(router: Router, unique: Callable[[str], str], topic: str) -> str:
+    """A fresh group name whose coordinator is partition 0's leader (any name on one broker)."""
+    leader = router.to_leader(topic, 0).address
+    group = unique("sg")
+    for _ in range(GROUP_NAME_TRIES):
+        if router.to_coordinator(group).address == leader:
+            return group
+        group = unique("sg")
+    raise AssertionError(f"none of {GROUP_NAME_TRIES} group names is coordinated on the leader {leader}")
 
 
 def produce(router: Router, caps: Capabilities, topic: str, count: int) -> None:
@@ -171,8 +183,9 @@ def test_reopening_or_leaving_releases_held_records(
 ) -> None:
     """KIP-932's share session table: a ShareFetch at epoch 0 over an existing session discards it,
     releasing the records it held (fetched again here with count 2); a member leaving the group
-    (ShareGroupHeartbeat epoch -1) gives its records back too."""
-    group = unique("sg")
+    (ShareGroupHeartbeat epoch -1) gives its records back too. The group is coordinated on the
+    partition's leader: the reference releases on leave only there (elsewhere the lock runs out)."""
+    group = group_on_leader(router, unique, topic)
     m, tp = joined(router, caps, group, topic)
     produce(router, caps, topic, 1)
     expect_equal(acquired_offsets(fetch_ok(m, tp), tp), {0: 1}, KIP, "first delivery")
@@ -258,8 +271,9 @@ def test_unknown_member_cannot_open_a_session(
     """Issue 19's rule for the reference: a ShareFetch opening a session for a member id the group
     does not know is UNKNOWN_MEMBER_ID. The Kafka sources read (SharePartitionManager.newContext at
     apache/kafka 1eb76443 and 021becf7) do not check the member, so a Kafka target may need an
-    expectation entry here."""
-    group = unique("sg")
+    expectation entry here. The leader can only tell when it coordinates the group too, so on a
+    cluster the test names a group whose coordinator is the partition's leader."""
+    group = group_on_leader(router, unique, topic)
     joined(router, caps, group, topic)  # the group exists, with another member
     stranger = member(router, caps, group, topic)
     tp: TP = (ops.topic_id(router, caps, topic), 0)
@@ -307,7 +321,11 @@ def short_lock(target_session: TargetSession) -> Iterator[tuple[Router, Capabili
     try:
         wire = open_client(address)
         caps = Capabilities(wire.api_versions())
-        yield Router(wire, open_client, {}, caps), caps
+        listed = wire.request(
+            "metadata", caps.best("metadata", lo=1), topics=[], allow_auto_topic_creation=False
+        )
+        brokers = {int(b.node_id): f"{b.host}:{int(b.port)}" for b in listed.brokers}
+        yield Router(wire, open_client, brokers, caps), caps
     finally:
         for client in opened:
             client.close()
