@@ -18,6 +18,7 @@ ShareFetch skip these tests, as the 76/77 cases do.
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -42,6 +43,8 @@ from .expect import expect, expect_code, expect_equal
 
 KIP = "KIP-932"
 SHORT_LOCK_MS = 1000
+LONG_POLL_MS = 5000
+PRODUCE_AFTER_S = 0.5
 GROUP_NAME_TRIES = 200  # names tried for one coordinated on a given broker
 DELIVERY_LIMIT = 5  # group.share.delivery.count.limit, Kafka's default
 LOCK_WAIT_CAP_S = 65.0  # a target's own lock (Kafka's default 30 s) is waited for, never longer than this
@@ -216,6 +219,30 @@ def test_bad_partitions_and_batches_are_answered_per_partition(
     expect_code(backwards.error_code, "NONE", rule=KIP, where="ShareAcknowledge with a backwards batch")
     code = entry_of(backwards, tp, "ShareAcknowledge").error_code
     expect_code(code, "INVALID_REQUEST", rule=KIP, where="batch with last offset < first offset")
+
+
+def test_long_poll_acquires_records_produced_while_waiting(
+    router: Router,
+    caps: Capabilities,
+    unique: Callable[[str], str],
+    topic: str,
+    wire_factory: Callable[..., WireClient],
+) -> None:
+    """DelayedShareFetch: a ShareFetch with MaxWaitMs and MinBytes that finds nothing to acquire waits,
+    and records produced meanwhile are acquired and returned in its answer."""
+    m, tp = joined(router, caps, unique("sg"), topic)
+    m.leader = wire_factory(router.to_leader(topic, 0).address)  # its own connection: it blocks
+    got: list[Any] = []
+    waiting = threading.Thread(target=lambda: got.append(m.fetch([tp], max_wait_ms=LONG_POLL_MS)))
+    started = time.monotonic()
+    waiting.start()
+    time.sleep(PRODUCE_AFTER_S)
+    produce(router, caps, topic, 1)
+    waiting.join(LONG_POLL_MS / 1000 + 10)
+    print(f"long poll answered after {time.monotonic() - started:.2f} s (max wait {LONG_POLL_MS} ms)")
+    expect(len(got) == 1, KIP, "the waiting ShareFetch was not answered")
+    expect_code(got[0].error_code, "NONE", rule=KIP, where="long-polling ShareFetch")
+    expect_equal(acquired_offsets(got[0], tp), {0: 1}, KIP, "records acquired by the waiting fetch")
 
 
 def test_acknowledging_a_record_not_held_is_invalid_record_state(

@@ -23,21 +23,26 @@ INVALID_REQUEST.
 Version notes: kio 0.6.5 carries v1-v2 (Kafka's definitions after 4.1; v0 was 4.0's early access).
 v2's ShareAcquireMode is read as batch-optimized (whole batches, the default); v2's renew
 acknowledgements (IsRenewAck, type 4) are INVALID_REQUEST here.
-Not implemented: MaxWaitMs/MinBytes long polling (the answer is immediate), NodeEndpoints (empty),
+A fetch that acquires nothing waits up to MaxWaitMs (with MinBytes > 0) for records to acquire,
+woken by produces and leadership changes on the session's partitions (DelayedShareFetch); a lock
+that runs out during the wait counts as records to acquire only when the fetch is next woken.
+Not implemented: NodeEndpoints (empty),
 persisted share state (memory only; APIs 83-87 are not served).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from reference_impl.protocol.apis import response_class
-from reference_impl.protocol.build import build
+from reference_impl.protocol.build import build, millis
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
 from ..group.share_fetch import DEFAULT_MAX_RECORDS, MAX_RECORDS_PER_FETCH
 from ..group.share_session import INITIAL_EPOCH
-from .registry import Reply, Respond, handles
+from ..purgatory import DelayedOperation
+from .registry import Deferred, Reply, Respond, handles
 from .share_common import (
     TP,
     Located,
@@ -55,6 +60,46 @@ if TYPE_CHECKING:
     from .host import HandlerHost
 
 
+@dataclass
+class _Fetch:
+    """One ShareFetch after its session and acknowledgement steps: what acquiring still has to fill."""
+
+    ctx: RequestContext
+    body: dict[str, Any]
+    group_id: str
+    member_id: str
+    entries: dict[TP, dict[str, Any]]
+    session: list[TP]
+    budget: int
+    remaining: int
+
+
+class DelayedShareFetch(DelayedOperation):
+    """A ShareFetch that acquired nothing, waiting up to MaxWaitMs for records to acquire
+    (``core/src/main/java/kafka/server/share/DelayedShareFetch.java``)."""
+
+    def __init__(self, broker: HandlerHost, state: _Fetch, deadline_ms: int) -> None:
+        super().__init__(deadline_ms)
+        self.broker = broker
+        self.state = state
+
+    def try_complete(self, now_ms: int) -> bool:
+        leader = self.broker.group_coordinator.share.leader
+        for tp in self.state.session:
+            loc = locate(self.broker, self.state.ctx, leader, self.state.group_id, tp)
+            if loc.sp is None or loc.part is None:
+                return self.force_complete(now_ms)  # an error to report: answer at once
+            loc.sp.expire_locks(now_ms)
+            if loc.sp.next_candidate() < loc.part.high_watermark:
+                return self.force_complete(now_ms)
+        return False
+
+    def on_complete(self, now_ms: int) -> None:
+        _fill(self.broker, self.state, now_ms)
+        cls = response_class(78, self.state.ctx.api_version)
+        self.state.ctx.respond(build(cls, {**self.state.body, **_answer(self.state)}))
+
+
 @handles(78, 1, 2)
 def handle_share_fetch(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
     cls = response_class(78, ctx.api_version)
@@ -67,12 +112,23 @@ def handle_share_fetch(broker: HandlerHost, ctx: RequestContext, request: Any) -
     }
     now = ctx.received_ms
     try:
-        return Respond(build(cls, {**body, **_serve(broker, ctx, request, now)}))
+        state = _prepare(broker, ctx, request, body, now)
     except KafkaError as exc:
         return Respond(build(cls, {**body, "error_code": exc.code, "error_message": exc.message}))
+    if isinstance(state, dict):
+        return Respond(build(cls, {**body, **state}))
+    acquired = _fill(broker, state, now)
+    max_wait = millis(request.max_wait)
+    keys = _watch_keys(broker, state.session)
+    if acquired or max_wait <= 0 or int(request.min_bytes) <= 0 or not keys:
+        return Respond(build(cls, {**body, **_answer(state)}))
+    return Deferred(DelayedShareFetch(broker, state, now + max_wait), keys)
 
 
-def _serve(broker: HandlerHost, ctx: RequestContext, request: Any, now: int) -> dict[str, Any]:
+def _prepare(
+    broker: HandlerHost, ctx: RequestContext, request: Any, body: dict[str, Any], now: int
+) -> _Fetch | dict[str, Any]:
+    """Session and acknowledgements; the answer itself when the request closed the session."""
     named = partitions_of(request.topics)
     forgotten = [(t.topic_id, int(p)) for t in request.forgotten_topics_data for p in t.partitions]
     epoch = int(request.share_session_epoch)
@@ -83,10 +139,8 @@ def _serve(broker: HandlerHost, ctx: RequestContext, request: Any, now: int) -> 
     group_id, member_id = request.group_id or "", request.member_id or ""
     leader, session = open_session(broker, ctx, request, added=[tp for tp, _ in named], forgotten=forgotten)
     entries: dict[TP, dict[str, Any]] = {}
-    located: dict[TP, Located] = {}
     for tp, batches in named:
         loc = locate(broker, ctx, leader, group_id, tp)
-        located[tp] = loc
         entry = _entry(tp, loc)
         if loc.sp is not None and batches:
             entry["acknowledge_error_code"] = acknowledge(loc.sp, member_id, batches, now)
@@ -94,22 +148,55 @@ def _serve(broker: HandlerHost, ctx: RequestContext, request: Any, now: int) -> 
     if session is None:  # epoch -1: acknowledge, then close (KafkaApis: no fetch on a final epoch)
         leader.release_member(group_id, member_id)
         return {"error_code": ErrorCode.none, "responses": group_by_topic(entries.items())}
-    budget = _max_records(request)
-    remaining = max(0, min(int(request.max_bytes), broker.config.get_int("fetch.max.bytes")))
-    for tp in sorted(session.partitions, key=lambda x: (str(x[0]), x[1])):
-        if budget <= 0 or remaining <= 0:
+    return _Fetch(
+        ctx,
+        body,
+        group_id,
+        member_id,
+        entries,
+        sorted(session.partitions, key=lambda x: (str(x[0]), x[1])),
+        _max_records(request),
+        max(0, min(int(request.max_bytes), broker.config.get_int("fetch.max.bytes"))),
+    )
+
+
+def _fill(broker: HandlerHost, state: _Fetch, now: int) -> bool:
+    """Acquire on the session's partitions within the budgets; True if anything was acquired."""
+    leader = broker.group_coordinator.share.leader
+    got_any = False
+    for tp in state.session:
+        if state.budget <= 0 or state.remaining <= 0:
             break
-        loc = located.get(tp) or locate(broker, ctx, leader, group_id, tp)
+        loc = locate(broker, state.ctx, leader, state.group_id, tp)
         if loc.sp is None or loc.part is None:
+            if tp in state.entries:
+                state.entries[tp] = _entry(tp, loc) | {
+                    "acknowledge_error_code": state.entries[tp]["acknowledge_error_code"]
+                }
             continue
-        got = _acquire(broker, loc, member_id, now, budget, remaining)
+        got = _acquire(broker, loc, state.member_id, now, state.budget, state.remaining)
         if got is None:
             continue
-        entry = entries.setdefault(tp, _entry(tp, loc))
+        entry = state.entries.setdefault(tp, _entry(tp, loc))
         entry["records"], entry["acquired_records"], count, size = got
-        budget -= count
-        remaining -= size
-    return {"error_code": ErrorCode.none, "responses": group_by_topic(entries.items())}
+        state.budget -= count
+        state.remaining -= size
+        got_any = True
+    return got_any
+
+
+def _answer(state: _Fetch) -> dict[str, Any]:
+    return {"error_code": ErrorCode.none, "responses": group_by_topic(state.entries.items())}
+
+
+def _watch_keys(broker: HandlerHost, session: list[TP]) -> tuple[tuple[str, int], ...]:
+    """The (topic, partition) keys a produce or a leadership change wakes a waiting fetch by."""
+    keys = []
+    for topic_id, index in session:
+        topic = broker.image.topic_by_id(topic_id) if topic_id is not None else None
+        if topic is not None:
+            keys.append((topic.name, index))
+    return tuple(keys)
 
 
 def _max_records(request: Any) -> int:
