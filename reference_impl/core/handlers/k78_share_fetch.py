@@ -20,9 +20,12 @@ SHARE_SESSION_NOT_FOUND, INVALID_SHARE_SESSION_EPOCH, SHARE_SESSION_LIMIT_REACHE
 Per partition: UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER (with the
 current leader), TOPIC_AUTHORIZATION_FAILED; acknowledgements: INVALID_RECORD_STATE,
 INVALID_REQUEST.
-Version notes: kio 0.6.5 carries v1-v2 (Kafka's definitions after 4.1; v0 was 4.0's early access).
-v2's ShareAcquireMode is read as batch-optimized (whole batches, the default); v2's renew
-acknowledgements (IsRenewAck, type 4) are INVALID_REQUEST here.
+Version notes: v1-v2, as Kafka's newest ShareFetchRequest.json (clients/src/main/resources/common/
+message/, apache/kafka 08c855f4: validVersions 1-2; v0 was 4.0's early access, removed in 4.1) and
+kio 0.6.5 define them. Acquisition counts records (MaxRecords is never exceeded, ShareAcquireMode's
+record-limit behaviour) whatever v2's ShareAcquireMode says; Kafka's batch-optimized default may
+exceed MaxRecords to end on a batch boundary. v2's renew acknowledgements (IsRenewAck, type 4,
+KIP-1222) are INVALID_REQUEST here.
 A fetch that acquires nothing waits up to MaxWaitMs (with MinBytes > 0) for records to acquire,
 woken by produces and leadership changes on the session's partitions (DelayedShareFetch); a lock
 that runs out during the wait counts as records to acquire only when the fetch is next woken.

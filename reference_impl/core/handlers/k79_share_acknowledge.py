@@ -12,7 +12,8 @@ acknowledgements), GROUP_AUTHORIZATION_FAILED, SHARE_SESSION_NOT_FOUND,
 INVALID_SHARE_SESSION_EPOCH. Per partition: INVALID_RECORD_STATE (a record the member does not
 hold), INVALID_REQUEST (a malformed batch), UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION,
 NOT_LEADER_OR_FOLLOWER (with the current leader), TOPIC_AUTHORIZATION_FAILED.
-Version notes: kio 0.6.5 carries v1-v2; v2's IsRenewAck (KIP-1222 renew, type 4) is refused.
+Version notes: v1-v2, as Kafka's newest ShareAcknowledgeRequest.json and kio 0.6.5 define them
+(v0 was 4.0's early access); v2's IsRenewAck (KIP-1222 renew, type 4) is refused (INVALID_REQUEST).
 Not implemented: NodeEndpoints (empty); persisted share state (memory only).
 """
 
