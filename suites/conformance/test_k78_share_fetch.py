@@ -245,6 +245,26 @@ def test_long_poll_acquires_records_produced_while_waiting(
     expect_equal(acquired_offsets(got[0], tp), {0: 1}, KIP, "records acquired by the waiting fetch")
 
 
+def test_a_broker_not_leading_the_partition_names_the_leader(
+    router: Router, caps: Capabilities, unique: Callable[[str], str], topic: str
+) -> None:
+    """KafkaApis share fetch: a ShareFetch sent to a broker that does not lead the partition gets
+    NOT_LEADER_OR_FOLLOWER for it, with CurrentLeader naming the leader."""
+    if not router.is_cluster:
+        pytest.skip("needs a cluster (--brokers 3): on one broker every partition is led by the broker asked")
+    leader = router.leader_of(topic, 0)
+    other = next(node for node in sorted(router.brokers) if node != leader)
+    tp: TP = (ops.topic_id(router, caps, topic), 0)
+    m = member(router, caps, unique("sg"), topic)
+    expect(m.join([topic], {tp}), KIP, f"member {m.member_id} was never assigned {tp}")
+    m.leader = router.node(other)
+    answer = m.fetch([tp])
+    expect_code(answer.error_code, "NONE", rule=KIP, where=f"ShareFetch to broker {other}")
+    entry = entry_of(answer, tp, "ShareFetch")
+    expect_code(entry.error_code, "NOT_LEADER_OR_FOLLOWER", rule=KIP, where=f"partition led by {leader}")
+    expect_equal(int(entry.current_leader.leader_id), leader, KIP, "CurrentLeader.LeaderId")
+
+
 def test_acknowledging_a_record_not_held_is_invalid_record_state(
     router: Router, caps: Capabilities, unique: Callable[[str], str], topic: str
 ) -> None:

@@ -44,6 +44,7 @@ class Located:
     sp: SharePartition | None
     part: Partition | None
     error: ErrorCode
+    leader: tuple[int, int] = (-1, -1)  # the partition's leader and epoch, from the metadata image
 
 
 def get(obj: Any, name: str, default: Any) -> Any:
@@ -117,16 +118,18 @@ def locate(
         return Located(tp, None, None, ErrorCode.unknown_topic_id)
     if not allowed(broker, ctx, Op.READ, TOPIC, topic.name):
         return Located(tp, None, None, ErrorCode.topic_authorization_failed)
+    info = topic.partitions.get(tp[1])
+    if info is None:
+        return Located(tp, None, None, ErrorCode.unknown_topic_or_partition)
+    known = (info.leader, info.leader_epoch)
     part = broker.partition(topic.name, tp[1])
-    if part is None:
-        if tp[1] < 0 or tp[1] >= len(topic.partitions):
-            return Located(tp, None, None, ErrorCode.unknown_topic_or_partition)
-        return Located(tp, None, None, ErrorCode.not_leader_or_follower)
-    if not part.is_leader:
-        return Located(tp, None, part, ErrorCode.not_leader_or_follower)
+    if part is None or not part.is_leader:
+        return Located(tp, None, part, ErrorCode.not_leader_or_follower, known)
     try:
         sp = leader.get_or_create(
-            (group_id, tp[0], tp[1]), log_start=part.log.log_start_offset, log_end=part.high_watermark
+            (group_id, tp[0], tp[1]),
+            log_start=part.log.log_start_offset,
+            log_end=max(part.high_watermark, part.log.log_start_offset),
         )
     except KafkaError as exc:
         return Located(tp, None, part, exc.code)
@@ -154,9 +157,10 @@ def acknowledge(sp: SharePartition, member_id: str, batches: tuple[Any, ...], no
 
 
 def leader_of(loc: Located) -> dict[str, int]:
-    if loc.part is None:
-        return {"leader_id": -1, "leader_epoch": -1}
-    return {"leader_id": loc.part.leader_id, "leader_epoch": loc.part.leader_epoch}
+    """CurrentLeader of a NOT_LEADER_OR_FOLLOWER entry: the replica's view, else the metadata's."""
+    if loc.part is not None and loc.part.leader_id >= 0:
+        return {"leader_id": loc.part.leader_id, "leader_epoch": loc.part.leader_epoch}
+    return {"leader_id": loc.leader[0], "leader_epoch": loc.leader[1]}
 
 
 def group_by_topic(entries: Iterable[tuple[TP, dict[str, Any]]]) -> list[dict[str, Any]]:
