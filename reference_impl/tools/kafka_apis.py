@@ -160,11 +160,9 @@ GAP_LEDGER: dict[int, str] = {
     70: "ControllerRegistration (KIP-919): controllers are known from controller.quorum.voters; they do not "
     "register their endpoints and features in the metadata log.",
     73: "AssignReplicasToDirs (KIP-858 JBOD) — one log directory per broker.",
-    78: "ShareFetch (KIP-932) is not built yet: share groups have membership and assignment (76/77) and "
-    "the share-partition state machine (core/group/share_partition.py); no consumer can fetch (issue 19).",
-    79: "ShareAcknowledge (KIP-932) is not built yet, with ShareFetch (issue 19).",
-    83: "Share-group state (KIP-932, the share coordinator's inter-broker API): share state is not persisted "
-    "yet (issue 19).",
+    83: "Share-group state (KIP-932, the share coordinator's inter-broker API): ShareFetch/ShareAcknowledge "
+    "(78/79) keep share-partition state in the leader's memory only; nothing is written to "
+    "__share_group_state, so there is no share coordinator (issue 19).",
     84: "Share-group state (KIP-932): not persisted yet (issue 19).",
     85: "Share-group state (KIP-932): not persisted yet (issue 19).",
     86: "Share-group state (KIP-932): not persisted yet (issue 19).",

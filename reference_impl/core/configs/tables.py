@@ -599,6 +599,21 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {
             "uniform,range",
             "Server-side assignors of consumer-protocol groups, the first the default.",
         ),
+        # Share groups (KIP-932; Kafka's ShareGroupConfig: lock duration at least 1000).
+        ConfigDef(
+            "group.share.record.lock.duration.ms",
+            _T.INT,
+            "30000",
+            "Acquisition lock of a share-group record.",
+            valid=_at_least(1000),
+        ),
+        ConfigDef(
+            "group.share.delivery.count.limit",
+            _T.INT,
+            "5",
+            "Deliveries of a share-group record before it is archived.",
+            valid=_at_least(2),
+        ),
         ConfigDef(
             "group.max.size", _T.INT, str(INT_MAX), "Most members of a classic group.", valid=_at_least(1)
         ),

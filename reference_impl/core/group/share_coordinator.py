@@ -19,7 +19,9 @@ from typing import TYPE_CHECKING, Any
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
 from .consumer_coordinator import topic_partitions, undescribable
+from .share_fetch import SharePartitions
 from .share_group import HeartbeatReply, ShareGroup, ShareGroupConfig
+from .share_partition import SharePartitionConfig
 
 if TYPE_CHECKING:
     from .coordinator import GroupCoordinator
@@ -44,6 +46,41 @@ class ShareGroups:
         self.config = config or ShareGroupConfig()
         self.groups: dict[str, ShareGroup] = {}
         self._clients: dict[tuple[str, str], tuple[str, str]] = {}
+        self._leader: SharePartitions | None = None
+
+    @property
+    def leader(self) -> SharePartitions:
+        """The share-partitions this broker leads and its share sessions (ShareFetch/ShareAcknowledge),
+        configured from ``group.share.record.lock.duration.ms`` and ``group.share.delivery.count.limit``."""
+        if self._leader is None:
+            cfg = self.coordinator.broker.config
+            self._leader = SharePartitions(
+                SharePartitionConfig(
+                    lock_duration_ms=cfg.get_int("group.share.record.lock.duration.ms"),
+                    delivery_attempt_limit=cfg.get_int("group.share.delivery.count.limit"),
+                )
+            )
+        return self._leader
+
+    def _gone(self, group_id: str, member_id: str) -> None:
+        """A member left or timed out: its share session goes and what it holds on the partitions this
+        broker leads is released (``ShareSessionCache.remove`` on the group's member listener). Only
+        this broker's share-partitions: another leader's locks run out on their own."""
+        if self._leader is not None:
+            self._leader.release_member(group_id, member_id)
+            self._leader.sessions.remove_member(group_id, member_id)
+
+    def member_known(self, group_id: str, member_id: str) -> bool | None:
+        """Is ``member_id`` a member of share group ``group_id``? None when another broker coordinates
+        the group (this broker cannot tell; Kafka's leader does not ask the coordinator either)."""
+        group = self.groups.get(group_id)
+        if group is not None:
+            return member_id in group.members
+        try:
+            self.coordinator.check_coordinator(group_id)
+        except KafkaError:
+            return None
+        return False
 
     def topics(self) -> dict[str, tuple[uuid.UUID, int]]:
         return {
@@ -77,6 +114,7 @@ class ShareGroups:
         if reply.member_epoch < 0:
             self.coordinator.cancel(key)
             self._clients.pop((req.group_id, req.member_id), None)
+            self._gone(req.group_id, req.member_id)
         else:
             self._clients[(req.group_id, req.member_id)] = (req.client_id, req.client_host)
             self.coordinator.schedule(key, self.config.session_timeout_ms, self._expire_fn(req.group_id))
@@ -88,6 +126,7 @@ class ShareGroups:
             if group is not None:
                 for member_id in group.expire(now_ms, self.topics()):
                     self._clients.pop((group_id, member_id), None)
+                    self._gone(group_id, member_id)
 
         return expire
 

@@ -138,12 +138,13 @@ class SharePartition:
     # -- acquisition -----------------------------------------------------------------------
 
     def acquire(self, member_id: str, *, now_ms: int, log_end: int, max_records: int) -> list[AcquiredRange]:
-        """Lock up to ``max_records`` records for ``member_id``: redeliveries first, then new ones
-        below ``log_end``, never taking the in-flight count past ``max_record_locks``."""
+        """Lock up to ``max_records`` records for ``member_id``: redeliveries first, then new ones,
+        all below ``log_end`` (the end of the batches the caller read), never taking the in-flight
+        count past ``max_record_locks``."""
         budget = max(0, max_records)
         taken: list[int] = []
         for offset in sorted(self._records):
-            if budget == 0:
+            if budget == 0 or offset >= log_end:
                 break
             record = self._records[offset]
             if record.state is RecordState.AVAILABLE:
@@ -159,6 +160,12 @@ class SharePartition:
             taken.append(offset)
         self._next += fresh
         return _ranges(taken, self._records)
+
+    def next_candidate(self) -> int:
+        """The lowest offset :meth:`acquire` would hand out: the first AVAILABLE in-flight record, or
+        the first never-acquired offset (a ShareFetch reads the log from here)."""
+        available = [o for o, r in self._records.items() if r.state is RecordState.AVAILABLE]
+        return min(available) if available else self._next
 
     def _lock(self, record: InFlight, member_id: str, now_ms: int) -> None:
         record.state = RecordState.ACQUIRED

@@ -68,6 +68,8 @@ from . import (  # noqa: F401  (imported to register)
     k75_describe_topic_partitions,
     k76_share_group_heartbeat,
     k77_share_group_describe,
+    k78_share_fetch,
+    k79_share_acknowledge,
 )
 from .registry import HANDLERS, Deferred, Handler, NoResponse, Reply, Respond, handles
 

@@ -3,8 +3,10 @@
 Behaviour: groups of the loaded shards of ``__consumer_offsets``, including
 "simple" groups that only commit offsets (protocol type ""), then the
 consumer-protocol groups (KIP-848: type ``consumer``, protocol type
-``consumer``, states Empty, Assigning, Reconciling, Stable), each set in
-group-id order.
+``consumer``, states Empty, Assigning, Reconciling, Stable) and the share
+groups (KIP-932: type and protocol type ``share``, states Empty, Reconciling,
+Stable), classic groups first, then the others, each set in group-id order;
+without DESCRIBE on the cluster, only groups the principal may DESCRIBE.
 Version notes: v4+ a state filter, case-insensitive (KIP-518); v4+ each
 group's state; v5+ a type filter (``classic``, ``consumer``, ``share``,
 case-insensitive; KIP-848) and each group's type.
@@ -27,6 +29,7 @@ if TYPE_CHECKING:
 
 GROUP_TYPE = "classic"
 CONSUMER_TYPE = "consumer"
+SHARE_TYPE = "share"  # group-coordinator/.../modern/share/ShareGroup.java PROTOCOL_TYPE
 
 
 @handles(16, 0, 5)
@@ -50,19 +53,19 @@ def handle_list_groups(broker: HandlerHost, ctx: RequestContext, request: Any) -
                 "group_type": GROUP_TYPE,
             }
         )
-    for cgroup in sorted(broker.group_coordinator.consumer.groups.values(), key=lambda g: g.group_id):
-        state = cgroup.state().value
+    coordinator = broker.group_coordinator
+    modern = [
+        *((g.group_id, g.state().value, CONSUMER_TYPE) for g in coordinator.consumer.groups.values()),
+        *((g.group_id, g.state, SHARE_TYPE) for g in coordinator.share.groups.values()),
+    ]
+    for group_id, state, kind in sorted(modern):
+        if not every and not allowed(broker, ctx, Op.DESCRIBE, GROUP, group_id):
+            continue
         if states and state.lower() not in states:
             continue
-        if types and CONSUMER_TYPE not in types:
+        if types and kind not in types:
             continue
-        groups.append(
-            {
-                "group_id": cgroup.group_id,
-                "protocol_type": "consumer",
-                "group_state": state,
-                "group_type": CONSUMER_TYPE,
-            }
-        )
+        # Kafka: ConsumerGroup.PROTOCOL_TYPE "consumer", ShareGroup.PROTOCOL_TYPE "share"
+        groups.append({"group_id": group_id, "protocol_type": kind, "group_state": state, "group_type": kind})
     body = {"throttle_time": 0, "error_code": ErrorCode.none, "groups": groups}
     return Respond(build(response_class(16, ctx.api_version), body))

@@ -118,3 +118,37 @@ def test_log_start_moving_past_in_flight_records() -> None:
     sp.acquire("a", now_ms=0, log_end=5, max_records=10)
     sp.log_start_moved(3)
     assert sp.start_offset == 3 and sp.in_flight() == 2
+
+
+def test_next_candidate_and_log_end_bound_redeliveries() -> None:
+    """ShareFetch reads the log from :meth:`SharePartition.next_candidate` and acquires only below the
+    end of the batches it read, redeliveries included."""
+    sp = _sp()
+    assert sp.next_candidate() == 0
+    assert sp.acquire("a", now_ms=0, log_end=4, max_records=100) == [AcquiredRange(0, 3, 1)]
+    assert sp.next_candidate() == 4
+    sp.acknowledge("a", [AckBatch(1, 1, (RELEASE,)), AckBatch(3, 3, (RELEASE,))])
+    assert sp.next_candidate() == 1
+    assert sp.acquire("b", now_ms=0, log_end=2, max_records=100) == [AcquiredRange(1, 1, 2)]
+    assert sp.state_of(3) is not None and sp.state_of(3).state is RecordState.AVAILABLE  # type: ignore[union-attr]
+    assert sp.next_candidate() == 3
+
+
+def test_share_partitions_bound_drops_idle_ones_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A broker keeps at most MAX_SHARE_PARTITIONS share-partitions: idle ones go first, and when every
+    one holds records in flight a new one is refused."""
+    import uuid
+
+    from reference_impl.core.group import share_fetch
+
+    monkeypatch.setattr(share_fetch, "MAX_SHARE_PARTITIONS", 2)
+    leader = share_fetch.SharePartitions()
+    topic = uuid.uuid4()
+    busy = leader.get_or_create(("g", topic, 0), log_start=0, log_end=0)
+    busy.acquire("m", now_ms=0, log_end=1, max_records=1)
+    leader.get_or_create(("g", topic, 1), log_start=0, log_end=0)  # idle
+    leader.get_or_create(("g", topic, 2), log_start=0, log_end=0)  # drops the idle one
+    assert set(leader.partitions) == {("g", topic, 0), ("g", topic, 2)}
+    leader.partitions[("g", topic, 2)].acquire("m", now_ms=0, log_end=1, max_records=1)
+    with pytest.raises(KafkaError):
+        leader.get_or_create(("g", topic, 3), log_start=0, log_end=0)

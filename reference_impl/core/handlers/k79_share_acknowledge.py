@@ -1,0 +1,72 @@
+"""ShareAcknowledge: v1-v2 (KIP-932). A share-group member acknowledges records it holds.
+
+Behaviour (Kafka's ``KafkaApis.handleShareAcknowledgeRequest``, ``SharePartitionManager.acknowledge``,
+``SharePartition.acknowledge`` in core/src/main/java/kafka/server/share/SharePartition.java): the
+request uses the member's share session (epoch 0 cannot open one: INVALID_SHARE_SESSION_EPOCH;
+-1 closes it after the acknowledgements, releasing what the member still holds); each
+AcknowledgementBatch gives one type for its range or one per offset: 0 GAP and 3 REJECT archive,
+1 ACCEPT acknowledges, 2 RELEASE makes the record available again (archived once its delivery
+count reached ``group.share.delivery.count.limit``). A partition's batches apply all or none.
+Errors, top-level: INVALID_REQUEST (empty ids, too many partitions or batches, renew
+acknowledgements), GROUP_AUTHORIZATION_FAILED, SHARE_SESSION_NOT_FOUND,
+INVALID_SHARE_SESSION_EPOCH. Per partition: INVALID_RECORD_STATE (a record the member does not
+hold), INVALID_REQUEST (a malformed batch), UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION,
+NOT_LEADER_OR_FOLLOWER (with the current leader), TOPIC_AUTHORIZATION_FAILED.
+Version notes: v1-v2, as Kafka's newest ShareAcknowledgeRequest.json and kio 0.6.5 define them
+(v0 was 4.0's early access); v2's IsRenewAck (KIP-1222 renew, type 4) is refused (INVALID_REQUEST).
+Not implemented: NodeEndpoints (empty); persisted share state (memory only).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from reference_impl.protocol.apis import response_class
+from reference_impl.protocol.build import build
+from reference_impl.protocol.errors import ErrorCode, KafkaError
+
+from .registry import Reply, Respond, handles
+from .share_common import TP, acknowledge, group_by_topic, leader_of, locate, open_session, partitions_of
+
+if TYPE_CHECKING:
+    from ..request_context import RequestContext
+    from .host import HandlerHost
+
+
+@handles(79, 1, 2)
+def handle_share_acknowledge(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
+    cls = response_class(79, ctx.api_version)
+    body: dict[str, Any] = {
+        "throttle_time": 0,
+        "acquisition_lock_timeout": broker.config.get_int("group.share.record.lock.duration.ms"),
+        "responses": [],
+        "node_endpoints": [],
+    }
+    try:
+        return Respond(build(cls, {**body, **_serve(broker, ctx, request, ctx.received_ms)}))
+    except KafkaError as exc:
+        return Respond(build(cls, {**body, "error_code": exc.code, "error_message": exc.message}))
+
+
+def _serve(broker: HandlerHost, ctx: RequestContext, request: Any, now: int) -> dict[str, Any]:
+    named = partitions_of(request.topics)
+    if bool(getattr(request, "is_renew_ack", False)):
+        raise KafkaError(ErrorCode.invalid_request, "renew acknowledgements are not supported")
+    group_id, member_id = request.group_id or "", request.member_id or ""
+    leader, session = open_session(broker, ctx, request, added=(), can_open=False)
+    entries: list[tuple[TP, dict[str, Any]]] = []
+    for tp, batches in named:
+        loc = locate(broker, ctx, leader, group_id, tp)
+        entry: dict[str, Any] = {
+            "partition_index": tp[1],
+            "error_code": loc.error,
+            "current_leader": {"leader_id": -1, "leader_epoch": -1},
+        }
+        if loc.error is ErrorCode.not_leader_or_follower:
+            entry["current_leader"] = leader_of(loc)
+        if loc.sp is not None:
+            entry["error_code"] = acknowledge(loc.sp, member_id, batches, now)
+        entries.append((tp, entry))
+    if session is None:  # epoch -1 closed the session
+        leader.release_member(group_id, member_id)
+    return {"error_code": ErrorCode.none, "responses": group_by_topic(entries)}

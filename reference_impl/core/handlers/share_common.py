@@ -1,0 +1,170 @@
+"""What ShareFetch (78) and ShareAcknowledge (79) share: request checks, the share session, the
+partition lookup on the leader and applying acknowledgement batches.
+
+Kafka: ``core/src/main/scala/kafka/server/KafkaApis.scala`` (``handleShareFetchRequest``,
+``handleShareAcknowledgeRequest``: an empty group or member id is INVALID_REQUEST; session
+errors are top-level), KIP-932's share session table (epoch 0 with a session in the cache discards
+it, releasing its acquired records; -1 releases them and removes the session),
+``core/src/main/java/kafka/server/share/SharePartitionManager.java`` (``newContext``, ``acknowledge``)
+and ``SharePartition.java``.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from reference_impl.protocol.errors import ErrorCode, KafkaError
+
+from ..group.share_fetch import (
+    MAX_ACK_BATCHES,
+    MAX_REQUEST_PARTITIONS,
+    MAX_SESSION_PARTITIONS,
+    SharePartitions,
+)
+from ..group.share_partition import MAX_ACK_SPAN, AckBatch, SharePartition
+from ..group.share_session import INITIAL_EPOCH, ShareSession
+from .access import GROUP, TOPIC, Op, allowed
+
+if TYPE_CHECKING:
+    from ..partition import Partition
+    from ..request_context import RequestContext
+    from .host import HandlerHost
+
+TP = tuple[uuid.UUID, int]
+
+
+@dataclass(frozen=True, slots=True)
+class Located:
+    """A partition of the request: the share-partition on this leader, or the error to answer."""
+
+    tp: TP
+    sp: SharePartition | None
+    part: Partition | None
+    error: ErrorCode
+    leader: tuple[int, int] = (-1, -1)  # the partition's leader and epoch, from the metadata image
+
+
+def get(obj: Any, name: str, default: Any) -> Any:
+    return getattr(obj, name, default)
+
+
+def partitions_of(topics: Iterable[Any]) -> list[tuple[TP, tuple[Any, ...]]]:
+    """(topic id, index) and the acknowledgement batches of every partition named; INVALID_REQUEST
+    past the request bounds."""
+    out: list[tuple[TP, tuple[Any, ...]]] = []
+    for topic in topics:
+        for p in topic.partitions:
+            batches = tuple(get(p, "acknowledgement_batches", ()))
+            if len(out) >= MAX_REQUEST_PARTITIONS or len(batches) > MAX_ACK_BATCHES:
+                raise KafkaError(ErrorCode.invalid_request, "too many partitions or acknowledgement batches")
+            out.append(((topic.topic_id, int(p.partition_index)), batches))
+    return out
+
+
+def open_session(
+    broker: HandlerHost,
+    ctx: RequestContext,
+    request: Any,
+    *,
+    added: Iterable[TP],
+    forgotten: Iterable[TP] = (),
+    can_open: bool = True,
+) -> tuple[SharePartitions, ShareSession | None]:
+    """Check the group, the member and the session epoch; raise KafkaError for a top-level error.
+
+    UNKNOWN_MEMBER_ID for opening a session as a member the local coordinator does not know is issue
+    19's rule: the Kafka sources read (SharePartitionManager.newContext at apache/kafka 1eb76443 and
+    021becf7) open a session for any member id, so a Kafka target may answer NONE there."""
+    added = tuple(added)
+    group_id = request.group_id or ""
+    member_id = request.member_id or ""
+    if not allowed(broker, ctx, Op.READ, GROUP, group_id):
+        raise KafkaError(ErrorCode.group_authorization_failed)
+    if not group_id or not member_id:
+        raise KafkaError(ErrorCode.invalid_request, "GroupId and MemberId must be given")
+    epoch = int(request.share_session_epoch)
+    if epoch == INITIAL_EPOCH and not can_open:
+        raise KafkaError(
+            ErrorCode.invalid_share_session_epoch, "ShareAcknowledge cannot open a share session"
+        )
+    shares = broker.group_coordinator.share
+    leader = shares.leader
+    if epoch == INITIAL_EPOCH and shares.member_known(group_id, member_id) is False:
+        raise KafkaError(
+            ErrorCode.unknown_member_id, f"{member_id} is not a member of share group {group_id}"
+        )
+    if epoch == INITIAL_EPOCH and leader.sessions.get(group_id, member_id) is not None:
+        leader.release_member(group_id, member_id)  # KIP-932: a new session discards the old one's records
+    held = leader.sessions.get(group_id, member_id)
+    if (
+        held is not None
+        and epoch != INITIAL_EPOCH
+        and len(held.partitions | set(added)) > MAX_SESSION_PARTITIONS
+    ):
+        raise KafkaError(ErrorCode.invalid_request, "too many partitions in the share session")
+    session = leader.sessions.request(group_id, member_id, epoch, added=added, forgotten=forgotten)
+    return leader, session
+
+
+def locate(
+    broker: HandlerHost, ctx: RequestContext, leader: SharePartitions, group_id: str, tp: TP
+) -> Located:
+    """The share-partition of ``tp`` on this broker, created at the log end on first use."""
+    topic = broker.image.topic_by_id(tp[0]) if tp[0] is not None else None
+    if topic is None:
+        return Located(tp, None, None, ErrorCode.unknown_topic_id)
+    if not allowed(broker, ctx, Op.READ, TOPIC, topic.name):
+        return Located(tp, None, None, ErrorCode.topic_authorization_failed)
+    info = topic.partitions.get(tp[1])
+    if info is None:
+        return Located(tp, None, None, ErrorCode.unknown_topic_or_partition)
+    known = (info.leader, info.leader_epoch)
+    part = broker.partition(topic.name, tp[1])
+    if part is None or not part.is_leader:
+        return Located(tp, None, part, ErrorCode.not_leader_or_follower, known)
+    try:
+        sp = leader.get_or_create(
+            (group_id, tp[0], tp[1]),
+            log_start=part.log.log_start_offset,
+            log_end=max(part.high_watermark, part.log.log_start_offset),
+        )
+    except KafkaError as exc:
+        return Located(tp, None, part, exc.code)
+    sp.log_start_moved(part.log.log_start_offset)
+    return Located(tp, sp, part, ErrorCode.none)
+
+
+def acknowledge(sp: SharePartition, member_id: str, batches: tuple[Any, ...], now_ms: int) -> ErrorCode:
+    """Apply a partition's acknowledgement batches (all or none); the partition's error code."""
+    sp.expire_locks(now_ms)
+    acks: list[AckBatch] = []
+    for b in batches:
+        first, last = int(b.first_offset), int(b.last_offset)
+        types = tuple(int(t) for t in b.acknowledge_types)
+        if last < first or last - first >= MAX_ACK_SPAN or len(types) > MAX_ACK_SPAN or not types:
+            return ErrorCode.invalid_request
+        acks.append(AckBatch(first, last, types))
+    if not acks:
+        return ErrorCode.none
+    try:
+        sp.acknowledge(member_id, acks)
+    except KafkaError as exc:
+        return exc.code
+    return ErrorCode.none
+
+
+def leader_of(loc: Located) -> dict[str, int]:
+    """CurrentLeader of a NOT_LEADER_OR_FOLLOWER entry: the replica's view, else the metadata's."""
+    if loc.part is not None and loc.part.leader_id >= 0:
+        return {"leader_id": loc.part.leader_id, "leader_epoch": loc.part.leader_epoch}
+    return {"leader_id": loc.leader[0], "leader_epoch": loc.leader[1]}
+
+
+def group_by_topic(entries: Iterable[tuple[TP, dict[str, Any]]]) -> list[dict[str, Any]]:
+    by_topic: dict[uuid.UUID, list[dict[str, Any]]] = {}
+    for (topic_id, _), entry in entries:
+        by_topic.setdefault(topic_id, []).append(entry)
+    return [{"topic_id": t, "partitions": ps} for t, ps in by_topic.items()]
