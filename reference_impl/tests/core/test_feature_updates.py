@@ -23,3 +23,20 @@ def test_invalid_updates_are_invalid_update_version() -> None:
     assert fu.validate_update("group.version", 1, 9, fin)[0] == BAD
     msg = fu.validate_update("group.version", 2, fu.UPGRADE, fin)[1]
     assert msg is not None and "group.version" in msg
+
+
+def test_feature_level_record_round_trips_and_replays_with_epoch() -> None:
+    from reference_impl.core.metadata.image import MetadataImage
+    from reference_impl.core.metadata.records import FeatureLevelRecord, decode, encode
+
+    rec = FeatureLevelRecord(name="group.version", feature_level=1)
+    assert decode(encode(rec)) == rec
+    image = MetadataImage(cluster_id="c", controller_id=0)
+    assert image.features_epoch == -1
+    image.apply(rec, 4)
+    image.apply(FeatureLevelRecord(name="kraft.version", feature_level=1), 7)
+    assert image.finalized_features == {"group.version": 1, "kraft.version": 1}
+    assert image.features_epoch == 7
+    image.apply(FeatureLevelRecord(name="kraft.version", feature_level=0), 9)
+    assert image.finalized_features == {"group.version": 1}
+    assert image.features_epoch == 9
