@@ -40,3 +40,18 @@ def test_feature_level_record_round_trips_and_replays_with_epoch() -> None:
     image.apply(FeatureLevelRecord(name="kraft.version", feature_level=0), 9)
     assert image.finalized_features == {"group.version": 1}
     assert image.features_epoch == 9
+
+
+def test_finalized_features_survive_a_controller_snapshot() -> None:
+    from reference_impl.core.controller.records import (
+        ControllerImage,
+        decode_snapshot,
+        encode_snapshot,
+    )
+    from reference_impl.core.metadata.records import FeatureLevelRecord
+
+    image = ControllerImage(cluster_id="c", controller_id=0)
+    image.apply(FeatureLevelRecord(name="group.version", feature_level=1), 3)
+    back = decode_snapshot(encode_snapshot(image), "c", 10)
+    assert back.finalized_features == {"group.version": 1}
+    assert back.features_epoch == 9
