@@ -55,3 +55,20 @@ def test_finalized_features_survive_a_controller_snapshot() -> None:
     back = decode_snapshot(encode_snapshot(image), "c", 10)
     assert back.finalized_features == {"group.version": 1}
     assert back.features_epoch == 9
+
+
+def test_api_versions_reads_the_image_once_feature_records_exist() -> None:
+    from reference_impl.core.handlers.k18_api_versions import feature_lists
+    from reference_impl.core.metadata.image import MetadataImage
+    from reference_impl.core.metadata.records import FeatureLevelRecord
+
+    image = MetadataImage(cluster_id="c", controller_id=0)
+    before = feature_lists(4, image)
+    assert before["finalized_features_epoch"] == 0
+    assert {f["name"] for f in before["finalized_features"]} == set(bootstrap_levels())
+    image.apply(FeatureLevelRecord(name="kraft.version", feature_level=1), 5)
+    after = feature_lists(4, image)
+    assert after["finalized_features_epoch"] == 5
+    assert after["finalized_features"] == [
+        {"name": "kraft.version", "min_version_level": 1, "max_version_level": 1}
+    ]
