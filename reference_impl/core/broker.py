@@ -74,6 +74,7 @@ from .host import ResponseCallback
 from .kraft.quorum import ADMIN_TIMEOUT_MS, ClusterQuorum, QuorumPorts
 from .kraft.roles import CONTROLLER_LISTENER_APIS, CONTROLLER_ONLY_APIS
 from .listeners import parse_names
+from .metadata import features
 from .metadata.image import MetadataImage
 from .metadata.records import METADATA_TOPIC, METADATA_TOPIC_ID, SCRAM_MECHANISM_TYPES, MetadataRecord
 from .partition import Partition
@@ -164,8 +165,8 @@ class Broker:
             metadata_log = store.open_log(METADATA_TOPIC, 0, METADATA_TOPIC_ID, {}, now_ms)
             controller = LocalController(image, metadata_log, self.node_id, self.rng, store.read_chunk)
             replayed = controller.load()
-            if replayed == 0 and bootstrap_records:
-                controller.commit(list(bootstrap_records), now_ms)
+            if replayed == 0:
+                controller.commit([*features.bootstrap_records(), *bootstrap_records], now_ms)
             elif bootstrap_records:
                 log.info(
                     "metadata log not empty: %d bootstrap record(s) (--add-scram) ignored, as kafka-storage "

@@ -186,3 +186,16 @@ def test_v3_leaves_out_features_supported_from_level_0(wire: WireClient) -> None
     answer = wire.request("api_versions", 3, client_software_name="kh", client_software_version="1")
     zero = [str(f.name) for f in answer.supported_features or [] if int(f.min_version) == 0]
     expect(not zero, "KAFKA-17492", f"v3 lists features supported from 0: {zero}")
+
+
+@pytest.mark.requires("api_versions", min_version=3)
+def test_finalized_features_carry_metadata_version_and_an_epoch(wire: WireClient) -> None:
+    """KIP-584 and KIP-778 (Kafka's FeatureControlManager.java, ApiVersionsResponse.java): a KRaft
+    cluster always finalizes ``metadata.version``, and the finalized features come with an epoch,
+    the metadata offset of the last FeatureLevelRecord, which is never negative once any
+    feature is finalized."""
+    answer = wire.request("api_versions", 3, client_software_name="kh", client_software_version="1")
+    finalized = {str(f.name): int(f.max_version_level) for f in answer.finalized_features or []}
+    expect("metadata.version" in finalized, "KIP-778", f"finalized features: {finalized}")
+    epoch = int(answer.finalized_features_epoch)
+    expect(epoch >= 0, "KIP-584", f"finalized features {finalized} at epoch {epoch}")

@@ -35,6 +35,7 @@ from typing import Any
 from kio.schema.errors import ErrorCode
 
 from reference_impl import defects
+from reference_impl.core.metadata import features
 from reference_impl.core.metadata.records import MetadataRecord, ProducerIdsRecord, RegisterBrokerRecord
 from reference_impl.core.raft.api import CommittedBatch, LeaderAndEpoch
 from reference_impl.core.raft.client import RaftClient
@@ -198,8 +199,8 @@ class QuorumController:
         self.active = _Active(self._claim_epoch, working, writer, heartbeats)
         self.active.next_balance_ms = now_ms + self.config.leader_imbalance_check_interval_ms
         self._claim_epoch = None
-        if self.config.bootstrap_records and self.image.offset < 0 and self._last_snapshot_offset == 0:
-            self._write(self.config.bootstrap_records, now_ms)
+        if self.image.offset < 0 and self._last_snapshot_offset == 0:
+            self._write([*features.bootstrap_records(), *self.config.bootstrap_records], now_ms)
 
     def _renounce(self) -> None:
         active, self.active = self.active, None

@@ -28,6 +28,7 @@ from reference_impl.core.metadata.image import (
 from reference_impl.core.metadata.records import (
     AccessControlEntryRecord,
     ConfigRecord,
+    FeatureLevelRecord,
     MetadataRecord,
     MetadataRecordError,
     PartitionRecord,
@@ -191,6 +192,10 @@ def image_records(image: ControllerImage) -> list[ControllerRecord]:
                 )
             )
     out.extend(record for _key, record in sorted(image.scram.items()))
+    out.extend(
+        FeatureLevelRecord(name=name, feature_level=level)
+        for name, level in sorted(image.finalized_features.items())
+    )
     if image.next_producer_id:
         out.append(ProducerIdsRecord(broker_id=-1, next_producer_id=image.next_producer_id))
     for acl_id, acl in image.acls:

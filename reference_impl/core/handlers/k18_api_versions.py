@@ -24,6 +24,7 @@ from reference_impl.protocol.errors import ErrorCode
 from .registry import HANDLERS, Reply, Respond, handles
 
 if TYPE_CHECKING:
+    from ..metadata.image import MetadataImage
     from ..request_context import RequestContext
     from .host import HandlerHost
 
@@ -51,25 +52,31 @@ def handle_api_versions(broker: HandlerHost, ctx: RequestContext, request: Any) 
     ]
     body: dict[str, Any] = {"error_code": 0, "api_keys": keys, "throttle_time": 0}
     if ctx.api_version >= 3:
-        body.update(feature_lists(ctx.api_version))
+        body.update(feature_lists(ctx.api_version, broker.image))
     return Respond(build(response_class(18, ctx.api_version), body))
 
 
-def feature_lists(api_version: int) -> dict[str, Any]:
+def feature_lists(api_version: int, image: MetadataImage) -> dict[str, Any]:
     """The v3+ feature fields from the feature table. Below v4 a feature whose lowest supported
     level is 0 is left out of the supported list (Kafka's ApiVersionsResponse.java, KAFKA-17492:
-    older clients refuse a range starting at 0); finalized levels of 0 are never listed."""
+    older clients refuse a range starting at 0); finalized levels of 0 are never listed.
+    Finalized levels and their epoch come from the image's FeatureLevelRecords once the log has
+    any (issue 20); before that, the table's bootstrap levels at epoch 0."""
     supported = [
         {"name": f.name, "min_version": f.min_level, "max_version": f.max_level}
         for f in features.FEATURES.values()
         if api_version >= 4 or f.min_level > 0
     ]
+    if image.features_epoch >= 0:
+        levels, epoch = image.finalized_features, image.features_epoch
+    else:
+        levels, epoch = features.bootstrap_levels(), 0
     finalized = [
         {"name": name, "min_version_level": level, "max_version_level": level}
-        for name, level in features.bootstrap_levels().items()
+        for name, level in levels.items()
     ]
     return {
         "supported_features": supported,
-        "finalized_features_epoch": 0,
+        "finalized_features_epoch": epoch,
         "finalized_features": finalized,
     }

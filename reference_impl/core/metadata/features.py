@@ -15,14 +15,18 @@ bootstraps at. ``transaction.version`` is supported 0-1 and finalized at 1 until
 (the lead raises TRANSACTION_VERSION's max/default to 2 then: the one line below).
 ``share.version`` is 0 (not finalized) until share groups land.
 
-Not done yet (issue 20 remainder): FeatureLevelRecord (type 12) through the controller at
-bootstrap and by UpdateFeatures (api 57), the epoch as the offset of the last feature record;
-today the levels below are static and ApiVersions reports epoch 0.
+Issue 20 so far: the controller writes one FeatureLevelRecord per finalized level first on an
+empty metadata log (``bootstrap_records``); ApiVersions reads the replayed levels and their epoch
+(the offset of the last feature record) from the image, falling back to these static levels at
+epoch 0 for a log written before feature records existed. Not done yet: UpdateFeatures (api 57;
+its validation is core/metadata/feature_updates.py).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from .records import FeatureLevelRecord
 
 
 @dataclass(frozen=True)
@@ -53,3 +57,9 @@ FEATURES: dict[str, Feature] = {
 def bootstrap_levels() -> dict[str, int]:
     """The finalized levels of a new cluster; a level 0 is not finalized (as Kafka)."""
     return {f.name: f.bootstrap_level for f in FEATURES.values() if f.bootstrap_level > 0}
+
+
+def bootstrap_records() -> list[FeatureLevelRecord]:
+    """What the controller writes first on an empty metadata log: one FeatureLevelRecord per
+    finalized feature (Kafka's BootstrapMetadata records, FeatureControlManager replays them)."""
+    return [FeatureLevelRecord(name=n, feature_level=lv) for n, lv in bootstrap_levels().items()]

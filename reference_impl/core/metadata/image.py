@@ -14,6 +14,7 @@ from ..security.acls import Acl, AclStore
 from .records import (
     AccessControlEntryRecord,
     ConfigRecord,
+    FeatureLevelRecord,
     MetadataRecord,
     PartitionChangeRecord,
     PartitionRecord,
@@ -92,6 +93,10 @@ class MetadataImage:
     """The ACLs (issue 18), which the authorizer reads."""
     scram: dict[tuple[int, str], UserScramCredentialRecord] = field(default_factory=dict)
     """(mechanism type, user) → the user's SCRAM credential (Kafka's ``ScramImage``)."""
+    finalized_features: dict[str, int] = field(default_factory=dict)
+    """Feature name → finalized level, from FeatureLevelRecords (level 0 is not finalized)."""
+    features_epoch: int = -1
+    """Offset of the last FeatureLevelRecord (Kafka's finalized-features epoch); -1 before any."""
     offset: int = -1
     """Offset of the last record applied (the image's version)."""
 
@@ -153,6 +158,12 @@ class MetadataImage:
                 )
             case ProducerIdsRecord(next_producer_id=next_id):
                 self.next_producer_id = max(self.next_producer_id, next_id)
+            case FeatureLevelRecord(name=name, feature_level=level):
+                self.features_epoch = offset
+                if level > 0:
+                    self.finalized_features[name] = level
+                else:
+                    self.finalized_features.pop(name, None)
             case AccessControlEntryRecord():
                 self.acls.add(
                     record.id,

@@ -97,6 +97,16 @@ class ProducerIdsRecord:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class FeatureLevelRecord:
+    """Kafka's type-12 record (metadata/.../common/metadata/FeatureLevelRecord.json): ``name`` is
+    finalized at ``feature_level``; level 0 removes it from the finalized features."""
+
+    type_name: ClassVar[str] = "FeatureLevelRecord"
+    name: str
+    feature_level: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class AccessControlEntryRecord:
     """One ACL (Kafka's ``AccessControlEntryRecord``, metadata record type 18,
     metadata/src/main/resources/common/metadata/AccessControlEntryRecord.json); codes as
@@ -168,6 +178,7 @@ MetadataRecord = (
     | RemoveTopicRecord
     | RegisterBrokerRecord
     | ProducerIdsRecord
+    | FeatureLevelRecord
     | AccessControlEntryRecord
     | RemoveAccessControlEntryRecord
     | UserScramCredentialRecord
@@ -184,6 +195,7 @@ _TYPES: dict[str, type[Any]] = {
         RemoveTopicRecord,
         RegisterBrokerRecord,
         ProducerIdsRecord,
+        FeatureLevelRecord,
         AccessControlEntryRecord,
         RemoveAccessControlEntryRecord,
         UserScramCredentialRecord,
