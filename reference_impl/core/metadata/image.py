@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from ..security.acls import Acl, AclStore
 from .records import (
     AccessControlEntryRecord,
+    ClientQuotaRecord,
     ConfigRecord,
     MetadataRecord,
     PartitionChangeRecord,
@@ -92,6 +93,11 @@ class MetadataImage:
     """The ACLs (issue 18), which the authorizer reads."""
     scram: dict[tuple[int, str], UserScramCredentialRecord] = field(default_factory=dict)
     """(mechanism type, user) → the user's SCRAM credential (Kafka's ``ScramImage``)."""
+    client_quotas: dict[frozenset[tuple[str, str | None]], dict[str, float]] = field(
+        default_factory=dict
+    )
+    """Client-quota entity ((type, name or None for default) pairs) → quota key → value, from
+    ``ClientQuotaRecord`` (Kafka's ``ClientQuotasImage``); an entity with no keys is gone."""
     offset: int = -1
     """Offset of the last record applied (the image's version)."""
 
@@ -143,6 +149,15 @@ class MetadataImage:
                         target.pop(name, "")
                     else:
                         target[name] = value
+            case ClientQuotaRecord():
+                entity = frozenset(zip(record.entity_types, record.entity_names, strict=True))
+                quotas = self.client_quotas.setdefault(entity, {})
+                if record.remove:
+                    quotas.pop(record.key, None)
+                else:
+                    quotas[record.key] = record.value
+                if not quotas:
+                    del self.client_quotas[entity]
             case RemoveTopicRecord(topic_id=topic_id):
                 removed = self.topic_names.pop(topic_id, None)
                 if removed is not None:
