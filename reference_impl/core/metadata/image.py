@@ -93,9 +93,7 @@ class MetadataImage:
     """The ACLs (issue 18), which the authorizer reads."""
     scram: dict[tuple[int, str], UserScramCredentialRecord] = field(default_factory=dict)
     """(mechanism type, user) → the user's SCRAM credential (Kafka's ``ScramImage``)."""
-    client_quotas: dict[frozenset[tuple[str, str | None]], dict[str, float]] = field(
-        default_factory=dict
-    )
+    client_quotas: dict[frozenset[tuple[str, str | None]], dict[str, float]] = field(default_factory=dict)
     """Client-quota entity ((type, name or None for default) pairs) → quota key → value, from
     ``ClientQuotaRecord`` (Kafka's ``ClientQuotasImage``); an entity with no keys is gone."""
     offset: int = -1
