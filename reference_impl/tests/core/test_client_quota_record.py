@@ -3,6 +3,7 @@ image's quota table: set, overwrite, remove, and the entity gone once its last k
 
 from __future__ import annotations
 
+from reference_impl.core.controller.records import ControllerImage, decode_snapshot, encode_snapshot
 from reference_impl.core.metadata.image import MetadataImage
 from reference_impl.core.metadata.records import ClientQuotaRecord, decode, encode
 
@@ -33,3 +34,10 @@ def test_replay_set_overwrite_remove() -> None:
     assert image.client_quotas[entity] == {"consumer_byte_rate": 200.0}
     image.apply(_rec("consumer_byte_rate", remove=True), 4)
     assert entity not in image.client_quotas
+
+
+def test_snapshot_keeps_quotas() -> None:
+    image = ControllerImage(cluster_id="c", controller_id=1)
+    image.apply(_rec("producer_byte_rate", 100.0), 0)
+    again = decode_snapshot(encode_snapshot(image), "c", 1)
+    assert again.client_quotas == image.client_quotas
