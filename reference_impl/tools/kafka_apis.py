@@ -149,8 +149,7 @@ GAP_LEDGER: dict[int, str] = {
     39: "Delegation tokens (KIP-48) are not implemented.",
     40: "Delegation tokens (KIP-48) are not implemented.",
     41: "Delegation tokens (KIP-48) are not implemented.",
-    48: "Client quotas are not implemented here — issue 20's quotas work (branch features).",
-    49: "Client quotas are not implemented here — issue 20's quotas work (branch features).",
+    49: "AlterClientQuotas not yet built (issue 20, branch quotas); quota enforcement neither.",
     57: "UpdateFeatures — issue 20's features work (branch features); finalized features are static.",
     58: "Envelope (KIP-590's principal-preserving forward): the reference forwards admin writes with its own "
     "request and checks ACLs at the broker first (core/handlers/forwarding.py), so the controller needs no "

@@ -27,6 +27,7 @@ from reference_impl.core.metadata.image import (
 )
 from reference_impl.core.metadata.records import (
     AccessControlEntryRecord,
+    ClientQuotaRecord,
     ConfigRecord,
     FeatureLevelRecord,
     MetadataRecord,
@@ -196,6 +197,11 @@ def image_records(image: ControllerImage) -> list[ControllerRecord]:
         FeatureLevelRecord(name=name, feature_level=level)
         for name, level in sorted(image.finalized_features.items())
     )
+    for entity, quotas in image.client_quotas.items():
+        pairs = sorted(entity, key=lambda pair: pair[0])
+        types, names = tuple(t for t, _ in pairs), tuple(n for _, n in pairs)
+        for quota_key, rate in sorted(quotas.items()):
+            out.append(ClientQuotaRecord(entity_types=types, entity_names=names, key=quota_key, value=rate))
     if image.next_producer_id:
         out.append(ProducerIdsRecord(broker_id=-1, next_producer_id=image.next_producer_id))
     for acl_id, acl in image.acls:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from ..security.acls import Acl, AclStore
 from .records import (
     AccessControlEntryRecord,
+    ClientQuotaRecord,
     ConfigRecord,
     FeatureLevelRecord,
     MetadataRecord,
@@ -97,6 +98,9 @@ class MetadataImage:
     """Feature name → finalized level, from FeatureLevelRecords (level 0 is not finalized)."""
     features_epoch: int = -1
     """Offset of the last FeatureLevelRecord (Kafka's finalized-features epoch); -1 before any."""
+    client_quotas: dict[frozenset[tuple[str, str | None]], dict[str, float]] = field(default_factory=dict)
+    """Client-quota entity ((type, name or None for default) pairs) → quota key → value, from
+    ``ClientQuotaRecord`` (Kafka's ``ClientQuotasImage``); an entity with no keys is gone."""
     offset: int = -1
     """Offset of the last record applied (the image's version)."""
 
@@ -148,6 +152,15 @@ class MetadataImage:
                         target.pop(name, "")
                     else:
                         target[name] = value
+            case ClientQuotaRecord():
+                entity = frozenset(zip(record.entity_types, record.entity_names, strict=True))
+                quotas = self.client_quotas.setdefault(entity, {})
+                if record.remove:
+                    quotas.pop(record.key, None)
+                else:
+                    quotas[record.key] = record.value
+                if not quotas:
+                    del self.client_quotas[entity]
             case RemoveTopicRecord(topic_id=topic_id):
                 removed = self.topic_names.pop(topic_id, None)
                 if removed is not None:

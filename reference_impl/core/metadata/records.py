@@ -72,6 +72,22 @@ class ConfigRecord:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ClientQuotaRecord:
+    """Set (``remove`` false) or remove one quota key of a client-quota entity (Kafka's
+    ``ClientQuotaRecord``, metadata record type 14,
+    metadata/src/main/resources/common/metadata/ClientQuotaRecord.json). Kafka's ``entity`` list
+    of (entityType, entityName) is kept as two parallel tuples so the JSON codec stays flat; an
+    entity name ``None`` is the default entity of that type."""
+
+    type_name: ClassVar[str] = "ClientQuotaRecord"
+    entity_types: tuple[str, ...]
+    entity_names: tuple[str | None, ...]
+    key: str
+    value: float = 0.0
+    remove: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RemoveTopicRecord:
     type_name: ClassVar[str] = "RemoveTopicRecord"
     topic_id: uuid.UUID
@@ -175,6 +191,7 @@ MetadataRecord = (
     | PartitionRecord
     | PartitionChangeRecord
     | ConfigRecord
+    | ClientQuotaRecord
     | RemoveTopicRecord
     | RegisterBrokerRecord
     | ProducerIdsRecord
@@ -192,6 +209,7 @@ _TYPES: dict[str, type[Any]] = {
         PartitionRecord,
         PartitionChangeRecord,
         ConfigRecord,
+        ClientQuotaRecord,
         RemoveTopicRecord,
         RegisterBrokerRecord,
         ProducerIdsRecord,
