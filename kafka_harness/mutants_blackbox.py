@@ -53,6 +53,8 @@ class Campaign:
     """Short and unique: what the faults are (``cluster kill+partition-leader``)."""
     args: tuple[str, ...]
     seed: int
+    probe: str | None = None
+    """A probe of :mod:`kafka_harness.mutants_probes` instead of a chaos campaign (``args`` unused)."""
 
     def argv(self, mode: str | None, out: Path) -> list[str]:
         # the broker default reaches the partitions' own state machines; the controller's election
@@ -62,6 +64,8 @@ class Campaign:
             if mode
             else []
         )
+        if self.probe is not None:
+            return [sys.executable, "-m", "kafka_harness.mutants_probes", self.probe, *configs]
         return [
             sys.executable, "-m", "kafka_harness", "chaos", "--target", "reference", *self.args,
             "--seed", str(self.seed), "--out", str(out), *configs,
@@ -119,16 +123,21 @@ STRAND_KILL = _cluster("cluster min-isr 1 strand-leader+kill", "strand-leader,ki
                        failover=FASTER_FAILOVER)  # fmt: skip
 """A stranded leader that dies and returns, then a kill of whoever leads after it."""
 
+STALE_EPOCH_PROBE = Campaign("probe: fetch with the previous leader epoch", (), 0, probe="stale-epoch")
+"""After a leader change, Fetch/ListOffsets/OffsetForLeaderEpoch naming the old epoch: FENCED_LEADER_EPOCH."""
+AVAILABILITY_PROBE = Campaign("probe: acks=all with a follower paused", (), 0, probe="acks-all-availability")
+"""RF 3, min.insync.replicas 2, one follower paused: acks=all still acknowledged within 20 s."""
+
 PLANS: dict[str, tuple[Campaign, ...]] = {
     "truncate-to-hw": (PEERS_KILL,),
     "kip279-hole": (STRAND_KILL,),
-    "hw-over-all-replicas": (STRAND,),
+    "hw-over-all-replicas": (AVAILABILITY_PROBE, STRAND),
     "hw-without-followers": (PEERS_KILL,),
     "acks-all-early": (PEERS,),
     "isr-expand-early": (STRAND_KILL,),
     "lso-above-hw": (ONE_BROKER_EARLY_READ,),
     "no-dedup": (ONE_BROKER_TIMEOUT,),
-    "stale-epoch-accepted": (STRAND_KILL,),
+    "stale-epoch-accepted": (STALE_EPOCH_PROBE, STRAND_KILL),
     "unclean-election": (STRAND,),
 }
 """Each mode's campaigns, tried in order until one catches it. Earlier rounds (chaos/README.md) tried

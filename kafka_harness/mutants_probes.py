@@ -1,0 +1,223 @@
+"""Cluster probes for ``kafka-harness mutants --black-box``: two checks a user of any Kafka-compatible
+cluster wants, which the chaos campaigns' histories cannot show (issue 21).
+
+``stale-epoch``: after a leader change, requests naming the partition's *previous* leader epoch as
+``current_leader_epoch`` (Fetch v9+, ListOffsets v4+, OffsetForLeaderEpoch v2+; KIP-320) must be
+answered FENCED_LEADER_EPOCH, as Kafka's ``Partition.checkCurrentLeaderEpoch``
+(core/src/main/scala/kafka/cluster/Partition.scala) answers an epoch below the leader's. A stale
+reader served anyway reads a log it did not ask about, and nothing in a history shows it.
+
+``acks-all-availability``: replication factor 3, ``min.insync.replicas=2``, one follower paused
+(SIGSTOP): an acks=all write must still be acknowledged once the ISR has shrunk to the live replicas
+(Kafka's high watermark is the minimum log end over the ISR, ``Partition.maybeIncrementLeaderHW``;
+the paused follower leaves the ISR after ``replica.lag.time.max.ms``). The verdict is whether the
+write is acknowledged within :data:`WRITE_BOUND_S` (many times the lag bound); the time it took is a
+printed figure, not judged.
+
+Run as ``python -m kafka_harness.mutants_probes PROBE [--broker-config k=v]... [--topic-config k=v]...``;
+each launches its own three reference brokers and ends them (also on SIGTERM). Prints one
+``VERDICT: valid|invalid name=count ...`` line; exit 0 valid, 1 invalid, 2 could not judge.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import time
+from collections.abc import Callable
+from types import FrameType
+from typing import Any
+
+from kio.schema.errors import ErrorCode
+
+from fixtures.targets import Target, launch
+from fixtures.wire import Capabilities, Router, WireClient, ops
+
+TOPIC = "probe"
+WAIT_S = 45.0
+"""Bound on each wait (topic ready, a new leader after the kill)."""
+WRITE_BOUND_S = 20.0
+"""acks=all with one follower paused: 10 times the 2 s lag bound the probe configures."""
+FAST = ("broker.session.timeout.ms=3000", "replica.lag.time.max.ms=2000")
+
+
+class ProbeError(RuntimeError):
+    """The probe could not set up what it judges (no verdict)."""
+
+
+def _address(target: Target, node_id: int) -> str:
+    node = target.node(node_id)
+    return f"{node.host}:{node.advertised_port}"
+
+
+def _partition_state(target: Target, caps: Capabilities, alive: list[int]) -> tuple[int, int, list[int]]:
+    """(leader id, leader epoch, ISR) of the probe partition as a live broker's Metadata shows it."""
+    last: Exception | None = None
+    for node_id in alive:
+        try:
+            with WireClient(_address(target, node_id), timeout_s=5.0) as wire:
+                meta = ops.metadata(wire, caps, [TOPIC], version=caps.best("metadata", lo=7))
+            p = meta.topics[0].partitions[0]
+            return int(p.leader_id), int(p.leader_epoch), [int(i) for i in p.isr_nodes]
+        except (OSError, IndexError) as exc:
+            last = exc
+    raise ProbeError(f"no live broker answered Metadata: {last}")
+
+
+def _wait(what: str, ready: Callable[[], bool]) -> None:
+    deadline = time.monotonic() + WAIT_S
+    while time.monotonic() < deadline:
+        if ready():
+            return
+        time.sleep(0.25)
+    raise ProbeError(f"{what} within {WAIT_S:.0f} s")
+
+
+def _setup(brokers: list[str], topic_configs: dict[str, str]) -> tuple[Target, Capabilities, Router]:
+    target = launch("reference", brokers=3, broker_configs=[*FAST, *brokers])
+    try:
+        first = WireClient(_address(target, 1))
+        caps = Capabilities(first.api_versions())
+        router = Router(
+            first, WireClient, {n.node_id: _address(target, n.node_id) for n in target.nodes}, caps
+        )
+        configs = {"min.insync.replicas": "2", **topic_configs}
+        ops.check(ops.create_topic(router, caps, TOPIC, 1, configs, replication_factor=3).error_code,
+                  "CreateTopics")  # fmt: skip
+        router.wait_for_topic(TOPIC, 1)
+        everyone = [n.node_id for n in target.nodes]
+        _wait("all three replicas in the ISR", lambda: len(_partition_state(target, caps, everyone)[2]) == 3)
+        ops.check(ops.produce_values(router, caps, TOPIC, [b"a", b"b", b"c"]).error_code, "Produce")
+    except BaseException:
+        target.close()
+        raise
+    return target, caps, router
+
+
+def stale_epoch(target: Target, caps: Capabilities, router: Router) -> dict[str, int]:
+    """Kill the leader; ask the new one with the old epoch. Counts: answers other than
+    FENCED_LEADER_EPOCH (``stale_epoch_served``), and whether the current epoch is served (``control``
+    must be 0: the probe is only meaningful when the new leader serves its own epoch)."""
+    everyone = [n.node_id for n in target.nodes]
+    old_leader, old_epoch, _ = _partition_state(target, caps, everyone)
+    target.node(old_leader).kill()
+    alive = [n for n in everyone if n != old_leader]
+
+    def moved() -> bool:
+        leader, epoch, _ = _partition_state(target, caps, alive)
+        return leader in alive and epoch > old_epoch
+
+    _wait("a new leader", moved)
+    leader, epoch, _ = _partition_state(target, caps, alive)
+    print(f"leader {old_leader} epoch {old_epoch} killed; new leader {leader} epoch {epoch}", flush=True)
+    served: dict[str, int] = {"stale_epoch_served": 0, "control": 0}
+    with WireClient(_address(target, leader)) as wire:
+        for asked in (epoch, old_epoch):
+            answers = _ask_all(wire, caps, asked, epoch)
+            for api, code in answers.items():
+                print(f"  current_leader_epoch {asked}: {api} -> {code.name}", flush=True)
+                if asked == epoch and code != ErrorCode.none:
+                    served["control"] += 1
+                elif asked < epoch and code != ErrorCode.fenced_leader_epoch:
+                    served["stale_epoch_served"] += 1
+    return served
+
+
+def _ask_all(wire: WireClient, caps: Capabilities, current: int, epoch: int) -> dict[str, Any]:
+    """The error each KIP-320 request answers for ``current_leader_epoch=current``."""
+    answers: dict[str, Any] = {}
+    if caps.supports("fetch", 9):
+        _, entry = ops.fetch(wire, caps, TOPIC, 0, current_leader_epoch=current, max_wait_ms=0)
+        answers["Fetch"] = entry.error_code
+    if caps.supports("list_offsets", 4):
+        answers["ListOffsets"] = ops.list_offset(
+            wire, caps, TOPIC, ops.LATEST_TIMESTAMP, current_leader_epoch=current
+        ).error_code
+    if caps.supports("offset_for_leader_epoch", 2):
+        answer = wire.request(
+            "offset_for_leader_epoch", caps.best("offset_for_leader_epoch"), replica_id=-1,
+            topics=[{"topic": TOPIC, "partitions": [
+                {"partition": 0, "current_leader_epoch": current, "leader_epoch": epoch}]}],
+        )  # fmt: skip
+        answers["OffsetForLeaderEpoch"] = answer.topics[0].partitions[0].error_code
+    if not answers:
+        raise ProbeError("the target advertises none of Fetch v9+, ListOffsets v4+, OffsetForLeaderEpoch v2+")
+    return answers
+
+
+def acks_all_availability(target: Target, caps: Capabilities, router: Router) -> dict[str, int]:
+    """Pause one follower; an acks=all write (retried on retriable errors, as a producer does) must be
+    acknowledged within :data:`WRITE_BOUND_S`. Count ``acks_all_unavailable`` 1 if it was not."""
+    everyone = [n.node_id for n in target.nodes]
+    leader, _, _ = _partition_state(target, caps, everyone)
+    follower = next(n for n in everyone if n != leader)
+    target.node(follower).pause()
+    started = time.monotonic()
+    codes: list[str] = []
+    acknowledged = False
+    try:
+        with WireClient(_address(target, leader), timeout_s=WRITE_BOUND_S + 5) as wire:
+            while not acknowledged and time.monotonic() - started < WRITE_BOUND_S:
+                left_ms = max(1000, int((WRITE_BOUND_S - (time.monotonic() - started)) * 1000))
+                try:
+                    got = ops.produce_values(wire, caps, TOPIC, [b"d"], timeout_ms=left_ms)
+                except OSError as exc:  # the answer did not come within the socket's bound
+                    codes.append(type(exc).__name__)
+                    break
+                codes.append(got.error_code.name)
+                acknowledged = got.error_code == ErrorCode.none
+                if not acknowledged:
+                    time.sleep(0.2)
+    finally:
+        target.node(follower).resume()
+    took = time.monotonic() - started
+    state = "acknowledged" if acknowledged else "NOT acknowledged"
+    print(f"follower {follower} paused; acks=all write to leader {leader} {state} after {took:.1f} s "
+          f"(answers {', '.join(codes) or 'none'}; bound {WRITE_BOUND_S:.0f} s)", flush=True)  # fmt: skip
+    return {"acks_all_unavailable": 0 if acknowledged else 1}
+
+
+PROBES: dict[str, Callable[[Target, Capabilities, Router], dict[str, int]]] = {
+    "stale-epoch": stale_epoch,
+    "acks-all-availability": acks_all_availability,
+}
+
+
+def _terminate(signum: int, frame: FrameType | None) -> None:
+    raise SystemExit(128 + signum)  # unwinds through the ``finally`` that ends the brokers
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m kafka_harness.mutants_probes", description=__doc__)
+    parser.add_argument("probe", choices=sorted(PROBES))
+    parser.add_argument("--broker-config", action="append", default=[], metavar="K=V")
+    parser.add_argument("--topic-config", action="append", default=[], metavar="K=V")
+    args = parser.parse_args(argv)
+    signal.signal(signal.SIGTERM, _terminate)
+    topic_configs = dict(kv.partition("=")[::2] for kv in args.topic_config)
+    try:
+        target, caps, router = _setup(args.broker_config, topic_configs)
+    except (ProbeError, OSError, ops.UnexpectedErrorCode) as exc:
+        print(f"probe {args.probe}: setup failed: {exc}\nVERDICT: could not run")
+        return 2
+    try:
+        counts = PROBES[args.probe](target, caps, router)
+    except (ProbeError, OSError, ops.UnexpectedErrorCode) as exc:
+        print(f"probe {args.probe}: {exc}\nVERDICT: could not run")
+        return 2
+    finally:
+        for wire in router.connections():
+            wire.close()
+        target.close()
+    bad = {k: v for k, v in counts.items() if v}
+    if "control" in bad:
+        print(f"VERDICT: could not run control={bad['control']} (the current epoch is not served)")
+        return 2
+    word = "invalid" if bad else "valid"
+    print(f"VERDICT: {word} " + " ".join(f"{k}={v}" for k, v in counts.items() if k != "control"))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
