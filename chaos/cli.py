@@ -7,6 +7,7 @@ run or nothing could be judged (the message says why).
 from __future__ import annotations
 
 import argparse
+import signal
 import statistics
 import sys
 import time
@@ -147,8 +148,17 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def _terminate(signum: int, _frame: object) -> None:
+    """SIGTERM (a campaign batch or the main job ending an overrun campaign) unwinds like Ctrl-C:
+    the ``finally`` blocks stop the brokers and the Toxiproxy server this command started in
+    sessions of their own, which the signal to this process group does not reach. Without it an
+    overrun campaign left all of them running."""
+    raise SystemExit(128 + signum)
+
+
 def main(argv: list[str]) -> int:
     args = parser().parse_args(argv)
+    signal.signal(signal.SIGTERM, _terminate)
     if args.list_faults:
         from chaos.nemesis.schedule import FAULTS
 
