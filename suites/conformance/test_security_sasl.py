@@ -29,6 +29,10 @@ from .security_common import SASL_RULE, closed_without_answer, run_security
 FEATURE = "Security: SASL"
 OVERSIZED_BYTES = 600_000
 """Above Kafka's default sasl.server.max.receive.size (524288)."""
+KAFKA_SCRAM_NONCE_RULE = (
+    "Kafka's ScramSaslServer: the client-final nonce must end with the server-first nonce "
+    "(clients/src/main/java/org/apache/kafka/common/security/scram/internals/ScramSaslServer.java)"
+)
 
 
 @pytest.fixture
@@ -154,10 +158,9 @@ def test_oversized_token_closes_the_connection(sasl: Any, wire_factory: Callable
     _broker_lives(wire_factory, security)
 
 
-def test_scram_final_message_with_a_wrong_nonce_fails(
-    sasl: Any, wire_factory: Callable[..., WireClient]
-) -> None:
-    """RFC 5802 section 5.1: the client-final nonce must be the server-first one."""
+def _scram_halfway(sasl: Any) -> tuple[WireClient, int, ScramClient, bytes]:
+    """A SCRAM exchange up to the server-first message (skips when the run does not use SCRAM):
+    the connection, the SaslAuthenticate version, the client and the server-first bytes."""
     security, connect = sasl
     if not (security.mechanism or "").startswith("SCRAM-"):
         pytest.skip(f"the run authenticates with {security.mechanism}, not SCRAM")
@@ -167,9 +170,32 @@ def test_scram_final_message_with_a_wrong_nonce_fails(
     client = ScramClient(security.mechanism or "", security.username or "", security.password or "")
     first = wire.request("sasl_authenticate", version, auth_bytes=client.first())
     expect_code(first.error_code, "NONE", rule=SASL_RULE)
-    final = client.final(bytes(first.auth_bytes)).decode()
-    tampered = final.replace(",r=", ",r=kh", 1).encode()
+    return wire, version, client, bytes(first.auth_bytes)
+
+
+def test_scram_final_message_with_a_wrong_nonce_fails(
+    sasl: Any, wire_factory: Callable[..., WireClient]
+) -> None:
+    """A client-final nonce that does not end with the server-first one is refused (Kafka's
+    ScramSaslServer checks ``endsWith``, RFC 5802 section 5.1 equality)."""
+    wire, version, client, server_first = _scram_halfway(sasl)
+    final = client.final(server_first).decode()
+    nonce = final.split(",r=", 1)[1].split(",p=", 1)[0]
+    tampered = final.replace(f",r={nonce},", f",r={nonce[:-1]},", 1).encode()
     answer = wire.request("sasl_authenticate", version, auth_bytes=tampered)
     expect_code(answer.error_code, "SASL_AUTHENTICATION_FAILED", rule="RFC 5802 section 5.1")
     expect(wire.is_closed_by_peer(), SASL_RULE, "the connection stayed open after a wrong nonce")
-    _broker_lives(wire_factory, security)
+    _broker_lives(wire_factory, sasl[0])
+
+
+def test_scram_final_nonce_with_a_prefix_logs_in_as_on_kafka(sasl: Any) -> None:
+    """librdkafka 2.0.2 (Debian's kcat) sends its own nonce twice in the client-final message, with a
+    proof over what it sent; Kafka's ScramSaslServer accepts a nonce that ends with the server-first
+    one (``endsWith``), so such clients log in to Kafka and must log in here."""
+    wire, version, client, server_first = _scram_halfway(sasl)
+    final = client.final(server_first, nonce_prefix=client.nonce)
+    answer = wire.request("sasl_authenticate", version, auth_bytes=final)
+    expect_code(answer.error_code, "NONE", rule=KAFKA_SCRAM_NONCE_RULE)
+    client.verify(bytes(answer.auth_bytes))
+    logged_in = wire.request("metadata", 1, topics=[])
+    expect(bool(logged_in.brokers), SASL_RULE, "Metadata after logging in listed no brokers")

@@ -90,7 +90,8 @@ def test_scram_refuses_wrong_password_wrong_nonce_and_garbage() -> None:
     good = ScramClient("SCRAM-SHA-256", "u", "right")
     s = server()
     final = good.final(s.evaluate(good.first())).decode()
-    tampered = final.replace(",r=", ",r=X", 1)
+    nonce = final.split(",r=", 1)[1].split(",p=", 1)[0]
+    tampered = final.replace(f",r={nonce},", f",r={nonce[:-1]},", 1)  # no longer ends with the server's
     with pytest.raises(SaslFailure, match="nonce"):
         s.evaluate(tampered.encode())
     with pytest.raises(SaslFailure, match="Invalid user credentials"):
@@ -104,6 +105,21 @@ def test_scram_refuses_wrong_password_wrong_nonce_and_garbage() -> None:
         s.evaluate(b"c=biws,r=zzz,p=!!!")
     with pytest.raises(SaslFailure):  # a failed exchange takes nothing more
         s.evaluate(good.first())
+
+
+def test_scram_accepts_a_final_nonce_that_ends_with_the_servers_as_kafka_does() -> None:
+    """Kafka's ScramSaslServer checks ``endsWith`` (librdkafka 2.0.2 sends its own nonce twice and
+    logs in); a prefix with a proof made over something else still fails on the proof."""
+    credential = make_credential("SCRAM-SHA-512", "right")
+    doubled = ScramClient("SCRAM-SHA-512", "u", "right")
+    s = ScramServer("SCRAM-SHA-512", lambda m, u: credential)
+    doubled.verify(s.evaluate(doubled.final(s.evaluate(doubled.first()), nonce_prefix=doubled.nonce)))
+    assert s.complete and s.authorization_id == "u"
+    plain = ScramClient("SCRAM-SHA-512", "u", "right")
+    s = ScramServer("SCRAM-SHA-512", lambda m, u: credential)
+    final = plain.final(s.evaluate(plain.first())).decode()
+    with pytest.raises(SaslFailure, match="Invalid client credentials"):
+        s.evaluate(final.replace(",r=", ",r=kh", 1).encode())
 
 
 def test_plain_as_kafka_answers() -> None:
