@@ -35,6 +35,7 @@ def main(argv: list[str]) -> int:
     print(f"CA:              {files.ca}")
     print(f"broker keystore: {files.broker}  (hosts: {', '.join(args.hosts)})")
     print(f"client keystore: {files.client}  (principal User:{files.client_dn})")
+    print(f"second client:   {files.restricted}  (principal User:{files.restricted_dn}; for ACL tests)")
     print("broker configs:  ssl.keystore.type=PEM ssl.keystore.location=" f"{files.broker} "
           f"ssl.truststore.type=PEM ssl.truststore.location={files.ca}")
     return 0

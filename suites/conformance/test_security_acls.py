@@ -28,6 +28,7 @@ from typing import Any
 import pytest
 from kio.schema.errors import ErrorCode
 
+from fixtures.targets.certs import principal_of
 from fixtures.targets.secured import RESTRICTED_CONFIG_ENV
 from fixtures.wire import Router, WireClient, ops
 from fixtures.wire.acls import CLUSTER_NAME, AclBinding, AclFilter, create_acls, delete_acls, describe_acls
@@ -164,18 +165,20 @@ def acl(wire_factory: Callable[..., WireClient], caps: Capabilities, router: Rou
     path = os.environ.get(RESTRICTED_CONFIG_ENV)
     if not path:
         pytest.skip(
-            f"no restricted principal: ${RESTRICTED_CONFIG_ENV} names none (--security sasl_plaintext "
+            f"no restricted principal: ${RESTRICTED_CONFIG_ENV} names none (--security ssl, sasl_plaintext "
             "or sasl_ssl makes one; else give a client properties file of a user that is not a super user)"
         )
     restricted_security: ClientSecurity = load_command_config(path)
-    if not restricted_security.username:
-        pytest.skip("the restricted client properties name no SASL user: its principal is not known here")
+    restricted = principal_of(restricted_security)
+    if restricted is None:
+        pytest.skip("the restricted client properties name no SASL user or client certificate: "
+                    "its principal is not known here")  # fmt: skip
     run = default_security()
     world = AclWorld(
         admin,
         wire_factory(security=restricted_security),
-        f"User:{restricted_security.username}",
-        f"User:{run.username}" if run is not None and run.username else None,
+        restricted,
+        principal_of(run) if run is not None else None,
         caps,
         f"kh-acl-{uuid.uuid4().hex[:8]}-",
         [],
