@@ -1,11 +1,11 @@
 """Follower fetching (KIP-392) through a real consumer: confluent-kafka (librdkafka) with
 ``client.rack`` reads every record of a partition from the in-sync follower in its rack.
 
-The cluster is the launched rack cluster of :mod:`suites.rack_cluster` (3 brokers in racks a, b, c,
-``RackAwareReplicaSelector``), whatever the run's target or client. Evidence that the follower
-served the reads: librdkafka's statistics name, per partition, the ``leader`` and the ``broker``
-it currently fetches from (``STATISTICS.md``); after the leader's preferred_read_replica answer the
-two differ and ``broker`` is the follower.
+The cluster is :mod:`suites.rack_cluster`'s (on a reference run one launched with 3 brokers in racks
+a, b, c and ``RackAwareReplicaSelector``; another target as it is), whatever the run's client.
+Evidence that the follower served the reads: librdkafka's statistics name, per partition, the
+``leader`` and the ``broker`` it currently fetches from (``STATISTICS.md``); after the leader's
+preferred_read_replica answer the two differ and ``broker`` is the follower.
 """
 
 from __future__ import annotations
@@ -17,15 +17,17 @@ from typing import Any
 
 import pytest
 
-from suites.rack_cluster import RACKS, RECORDS, RackCluster, rack_cluster
+from fixtures.targets.session import TargetSession
+from fixtures.wire.security import default_security
+from suites.rack_cluster import RECORDS, RackCluster, rack_cluster
 
 FEATURE = "Fetch from the closest replica (KIP-392)"
 TIMEOUT_S = 30.0
 
 
 @pytest.fixture(scope="module")
-def racks() -> Iterator[RackCluster]:
-    yield from rack_cluster()
+def racks(target_session: TargetSession) -> Iterator[RackCluster]:
+    yield from rack_cluster(target_session)
 
 
 def _fetching_from(stats: dict[str, Any], topic: str) -> tuple[int, int] | None:
@@ -50,9 +52,10 @@ def test_confluent_consumer_with_client_rack_reads_through_the_follower(racks: R
 
     consumer = confluent_kafka.Consumer(
         {
+            **(security.confluent() if (security := default_security()) is not None else {}),
             "bootstrap.servers": racks.bootstrap,
             "group.id": f"kip392-{int(time.time() * 1000)}",
-            "client.rack": RACKS[follower],
+            "client.rack": racks.rack(follower),
             "enable.auto.commit": False,
             "statistics.interval.ms": 200,
             "stats_cb": on_stats,

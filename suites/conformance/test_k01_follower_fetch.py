@@ -9,9 +9,10 @@ RackAwareReplicaSelector.java`` (the consumer's rack; the leader when it is ther
 and ``server-common/.../FetchParams.java`` (``fetchOnlyLeader``: a consumer with client metadata,
 v11+, may read from a follower, which serves below its own high watermark).
 
-Most cases need a cluster with racks and the selector, so they launch their own reference cluster
-(3 brokers in racks a, b, c with ``RackAwareReplicaSelector``), whatever the run's ``--target``;
-the case without a selector runs against the run's target.
+Most cases need a cluster with racks and the selector (:mod:`suites.rack_cluster`: on a reference
+run one is launched for them, 3 brokers in racks a, b, c with ``RackAwareReplicaSelector`` and the
+run's security; another target is used as it is, and skips them when its brokers are in fewer than
+two racks); the case without a selector runs against the run's target.
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
+from fixtures.targets.session import TargetSession
 from fixtures.wire import Capabilities, Router, ops
-from suites.rack_cluster import RACKS, RECORDS, RackCluster, rack_cluster
+from suites.rack_cluster import RECORDS, RackCluster, rack_cluster
 
 from .expect import expect, expect_code, expect_equal
 
@@ -31,23 +33,24 @@ KIP = "KIP-392"
 
 
 @pytest.fixture(scope="module")
-def racks() -> Iterator[RackCluster]:
-    yield from rack_cluster()
+def racks(target_session: TargetSession) -> Iterator[RackCluster]:
+    yield from rack_cluster(target_session)
 
 
 def test_metadata_and_describe_cluster_carry_each_brokers_rack(racks: RackCluster) -> None:
     """MetadataResponse.json / DescribeClusterResponse.json ``Rack``: each broker's ``broker.rack``, as
     it registered with the controller (BrokerRegistrationRequest ``Rack``)."""
     answer = ops.metadata(racks.router, racks.caps, [])
-    got = {int(b.node_id): b.rack for b in answer.brokers}
-    expect_equal(got, RACKS, "MetadataResponse.json Rack", "the racks Metadata lists")
+    listed = {int(b.node_id): b.rack for b in answer.brokers}
+    if racks.configured is not None:  # a launched reference: the racks it was given
+        expect_equal(listed, racks.configured, "MetadataResponse.json Rack", "the racks Metadata lists")
     if racks.caps.versions("describe_cluster"):
         version = racks.caps.best("describe_cluster")
         cluster = racks.router.any().request(
             "describe_cluster", version, include_cluster_authorized_operations=False
         )
         got = {int(b.broker_id): b.rack for b in cluster.brokers}
-        expect_equal(got, RACKS, "DescribeClusterResponse.json Rack", "the racks DescribeCluster lists")
+        expect_equal(got, listed, "DescribeClusterResponse.json Rack", "DescribeCluster's racks, Metadata's")
 
 
 def test_leader_names_the_in_sync_follower_in_the_consumers_rack(racks: RackCluster) -> None:
@@ -55,7 +58,7 @@ def test_leader_names_the_in_sync_follower_in_the_consumers_rack(racks: RackClus
     rack is told to read there (preferred_read_replica), and the leader skips the read: no records,
     its high watermark."""
     topic, leader, follower = racks.topic_with_records()
-    part = racks.fetch(leader, topic, rack_id=RACKS[follower])
+    part = racks.fetch(leader, topic, rack_id=racks.rack(follower))
     expect_code(part.error_code, "NONE", rule=KIP)
     expect_equal(int(part.preferred_read_replica), follower, KIP, "preferred_read_replica")
     expect_equal(ops.data_records(part), [], KIP, "records in an answer naming another replica")
@@ -68,7 +71,7 @@ def test_leader_serves_a_consumer_of_its_own_rack_no_rack_or_a_rack_of_no_broker
     """RackAwareReplicaSelector: the leader when the consumer's rack holds it, when the consumer has no
     rack, or when no replica is in its rack; the leader is never named (-1) and it reads."""
     topic, leader, _follower = racks.topic_with_records()
-    for rack in (RACKS[leader], "", "no-such-rack"):
+    for rack in (racks.rack(leader), "", "no-such-rack"):
         part = racks.fetch(leader, topic, rack_id=rack)
         expect_code(part.error_code, "NONE", rule=KIP)
         expect_equal(int(part.preferred_read_replica), -1, KIP, f"preferred_read_replica for rack {rack!r}")
@@ -82,7 +85,7 @@ def test_follower_serves_a_consumer_below_its_high_watermark(racks: RackCluster)
     topic, _leader, follower = racks.topic_with_records()
     deadline = time.monotonic() + 15
     while True:
-        part = racks.fetch(follower, topic, rack_id=RACKS[follower])
+        part = racks.fetch(follower, topic, rack_id=racks.rack(follower))
         expect_code(part.error_code, "NONE", rule="KIP-392 follower read")
         hw = int(part.high_watermark)
         offsets = [r.offset for r in ops.data_records(part)]
@@ -107,7 +110,7 @@ def test_follower_answers_offset_out_of_range_past_its_log_end(racks: RackCluste
     """ReplicaManager.readFromLog: a fetch offset past the follower's log end is OFFSET_OUT_OF_RANGE
     (the consumer then goes back to the leader, KIP-392)."""
     topic, _leader, follower = racks.topic_with_records()
-    part = racks.fetch(follower, topic, RECORDS + 100, rack_id=RACKS[follower])
+    part = racks.fetch(follower, topic, RECORDS + 100, rack_id=racks.rack(follower))
     expect_code(part.error_code, "OFFSET_OUT_OF_RANGE", rule=KIP)
 
 
