@@ -181,7 +181,8 @@ BEHAVIOUR_GAPS: tuple[tuple[str, str], ...] = (
         "UpdateFeatures: kraft.version and feature dependencies",
         "Kafka (KAFKA-18979) upgrades kraft.version through the quorum's own control records, not a "
         "FeatureLevelRecord; the reference's quorum has static voters and cannot change it at run time, so "
-        "an update that changes kraft.version is INVALID_UPDATE_VERSION. Cross-feature dependencies "
+        "an upgrade of kraft.version is INVALID_UPDATE_VERSION (Kafka refuses only its downgrade). "
+        "Cross-feature dependencies "
         "(Features.validateVersion) are not checked: Kafka 4.0's (any level >= 1 needs metadata.version "
         ">= 4; kraft.version 1 needs >= 21) always hold or concern kraft.version "
         "(core/metadata/feature_updates.py).",

@@ -14,18 +14,19 @@ downgrade, 3 = unsafe downgrade (versions 0-2, flexible from 0).
 ``decide`` follows ``FeatureControlManager.updateFeatures``: the updates are keyed by feature name
 (a repeated name: the last one counts, as Kafka's HashMap), the first invalid one fails the whole
 request with nothing written, validate_only writes nothing either, and each valid update is one
-FeatureLevelRecord, even at the current level (Kafka writes it too). metadata.version gets
-``updateMetadataVersion``'s extra check: a downgrade across a level that changed the metadata
-format (MetadataVersion.java ``didMetadataChange``, :data:`MV_CHANGED`) is refused, as unsafe
-downgrades are ("not supported in this version").
+FeatureLevelRecord, even at the current level (Kafka writes it too; kraft.version aside).
+metadata.version gets ``updateMetadataVersion``'s extra check: a downgrade across a level that
+changed the metadata format (MetadataVersion.java ``didMetadataChange``, :data:`MV_CHANGED`) is
+refused, as unsafe downgrades are ("not supported in this version").
 
-Differences: kraft.version is not a FeatureLevelRecord in Kafka (KAFKA-18979: the quorum upgrades
-it through its own control records); the reference's quorum cannot change it at run time, so a
-change of kraft.version is refused INVALID_UPDATE_VERSION. Cross-feature dependencies
+kraft.version is never a FeatureLevelRecord (KAFKA-18979): Kafka's controller answers an unchanged
+level without a record, refuses a downgrade, and upgrades it through the quorum's own control
+records. Difference: the reference's quorum has static voters and cannot change kraft.version at
+run time, so an upgrade of it is refused INVALID_UPDATE_VERSION too. Cross-feature dependencies
 (Features.validateVersion) are not checked: Kafka 4.0's (any level >= 1 needs metadata.version >= 4,
 kraft.version 1 needs >= 21) always hold here (the lowest supported metadata.version is 7) or concern
-kraft.version. Every broker of the reference supports the same
-table, so the per-broker support check is the local one.
+kraft.version. Every broker of the reference supports the same table, so the per-broker support
+check is the local one.
 """
 
 from __future__ import annotations
@@ -69,18 +70,23 @@ def decide(
     latest = {u.name: u for u in updates}
     records: list[FeatureLevelRecord] = []
     for u in latest.values():
+        current = finalized.get(u.name, 0)
         code, message = validate_update(u.name, u.level, u.upgrade_type, finalized)
         if code == NONE:
-            code, message = _special(u, finalized.get(u.name, 0))
+            code, message = _special(u, current)
         if code != NONE:
             return [], code, message
-        records.append(FeatureLevelRecord(name=u.name, feature_level=u.level))
+        if u.name != KRAFT_VERSION.name:  # an unchanged kraft.version writes nothing (Kafka)
+            records.append(FeatureLevelRecord(name=u.name, feature_level=u.level))
     return records, NONE, None
 
 
 def _special(u: Update, current: int) -> tuple[int, str | None]:
-    """metadata.version's downgrade check (``updateMetadataVersion``); kraft.version's refusal."""
-    if u.name == KRAFT_VERSION.name and u.level != current:
+    """kraft.version's rules (a downgrade is refused, as Kafka; an upgrade too, here) and
+    metadata.version's downgrade check (``updateMetadataVersion``)."""
+    if u.name == KRAFT_VERSION.name and u.level < current:
+        return _invalid(u.name, u.level, "Can't downgrade the version of this feature.")
+    if u.name == KRAFT_VERSION.name and u.level > current:
         return _invalid(u.name, u.level, "The reference's quorum cannot change kraft.version at run time.")
     if u.name != METADATA_VERSION.name or u.level >= current:
         return NONE, None
@@ -91,7 +97,10 @@ def _special(u: Update, current: int) -> tuple[int, str | None]:
         if u.upgrade_type == UNSAFE_DOWNGRADE
         else "Refusing to perform the requested downgrade because it might delete metadata information."
     )
-    return INVALID_UPDATE_VERSION, f"Invalid metadata.version {u.level}. {why}"
+    return (
+        INVALID_UPDATE_VERSION,
+        f"Unsupported metadata.version downgrade from {current} to {u.level}. {why}",
+    )
 
 
 def validate_update(

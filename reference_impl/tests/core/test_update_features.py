@@ -145,3 +145,11 @@ def test_decide_keeps_the_last_of_a_repeated_feature() -> None:
         [fu.Update("group.version", 2), fu.Update("group.version", 0, fu.SAFE_DOWNGRADE)],
     )
     assert code == fu.NONE and records == [FeatureLevelRecord(name="group.version", feature_level=0)]
+
+
+def test_kraft_version_is_never_a_feature_level_record() -> None:
+    """KAFKA-18979: an unchanged kraft.version is a success that writes nothing; a downgrade is
+    refused (Kafka), an upgrade too (the reference's static quorum)."""
+    assert fu.decide({}, [fu.Update("kraft.version", 0)]) == ([], fu.NONE, None)
+    assert fu.decide({}, [fu.Update("kraft.version", 1)])[1] == fu.INVALID_UPDATE_VERSION
+    assert fu.decide({"kraft.version": 1}, [fu.Update("kraft.version", 0, 2)])[1] == fu.INVALID_UPDATE_VERSION
