@@ -150,7 +150,6 @@ GAP_LEDGER: dict[int, str] = {
     40: "Delegation tokens (KIP-48) are not implemented.",
     41: "Delegation tokens (KIP-48) are not implemented.",
     49: "AlterClientQuotas not yet built (issue 20, branch quotas); quota enforcement neither.",
-    57: "UpdateFeatures — issue 20's features work (branch features); finalized features are static.",
     58: "Envelope (KIP-590's principal-preserving forward): the reference forwards admin writes with its own "
     "request and checks ACLs at the broker first (core/handlers/forwarding.py), so the controller needs no "
     "Envelope.",
@@ -178,6 +177,16 @@ GAP_LEDGER: dict[int, str] = {
 }
 
 BEHAVIOUR_GAPS: tuple[tuple[str, str], ...] = (
+    (
+        "UpdateFeatures: kraft.version and feature dependencies",
+        "Kafka (KAFKA-18979) upgrades kraft.version through the quorum's own control records, not a "
+        "FeatureLevelRecord; the reference's quorum has static voters and cannot change it at run time, so "
+        "an upgrade of kraft.version is INVALID_UPDATE_VERSION (Kafka refuses only its downgrade). "
+        "Cross-feature dependencies "
+        "(Features.validateVersion) are not checked: Kafka 4.0's (any level >= 1 needs metadata.version "
+        ">= 4; kraft.version 1 needs >= 21) always hold or concern kraft.version "
+        "(core/metadata/feature_updates.py).",
+    ),
     (
         "DescribeTopicPartitions: eligible leader replicas (KIP-966)",
         "The controller keeps no ELR (no `eligible.leader.replicas.version` feature, no ELR in "

@@ -24,11 +24,13 @@ from reference_impl.protocol.names import topic_name_problem
 
 from ..configs.model import ConfigError
 from ..configs.resolution import validate_topic_configs
+from ..metadata import feature_updates, features
 from ..metadata.image import BROKER_RESOURCE, CLIENT_METRICS_RESOURCE, TOPIC_RESOURCE, MetadataImage
 from ..metadata.records import (
     METADATA_TOPIC,
     AccessControlEntryRecord,
     ConfigRecord,
+    FeatureLevelRecord,
     MetadataRecord,
     PartitionChangeRecord,
     PartitionRecord,
@@ -440,3 +442,25 @@ class RecordWriter(abc.ABC):
         records, results = scram.decide(self.image, deletions, upsertions)
         self.commit(records, now_ms)
         return results
+
+    # -- features (issue 20) -------------------------------------------------------------------
+
+    def update_features(
+        self, updates: Sequence[feature_updates.Update], *, validate_only: bool, now_ms: int
+    ) -> tuple[int, str | None]:
+        """UpdateFeatures (:func:`..metadata.feature_updates.decide`): (error code, message) of the
+        whole request; the FeatureLevelRecords committed together unless validate_only. On a log
+        written before feature records existed, the bootstrap levels of the features not updated
+        are written first, so the finalized set stays whole once the image reads it."""
+        levels, _ = features.effective_levels(self.image.finalized_features, self.image.features_epoch)
+        records, code, message = feature_updates.decide(levels, updates)
+        if code != feature_updates.NONE or validate_only:
+            return code, message
+        written: list[MetadataRecord] = []
+        if self.image.features_epoch < 0:
+            updated = {r.name for r in records}
+            written += [
+                FeatureLevelRecord(name=n, feature_level=lv) for n, lv in levels.items() if n not in updated
+            ]
+        self.commit([*written, *records], now_ms)
+        return code, message

@@ -53,6 +53,7 @@ from . import (  # noqa: F401  (imported to register)
     k54_end_quorum_epoch,
     k55_describe_quorum,
     k56_alter_partition,
+    k57_update_features,
     k59_fetch_snapshot,
     k60_describe_cluster,
     k61_describe_producers,

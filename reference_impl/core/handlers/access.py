@@ -69,7 +69,7 @@ def bitfield(broker: HandlerHost, ctx: RequestContext, requested: Any, rtype: Re
 def admin_write_authorized(broker: HandlerHost, ctx: RequestContext, api_key: int, request: Any) -> bool:
     """Whether the principal may do everything an admin write asks (CreateTopics, DeleteTopics,
     CreateAcls, DeleteAcls, AlterConfigs, CreatePartitions, IncrementalAlterConfigs,
-    AlterUserScramCredentials).
+    AlterUserScramCredentials, UpdateFeatures).
 
     A broker forwards such a request to the active controller (KIP-590), where it arrives on the
     controller listener and is not checked again; Kafka's controller checks the principal the
@@ -78,7 +78,7 @@ def admin_write_authorized(broker: HandlerHost, ctx: RequestContext, api_key: in
     with NOT_CONTROLLER, which clients retry at the controller."""
     if unchecked(broker, ctx):
         return True
-    if api_key in (30, 31, 51):  # CreateAcls, DeleteAcls, AlterUserScramCredentials: ALTER on the cluster
+    if api_key in (30, 31, 51, 57):  # CreateAcls, DeleteAcls, AlterUserScramCredentials, UpdateFeatures
         return cluster_allowed(broker, ctx, Op.ALTER)
     if api_key == 19:
         return cluster_allowed(broker, ctx, Op.CREATE) or all(

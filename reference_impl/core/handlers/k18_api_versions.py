@@ -67,10 +67,7 @@ def feature_lists(api_version: int, image: MetadataImage) -> dict[str, Any]:
         for f in features.FEATURES.values()
         if api_version >= 4 or f.min_level > 0
     ]
-    if image.features_epoch >= 0:
-        levels, epoch = image.finalized_features, image.features_epoch
-    else:
-        levels, epoch = features.bootstrap_levels(), 0
+    levels, epoch = features.effective_levels(image.finalized_features, image.features_epoch)
     finalized = [
         {"name": name, "min_version_level": level, "max_version_level": level}
         for name, level in levels.items()

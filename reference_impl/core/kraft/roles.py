@@ -39,6 +39,7 @@ CONTROLLER_LISTENER_APIS = frozenset(
         54,  # EndQuorumEpoch
         55,  # DescribeQuorum
         56,  # AlterPartition
+        57,  # UpdateFeatures (forwarded by brokers)
         59,  # FetchSnapshot
         60,  # DescribeCluster (KIP-919)
         62,  # BrokerRegistration

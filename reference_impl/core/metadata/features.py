@@ -18,8 +18,8 @@ bootstraps at. ``transaction.version`` is supported 0-1 and finalized at 1 until
 Issue 20 so far: the controller writes one FeatureLevelRecord per finalized level first on an
 empty metadata log (``bootstrap_records``); ApiVersions reads the replayed levels and their epoch
 (the offset of the last feature record) from the image, falling back to these static levels at
-epoch 0 for a log written before feature records existed. Not done yet: UpdateFeatures (api 57;
-its validation is core/metadata/feature_updates.py).
+epoch 0 for a log written before feature records existed (``effective_levels``). UpdateFeatures
+(api 57) changes them through the controller (core/metadata/feature_updates.py decides).
 """
 
 from __future__ import annotations
@@ -63,3 +63,9 @@ def bootstrap_records() -> list[FeatureLevelRecord]:
     """What the controller writes first on an empty metadata log: one FeatureLevelRecord per
     finalized feature (Kafka's BootstrapMetadata records, FeatureControlManager replays them)."""
     return [FeatureLevelRecord(name=n, feature_level=lv) for n, lv in bootstrap_levels().items()]
+
+
+def effective_levels(finalized: dict[str, int], epoch: int) -> tuple[dict[str, int], int]:
+    """The finalized levels and their epoch given an image's replayed ones: the bootstrap levels at
+    epoch 0 while the log has no FeatureLevelRecord (written before feature records existed)."""
+    return (finalized, epoch) if epoch >= 0 else (bootstrap_levels(), 0)

@@ -9,7 +9,6 @@ brokers' principal must be a super user (``super.users``) for replication to pas
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Callable
 from functools import partial
@@ -20,20 +19,12 @@ from fixtures.wire import WireClient
 from fixtures.wire.acls import AclBinding, AclFilter, create_acls, delete_acls, describe_acls
 from reference_impl.protocol.acl_codes import Operation, PatternType, Permission, ResourceType
 
+from .settle import until as _until
+
 CONFIGS = [
     "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer",
     "super.users=User:ANONYMOUS",
 ]
-SETTLE_S = 20.0
-
-
-def _until(check: Callable[[], bool], what: str) -> None:
-    deadline = time.monotonic() + SETTLE_S
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"not within {SETTLE_S} s: {what}")
 
 
 def _equals(listed: Callable[[str], list[AclBinding]], address: str, wanted: list[AclBinding]) -> bool:
