@@ -96,9 +96,9 @@ PRODUCE_KEY = 0
 PIPELINED_PRODUCES = 32
 """Produce requests of one connection that may wait for their replicas at once (see
 ``Broker._may_process``); more stay unread, as the connection's other requests do."""
-ADMIN_WRITES = frozenset({19, 20, 30, 31, 33, 37, 44, 51})
+ADMIN_WRITES = frozenset({19, 20, 30, 31, 33, 37, 44, 49, 51})
 """CreateTopics, DeleteTopics, CreateAcls, DeleteAcls, AlterConfigs, CreatePartitions,
-IncrementalAlterConfigs, AlterUserScramCredentials: in a cluster
+IncrementalAlterConfigs, AlterClientQuotas, AlterUserScramCredentials: in a cluster
 their answer waits until the active controller's records are committed."""
 HW_CHECKPOINT_INTERVAL_MS = 5_000
 

@@ -149,7 +149,6 @@ GAP_LEDGER: dict[int, str] = {
     39: "Delegation tokens (KIP-48) are not implemented.",
     40: "Delegation tokens (KIP-48) are not implemented.",
     41: "Delegation tokens (KIP-48) are not implemented.",
-    49: "AlterClientQuotas not yet built (issue 20, branch quotas); quota enforcement neither.",
     57: "UpdateFeatures — issue 20's features work (branch features); finalized features are static.",
     58: "Envelope (KIP-590's principal-preserving forward): the reference forwards admin writes with its own "
     "request and checks ACLs at the broker first (core/handlers/forwarding.py), so the controller needs no "
@@ -186,6 +185,14 @@ BEHAVIOUR_GAPS: tuple[tuple[str, str], ...] = (
         "that feature at level 0 (ELR off; 4.0's default, not checked here for newer releases' new "
         "clusters) keeps the ELR and last-known ELR empty and DescribeTopicPartitions answers `[]` for "
         "both, which is what the reference answers (core/handlers/k75_describe_topic_partitions.py).",
+    ),
+    (
+        "Client quotas: set and described, not enforced",
+        "AlterClientQuotas (49) writes ClientQuotaRecords as Kafka's ClientQuotaControlManager decides them "
+        "and DescribeClientQuotas (48) answers from every broker's image (core/controller/client_quotas.py), "
+        "but no quota is enforced yet: Produce and Fetch answer throttle_time_ms 0 and mute no channel "
+        "(issue 20 remainder; the sans-IO meter is core/quotas.py). An `ip` entity name must be an IP "
+        "literal: Kafka also accepts a hostname it resolves, the reference's controller resolves no names.",
     ),
     (
         "Telemetry APIs always advertised (KIP-714)",

@@ -1,0 +1,165 @@
+"""Client quotas over the protocol: AlterClientQuotas (49) set, checked and removed, read back with
+DescribeClientQuotas (48); skipped where the target does not advertise both.
+
+Kafka's rules: ``metadata/src/main/java/org/apache/kafka/controller/ClientQuotaControlManager.java``
+(``user``/``client-id`` entities take producer_byte_rate and consumer_byte_rate, integral, and
+request_percentage and controller_mutation_rate; ``ip`` entities connection_creation_rate and may
+not be combined with the others; every value > 0; any other key, type or combination is
+INVALID_REQUEST for that entity, which then writes nothing; a removal deletes the key) and
+``QuorumController.alterClientQuotas`` (validate_only answers the same and writes nothing). The
+request goes to any broker, as Kafka's admin client sends it (a Kafka 4 broker forwards it to the
+controller); a broker answers DescribeClientQuotas from its metadata image, which it applies a moment
+after the controller commits, so the read back waits for it (bounded). Users are named per test
+(``kh-...``) and their quotas removed after it.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+
+import pytest
+
+from fixtures.wire import Capabilities, Router, WireClient, WireError
+from fixtures.wire import client_quotas as cq
+
+from .expect import expect, expect_code, expect_equal
+
+FEATURE = "Client quotas"
+CONTROL = "ClientQuotaControlManager.java"
+IMAGE = "ClientQuotasImage.java"
+SETTLE_S = 15.0
+"""How long a read back waits for the broker's image to show a committed change."""
+KEYS = ("producer_byte_rate", "consumer_byte_rate", "request_percentage", "controller_mutation_rate")
+
+
+@pytest.fixture
+def admin(router: Router, caps: Capabilities) -> WireClient:
+    for api in (48, 49):
+        if not caps.supports(api):
+            pytest.skip(f"the target does not advertise API {api} (KIP-546 client quota administration)")
+    return router.any()
+
+
+@pytest.fixture
+def versions(caps: Capabilities) -> tuple[int, int]:
+    """(AlterClientQuotas, DescribeClientQuotas) versions to speak."""
+    return caps.best(49), caps.best(48)
+
+
+@pytest.fixture
+def user(admin: WireClient, versions: tuple[int, int]) -> Iterator[str]:
+    name = f"kh-{uuid.uuid4().hex[:8]}"
+    yield name
+    for e in (cq.entity(user=name), cq.entity(user=name, client_id="kh-app")):  # best effort
+        try:
+            cq.alter(admin, [(e, dict.fromkeys(KEYS))], version=versions[0])
+        except WireError:
+            break
+
+
+def _quotas_of(admin: WireClient, version: int, name: str) -> tuple[str, dict[cq.Entity, dict[str, float]]]:
+    return cq.describe(admin, [("user", cq.EXACT, name)], version=version)
+
+
+def _settled(
+    admin: WireClient, version: int, name: str, expected: dict[cq.Entity, dict[str, float]]
+) -> dict[cq.Entity, dict[str, float]]:
+    """The user's quotas once they equal ``expected``, or as they are after :data:`SETTLE_S`."""
+    deadline = time.monotonic() + SETTLE_S
+    while True:
+        top, found = _quotas_of(admin, version, name)
+        expect_code(top, "NONE", rule=IMAGE)
+        if found == expected or time.monotonic() > deadline:
+            return found
+        time.sleep(0.2)
+
+
+def test_alter_describe_and_remove(admin: WireClient, versions: tuple[int, int], user: str) -> None:
+    alter_v, describe_v = versions
+    alone, with_app = cq.entity(user=user), cq.entity(user=user, client_id="kh-app")
+    done = cq.alter(
+        admin,
+        [
+            (alone, {"producer_byte_rate": 1_048_576, "consumer_byte_rate": 2_097_152}),
+            (with_app, {"request_percentage": 50.5}),
+        ],
+        version=alter_v,
+    )
+    expect_equal({r.entity: r.error for r in done}, {alone: "NONE", with_app: "NONE"}, CONTROL, "results")
+    expected = {
+        alone: {"producer_byte_rate": 1_048_576.0, "consumer_byte_rate": 2_097_152.0},
+        with_app: {"request_percentage": 50.5},
+    }
+    expect_equal(_settled(admin, describe_v, user, expected), expected, IMAGE, "quotas read back")
+    gone = cq.alter(admin, [(alone, {"consumer_byte_rate": None})], version=alter_v)
+    expect_code(gone[0].error, "NONE", rule=CONTROL, where="removal")
+    expected[alone] = {"producer_byte_rate": 1_048_576.0}
+    expect_equal(_settled(admin, describe_v, user, expected), expected, IMAGE, "after the removal")
+
+
+def test_validate_only_writes_nothing(admin: WireClient, versions: tuple[int, int], user: str) -> None:
+    alter_v, describe_v = versions
+    checked = cq.alter(
+        admin, [(cq.entity(user=user), {"producer_byte_rate": 4096})], version=alter_v, validate_only=True
+    )
+    expect_code(checked[0].error, "NONE", rule=CONTROL, where="validate_only")
+    # a change sent after it, so once that one shows, the validate_only one would have too
+    cq.alter(admin, [(cq.entity(user=user), {"consumer_byte_rate": 8192})], version=alter_v)
+    expected = {cq.entity(user=user): {"consumer_byte_rate": 8192.0}}
+    expect_equal(_settled(admin, describe_v, user, expected), expected, CONTROL, "validate_only wrote")
+
+
+@pytest.mark.parametrize(
+    ("case", "names", "ops"),
+    [
+        ("unknown-key", {"user": "U"}, {"kh_no_such_quota": 1.0}),
+        ("ip-key-on-user", {"user": "U"}, {"connection_creation_rate": 10.0}),
+        ("fractional-byte-rate", {"user": "U"}, {"producer_byte_rate": 1.5}),
+        ("zero", {"user": "U"}, {"consumer_byte_rate": 0.0}),
+        ("negative", {"user": "U"}, {"request_percentage": -5.0}),
+        ("ip-with-user", {"user": "U", "ip": "127.0.0.1"}, {"connection_creation_rate": 10.0}),
+        ("unknown-entity-type", {"user": "U", "kh-group": "g"}, {"producer_byte_rate": 1024.0}),
+        ("empty-name", {"user": ""}, {"producer_byte_rate": 1024.0}),
+    ],
+)
+def test_refusals_per_entity(
+    admin: WireClient,
+    versions: tuple[int, int],
+    user: str,
+    case: str,
+    names: dict[str, str],
+    ops: dict[str, float],
+) -> None:
+    alter_v, describe_v = versions
+    bad = frozenset((t, user if n == "U" else n) for t, n in names.items())
+    good = cq.entity(user=user, client_id="kh-app")
+    results = {
+        r.entity: r
+        for r in cq.alter(admin, [(bad, ops), (good, {"producer_byte_rate": 2048})], version=alter_v)
+    }
+    expect(bad in results, CONTROL, f"{case}: no result for the refused entity: {list(results)}")
+    expect_code(results[bad].error, "INVALID_REQUEST", rule=CONTROL, where=case)
+    expect_code(results[good].error, "NONE", rule=CONTROL, where=f"{case}: the other entity of the request")
+    expected = {good: {"producer_byte_rate": 2048.0}}
+    expect_equal(_settled(admin, describe_v, user, expected), expected, CONTROL, f"{case}: what was written")
+
+
+def test_every_broker_reads_a_change_made_through_another(
+    router: Router, admin: WireClient, versions: tuple[int, int], user: str
+) -> None:
+    """On a cluster: sent to a broker Metadata does not name the controller (a Kafka 4 broker, and the
+    reference, forward it), the change is read back from every broker's image."""
+    if not router.is_cluster:
+        pytest.skip("one broker: nothing to replicate to")
+    alter_v, describe_v = versions
+    router.refresh()
+    others = sorted(n for n in router.brokers if n != router.controller_id)
+    through = router.node(others[0])
+    done = cq.alter(through, [(cq.entity(user=user), {"producer_byte_rate": 65_536})], version=alter_v)
+    expect_code(done[0].error, "NONE", rule=CONTROL, where=f"through broker {others[0]}")
+    expected = {cq.entity(user=user): {"producer_byte_rate": 65_536.0}}
+    for node in sorted(router.brokers):
+        found = _settled(router.node(node), describe_v, user, expected)
+        expect_equal(found, expected, IMAGE, f"quotas read back on broker {node}")
