@@ -187,12 +187,15 @@ BEHAVIOUR_GAPS: tuple[tuple[str, str], ...] = (
         "both, which is what the reference answers (core/handlers/k75_describe_topic_partitions.py).",
     ),
     (
-        "Client quotas: set and described, not enforced",
+        "Client quotas: byte rates enforced, not the others",
         "AlterClientQuotas (49) writes ClientQuotaRecords as Kafka's ClientQuotaControlManager decides them "
-        "and DescribeClientQuotas (48) answers from every broker's image (core/controller/client_quotas.py), "
-        "but no quota is enforced yet: Produce and Fetch answer throttle_time_ms 0 and mute no channel "
-        "(issue 20 remainder; the sans-IO meter is core/quotas.py). An `ip` entity name must be an IP "
-        "literal: Kafka also accepts a hostname it resolves, the reference's controller resolves no names.",
+        "and DescribeClientQuotas (48) answers from every broker's image (core/controller/client_quotas.py). "
+        "producer_byte_rate and consumer_byte_rate are enforced as Kafka's ClientQuotaManager (KIP-219: "
+        "throttle_time_ms in the answer, the connection muted that long, a throttled fetch answered empty; "
+        "core/quotas.py), but a fetch counts the records' bytes where Kafka counts the whole response; "
+        "request_percentage, controller_mutation_rate and connection_creation_rate are stored, not "
+        "enforced; the quota.window.* settings are Kafka's defaults, not configurable. An `ip` entity name "
+        "must be an IP literal: Kafka also accepts a hostname it resolves; the reference resolves no names.",
     ),
     (
         "Telemetry APIs always advertised (KIP-714)",

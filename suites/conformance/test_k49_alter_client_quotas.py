@@ -1,5 +1,6 @@
 """Client quotas over the protocol: AlterClientQuotas (49) set, checked and removed, read back with
-DescribeClientQuotas (48); skipped where the target does not advertise both.
+DescribeClientQuotas (48), and a producer_byte_rate quota enforced; skipped where the target does
+not advertise both.
 
 Kafka's rules: ``metadata/src/main/java/org/apache/kafka/controller/ClientQuotaControlManager.java``
 (``user``/``client-id`` entities take producer_byte_rate and consumer_byte_rate, integral, and
@@ -11,18 +12,25 @@ request goes to any broker, as Kafka's admin client sends it (a Kafka 4 broker f
 controller); a broker answers DescribeClientQuotas from its metadata image, which it applies a moment
 after the controller commits, so the read back waits for it (bounded). Users are named per test
 (``kh-...``) and their quotas removed after it.
+
+Enforcement (KIP-219; ``core/src/main/scala/kafka/server/ClientQuotaManager.scala``,
+``KafkaApis.handleProduceRequest``): a produce that takes its client past producer_byte_rate is
+appended and answered at once with ``throttle_time_ms`` > 0 (the rate over Kafka's minimum 10 s of
+windows: 16 kB against 1024 B/s is about 6 s); the broker then mutes that connection for the throttle
+time, so the case uses a connection of its own and closes it.
 """
 
 from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 
-from fixtures.wire import Capabilities, Router, WireClient, WireError
+from fixtures.wire import Capabilities, Router, WireClient, WireError, build_request
 from fixtures.wire import client_quotas as cq
+from reference_impl.protocol.record_set import build_batch
 
 from .expect import expect, expect_code, expect_equal
 
@@ -163,3 +171,47 @@ def test_every_broker_reads_a_change_made_through_another(
     for node in sorted(router.brokers):
         found = _settled(router.node(node), describe_v, user, expected)
         expect_equal(found, expected, IMAGE, f"quotas read back on broker {node}")
+
+
+def test_a_producer_over_its_quota_is_throttled(
+    router: Router,
+    admin: WireClient,
+    caps: Capabilities,
+    versions: tuple[int, int],
+    topic: str,
+    wire_factory: Callable[..., WireClient],
+) -> None:
+    if not caps.supports("produce", 3):
+        pytest.skip("the target does not advertise Produce v3+ (record batches)")
+    alter_v, describe_v = versions
+    client_id = f"kh-quota-{uuid.uuid4().hex[:8]}"
+    quota_entity = cq.entity(client_id=client_id)
+    leader = router.leader_of(topic)
+    at = router.node(leader) if leader is not None else router.any()
+    try:
+        done = cq.alter(admin, [(quota_entity, {"producer_byte_rate": 1024})], version=alter_v)
+        expect_code(done[0].error, "NONE", rule=CONTROL)
+        deadline = time.monotonic() + SETTLE_S  # the leader's image has it (its quota manager too)
+        while True:
+            _top, found = cq.describe(at, [("client-id", cq.EXACT, client_id)], version=describe_v)
+            if found.get(quota_entity) or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        expect(bool(found.get(quota_entity)), IMAGE, f"the leader never showed the quota: {found}")
+        producer = wire_factory(at.address, client_id=client_id)
+        version = caps.best("produce", lo=3, hi=12)  # v13 names topics by id only
+        batch = build_batch([(None, b"q" * 16_384)], base_timestamp=int(time.time() * 1000))
+        body = {
+            "transactional_id": None,
+            "acks": 1,
+            "timeout": 10_000,
+            "topic_data": [{"name": topic, "partition_data": [{"index": 0, "records": bytes(batch)}]}],
+        }
+        answer = producer.send(build_request("produce", version, body))
+        producer.close()  # muted for the throttle time from now on
+        expect_code(answer.responses[0].partition_responses[0].error_code, "NONE", rule="KIP-219")
+        throttle_ms = answer.throttle_time.total_seconds() * 1000
+        print(f"FIGURE produce-quota-throttle-ms={throttle_ms:.0f}")
+        expect(throttle_ms > 0, "KIP-219 ClientQuotaManager", "16 kB against 1024 B/s: throttle_time_ms is 0")
+    finally:
+        cq.alter(admin, [(quota_entity, {"producer_byte_rate": None})], version=alter_v)

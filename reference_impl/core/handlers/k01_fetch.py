@@ -43,6 +43,7 @@ from reference_impl.protocol.errors import ErrorCode, KafkaError
 from ..fetch_sessions import FetchPlan, PartitionKey, SessionPartition
 from ..metadata.records import METADATA_TOPIC, METADATA_TOPIC_ID
 from ..purgatory import DelayedOperation
+from ..quotas import CONSUMER_BYTE_RATE, user_of
 from ..replication.read_replica import FollowerPosition, preferred_read_replica
 from .access import TOPIC, Op, allowed, cluster_allowed, unchecked
 from .registry import Deferred, Reply, Respond, Splices, handles
@@ -198,6 +199,9 @@ def handle_fetch(broker: HandlerHost, ctx: RequestContext, request: Any) -> Repl
     if plan.error is not ErrorCode.none:
         return _refused(version, plan.error)
     max_bytes = min(int(get(request, "max_bytes", 2**31 - 1)), broker.config.get_int("fetch.max.bytes"))
+    if replica_id < 0:  # KafkaApis: no more than the consumer's quota lets through in one window
+        window = broker.client_quotas.max_in_window(CONSUMER_BYTE_RATE, user_of(ctx.principal), ctx.client_id)
+        max_bytes = min(max_bytes, int(min(window, 2**31 - 1)))
     state = FetchRequestState(
         ctx, plan, unknown_ids, replica_id, int(request.min_bytes), max_bytes, isolation
     )
@@ -256,10 +260,17 @@ def answer(broker: HandlerHost, state: FetchRequestState, now_ms: int) -> tuple[
     remaining = state.max_bytes
     by_topic: dict[str, list[dict[str, Any]]] = {}
     splices: Splices = {}
+    read: list[tuple[PartitionKey, dict[str, Any], int]] = []
     for key, want in state.plan.partitions.items():
         first = remaining == state.max_bytes
         entry, size = _read_partition(broker, state, key, want, remaining, first, now_ms, splices)
         remaining = max(0, remaining - size)
+        read.append((key, entry, size))
+    if not state.from_follower:
+        throttled = _consumer_throttle(broker, state, sum(size for _k, _e, size in read), now_ms)
+        if throttled is not None:
+            return throttled, {}
+    for key, entry, size in read:
         # FetchSession.scala: a partition with a preferred read replica is always in the answer
         has_error = entry["error_code"] is not ErrorCode.none or entry["preferred_read_replica"] >= 0
         if state.plan.should_report(
@@ -292,6 +303,27 @@ def answer(broker: HandlerHost, state: FetchRequestState, now_ms: int) -> tuple[
         {"throttle_time": 0, "error_code": 0, "session_id": state.plan.session_id, "responses": responses},
     )
     return body, splices
+
+
+def _consumer_throttle(broker: HandlerHost, state: FetchRequestState, size: int, now_ms: int) -> Any:
+    """KafkaApis.handleFetchRequest's consumer quota: the answer's size counts towards
+    consumer_byte_rate (here the records' bytes; Kafka counts the whole response); over the quota
+    the size is taken back, the connection muted for the throttle time (KIP-219) and the answer is
+    empty, carrying the throttle time (``FetchContext.getThrottledResponse``: session id 0 for a full
+    fetch, the session's for an incremental one, whose partitions are not marked reported). None
+    within the quota."""
+    ctx = state.ctx
+    user = user_of(ctx.principal)
+    throttle = broker.client_quotas.record(CONSUMER_BYTE_RATE, user, ctx.client_id, size, now_ms)
+    if throttle <= 0:
+        return None
+    broker.client_quotas.unrecord(CONSUMER_BYTE_RATE, user, ctx.client_id, size, now_ms)
+    broker.throttle(ctx.connection_id, throttle)
+    session_id = state.plan.session_id if state.plan.incremental else 0
+    return build(
+        response_class(1, ctx.api_version),
+        {"throttle_time": throttle, "error_code": 0, "session_id": session_id, "responses": []},
+    )
 
 
 def _error_entry(index: int, code: ErrorCode, isolation: int) -> dict[str, Any]:
