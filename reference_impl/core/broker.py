@@ -203,10 +203,10 @@ class Broker:
         )
         self.authorizer = authorizer_from_config(config.static)
         self.telemetry = ClientTelemetry()
+        """``StandardAuthorizer`` when ``authorizer.class.name`` names it (issue 18); None: no ACLs."""
         self.client_quotas = ClientQuotas(lambda: self.image)
         self._throttled: set[int] = set()
         """Connections muted by a quota's throttle (see :meth:`throttle`)."""
-        """``StandardAuthorizer`` when ``authorizer.class.name`` names it (issue 18); None: no ACLs."""
         self._outbox: list[Effect] = []
         self._maintenance_interval_ms = min(
             config.get_int("log.retention.check.interval.ms"),
