@@ -160,7 +160,7 @@ def test_every_broker_reads_a_change_made_through_another(
     """On a cluster: sent to a broker Metadata does not name the controller (a Kafka 4 broker, and the
     reference, forward it), the change is read back from every broker's image."""
     if not router.is_cluster:
-        pytest.skip("one broker: nothing to replicate to")
+        pytest.skip("needs a cluster (--brokers 3): on one broker there is no other image to replicate to")
     alter_v, describe_v = versions
     router.refresh()
     others = sorted(n for n in router.brokers if n != router.controller_id)
