@@ -213,6 +213,10 @@ class ClientQuotas:
         meter.bound = math.inf if limit is None else limit  # Kafka: Long.MaxValue when none applies
         return meter
 
+    def active(self, key: str) -> bool:
+        """``quotasEnabled``: some entity holds ``key``."""
+        return self._quotas(key) is not None
+
     def record(self, key: str, user: str, client_id: str, value: float, now_ms: int) -> int:
         """``maybeRecordAndGetThrottleTimeMs``: the throttle time in ms, 0 within the quota."""
         meter = self._meter(key, user, client_id)

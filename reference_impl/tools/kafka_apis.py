@@ -192,7 +192,7 @@ BEHAVIOUR_GAPS: tuple[tuple[str, str], ...] = (
         "and DescribeClientQuotas (48) answers from every broker's image (core/controller/client_quotas.py). "
         "producer_byte_rate and consumer_byte_rate are enforced as Kafka's ClientQuotaManager (KIP-219: "
         "throttle_time_ms in the answer, the connection muted that long, a throttled fetch answered empty; "
-        "core/quotas.py), but a fetch counts the records' bytes where Kafka counts the whole response; "
+        "core/quotas.py); "
         "request_percentage, controller_mutation_rate and connection_creation_rate are stored, not "
         "enforced; the quota.window.* settings are Kafka's defaults, not configurable. An `ip` entity name "
         "must be an IP literal: Kafka also accepts a hostname it resolves; the reference resolves no names.",

@@ -7,11 +7,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 from reference_impl.core import quotas as q
+from reference_impl.core.handlers.k01_fetch import SPLICE_MARK, _response_size
 from reference_impl.core.metadata.records import ClientQuotaRecord
-from reference_impl.protocol.build import millis
+from reference_impl.protocol.apis import response_class
+from reference_impl.protocol.build import build, millis
+from reference_impl.protocol.codec import encode_response_spliced
 from reference_impl.protocol.errors import ErrorCode
 from reference_impl.protocol.record_set import build_batch
 
@@ -151,3 +155,46 @@ def test_a_consumer_over_its_quota_gets_an_empty_throttled_answer() -> None:
     # B/s), which the 30 kB batch passes (the first batch is always sent whole, KIP-74): throttled again
     again = h.call(body, cid)
     assert millis(again.throttle_time) > 0
+
+
+def test_a_consumer_fetch_counts_its_whole_response() -> None:
+    """FetchResponse.sizeOf: 4 + the body's size, i.e. the response after its size prefix (the 4 is
+    the correlation id; a flexible version's header also has a tagged-field byte, not counted)."""
+    h = BrokerHarness()
+    create(h, "t")
+    h.call(_produce_body("t", 3_000))
+    _quota(h, q.CONSUMER_BYTE_RATE, 1e12)  # enabled, never reached
+    for version, header_extra in ((11, 0), (12, 1)):
+        cid = h.connect()
+        h.send(cid, fetch_request("t", 0, 0, version=version))
+        frame = h.responses[cid][0]
+        meters = list(h.broker.client_quotas._meters.values())
+        assert len(meters) == 1
+        counted = sum(s.value for s in meters[0].rate._samples)
+        assert counted == len(frame) - header_extra, version
+        meters[0].rate._samples.clear()
+
+
+def test_spliced_records_are_counted_at_their_real_size() -> None:
+    """Records sent from the log files stand in the body as a short placeholder: the size counts
+    them as the frame carries them (a 200-byte region needs a 2-byte varint prefix in v12)."""
+    for version, header_extra in ((11, 0), (12, 1)):
+        token = SPLICE_MARK + bytes(12)
+        region = b"r" * 200
+        entry = {
+            "partition_index": 0,
+            "error_code": 0,
+            "high_watermark": 1,
+            "last_stable_offset": 1,
+            "log_start_offset": 0,
+            "aborted_transactions": None,
+            "preferred_read_replica": -1,
+            "records": token,
+        }
+        plain = {"throttle_time": 0, "error_code": 0, "responses": [{"topic": "t", "partitions": [entry]}]}
+        body = build(response_class(1, version), plain)
+        splices: Any = {token: ((region,), len(region))}  # bytes stand in for the file regions
+        frame = encode_response_spliced(1, version, 7, body, splices)
+        on_wire = sum(len(p) for p in frame) - 4  # after the size prefix
+        state: Any = SimpleNamespace(ctx=SimpleNamespace(api_version=version))
+        assert _response_size(state, body, splices, [(("t", 0), entry)]) == on_wire - header_extra
