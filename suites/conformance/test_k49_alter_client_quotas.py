@@ -25,6 +25,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 
 import pytest
 
@@ -173,46 +174,47 @@ def test_every_broker_reads_a_change_made_through_another(
         expect_equal(found, expected, IMAGE, f"quotas read back on broker {node}")
 
 
-def _leader(router: Router, topic: str) -> WireClient:
-    leader = router.leader_of(topic)
-    return router.node(leader) if leader is not None else router.any()
+Limited = Callable[[str], AbstractContextManager[WireClient]]
+"""``limited(key)``: a connection of its own to the test topic's leader, as a client (a fresh client
+id) whose ``key`` quota is 1024 B/s, removed afterwards."""
 
 
-def _set_on(
-    admin: WireClient, at: WireClient, quota_entity: cq.Entity, key: str, versions: tuple[int, int]
-) -> None:
-    """Set ``key`` to 1024 for ``quota_entity`` and wait (bounded) until broker ``at``'s image has it
-    (its quota manager then has it too)."""
-    alter_v, describe_v = versions
-    done = cq.alter(admin, [(quota_entity, {key: 1024})], version=alter_v)
-    expect_code(done[0].error, "NONE", rule=CONTROL)
-    (name,) = (n for _t, n in quota_entity)
-    deadline = time.monotonic() + SETTLE_S
-    while True:
-        _top, found = cq.describe(at, [("client-id", cq.EXACT, name)], version=describe_v)
-        if found.get(quota_entity) or time.monotonic() > deadline:
-            break
-        time.sleep(0.2)
-    expect(bool(found.get(quota_entity)), IMAGE, f"the leader never showed the quota: {found}")
-
-
-def test_a_producer_over_its_quota_is_throttled(
+@pytest.fixture
+def limited(
     router: Router,
     admin: WireClient,
-    caps: Capabilities,
     versions: tuple[int, int],
     topic: str,
     wire_factory: Callable[..., WireClient],
-) -> None:
+) -> Limited:
+    @contextmanager
+    def open_limited(key: str) -> Iterator[WireClient]:
+        client_id = f"kh-quota-{uuid.uuid4().hex[:8]}"
+        quota_entity = cq.entity(client_id=client_id)
+        leader = router.leader_of(topic)
+        at = router.node(leader) if leader is not None else router.any()
+        alter_v, describe_v = versions
+        try:
+            done = cq.alter(admin, [(quota_entity, {key: 1024})], version=alter_v)
+            expect_code(done[0].error, "NONE", rule=CONTROL)
+            deadline = time.monotonic() + SETTLE_S  # the leader's image has it (its quota manager too)
+            while True:
+                _top, found = cq.describe(at, [("client-id", cq.EXACT, client_id)], version=describe_v)
+                if found.get(quota_entity) or time.monotonic() > deadline:
+                    break
+                time.sleep(0.2)
+            expect(bool(found.get(quota_entity)), IMAGE, f"the leader never showed the quota: {found}")
+            yield wire_factory(at.address, client_id=client_id)
+        finally:
+            cq.alter(admin, [(quota_entity, {key: None})], version=alter_v)
+
+    return open_limited
+
+
+def test_a_producer_over_its_quota_is_throttled(caps: Capabilities, topic: str, limited: Limited) -> None:
     if not caps.supports("produce", 3):
         pytest.skip("the target does not advertise Produce v3+ (record batches)")
-    alter_v = versions[0]
-    client_id = f"kh-quota-{uuid.uuid4().hex[:8]}"
-    quota_entity = cq.entity(client_id=client_id)
-    at = _leader(router, topic)
-    try:
-        _set_on(admin, at, quota_entity, "producer_byte_rate", versions)
-        producer = wire_factory(at.address, client_id=client_id)
+    with limited("producer_byte_rate") as producer:
         version = caps.best("produce", lo=3, hi=12)  # v13 names topics by id only
         batch = build_batch([(None, b"q" * 12_000)], base_timestamp=int(time.time() * 1000))
         body = {
@@ -230,32 +232,18 @@ def test_a_producer_over_its_quota_is_throttled(
         started = time.monotonic()
         producer.request("api_versions", 0)
         print(f"FIGURE produce-quota-next-answer-after-ms={(time.monotonic() - started) * 1000:.0f}")
-    finally:
-        cq.alter(admin, [(quota_entity, {"producer_byte_rate": None})], version=alter_v)
 
 
 def test_a_consumer_over_its_quota_gets_an_empty_throttled_answer(
-    router: Router,
-    admin: WireClient,
-    caps: Capabilities,
-    versions: tuple[int, int],
-    topic: str,
-    wire_factory: Callable[..., WireClient],
+    router: Router, caps: Capabilities, topic: str, limited: Limited
 ) -> None:
     """KafkaApis.handleFetchRequest: a fetch whose answer takes the consumer past consumer_byte_rate
     is answered with throttle_time_ms and no partitions (``FetchContext.getThrottledResponse``), and
     what it would have sent is not counted."""
     ops.produce_values(router, caps, topic, [b"c" * 12_000])
-    client_id = f"kh-quota-{uuid.uuid4().hex[:8]}"
-    quota_entity = cq.entity(client_id=client_id)
-    at = _leader(router, topic)
-    try:
-        _set_on(admin, at, quota_entity, "consumer_byte_rate", versions)
-        consumer = wire_factory(at.address, client_id=client_id)
+    with limited("consumer_byte_rate") as consumer:
         answer, entry = ops.fetch(consumer, caps, topic, 0)
         throttle_ms = answer.throttle_time.total_seconds() * 1000
         print(f"FIGURE fetch-quota-throttle-ms={throttle_ms:.0f}")
         expect(throttle_ms > 0, "KIP-219 ClientQuotaManager", "12 kB against 1024 B/s: throttle_time_ms is 0")
         expect(entry is None, "KafkaApis.handleFetchRequest", f"a throttled fetch carried data: {entry}")
-    finally:
-        cq.alter(admin, [(quota_entity, {"consumer_byte_rate": None})], version=versions[0])
