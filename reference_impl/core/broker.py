@@ -80,6 +80,7 @@ from .metadata.records import METADATA_TOPIC, METADATA_TOPIC_ID, SCRAM_MECHANISM
 from .partition import Partition
 from .ports import LogStore, TopicPartition
 from .purgatory import Purgatory
+from .quotas import ClientQuotas
 from .read_gate import ReadGate
 from .replica_manager import ReplicaManager
 from .replication.fetcher import ReplicaFetcher
@@ -96,9 +97,9 @@ PRODUCE_KEY = 0
 PIPELINED_PRODUCES = 32
 """Produce requests of one connection that may wait for their replicas at once (see
 ``Broker._may_process``); more stay unread, as the connection's other requests do."""
-ADMIN_WRITES = frozenset({19, 20, 30, 31, 33, 37, 44, 51, 57})
+ADMIN_WRITES = frozenset({19, 20, 30, 31, 33, 37, 44, 49, 51, 57})
 """CreateTopics, DeleteTopics, CreateAcls, DeleteAcls, AlterConfigs, CreatePartitions,
-IncrementalAlterConfigs, AlterUserScramCredentials, UpdateFeatures: in a cluster
+IncrementalAlterConfigs, AlterClientQuotas, AlterUserScramCredentials, UpdateFeatures: in a cluster
 their answer waits until the active controller's records are committed."""
 HW_CHECKPOINT_INTERVAL_MS = 5_000
 
@@ -116,6 +117,9 @@ class _Connection:
     draining: bool = False
     muted: bool = False
     """A frame was read and the shell has not been told it may read the next one (ResumeReading)."""
+    throttled_until_ms: int = 0
+    """KIP-219: a client over its quota is answered at once and then neither read nor served
+    until this time (Kafka mutes the channel, ``ThrottledChannel``)."""
 
 
 class Broker:
@@ -200,6 +204,9 @@ class Broker:
         self.authorizer = authorizer_from_config(config.static)
         self.telemetry = ClientTelemetry()
         """``StandardAuthorizer`` when ``authorizer.class.name`` names it (issue 18); None: no ACLs."""
+        self.client_quotas = ClientQuotas(lambda: self.image)
+        self._throttled: set[int] = set()
+        """Connections muted by a quota's throttle (see :meth:`throttle`)."""
         self._outbox: list[Effect] = []
         self._maintenance_interval_ms = min(
             config.get_int("log.retention.check.interval.ms"),
@@ -331,6 +338,8 @@ class Broker:
         if now_ms >= self._next_maintenance_ms:
             self._maintain(now_ms)
         self.cleaner.maybe_clean(self.partitions, self.store, now_ms)
+        if self._throttled:
+            self._end_throttles(now_ms)
         for granted in self.read_gate.grant_waiting():
             self._outbox.append(ResumeReading(connection_id=granted))
         effects = tuple(self._outbox)
@@ -343,6 +352,7 @@ class Broker:
                 self.fetcher.next_deadline_ms(),
                 self.cleaner.next_deadline_ms(),
                 self.quorum.next_deadline_ms() if self.quorum is not None else None,
+                self._next_throttle_end_ms() if self._throttled else None,
             )
             if d is not None
         ]
@@ -449,6 +459,7 @@ class Broker:
             now_ms,
             conn.listener,
             self.authenticator.principal(conn.connection_id),
+            size_bytes=len(frame),
         )
         conn.outstanding.append(ctx)
         mark = self.quorum.write_mark() if self.quorum is not None and api_key in ADMIN_WRITES else None
@@ -513,6 +524,28 @@ class Broker:
             parts = conn.outstanding.popleft().response
             if parts:
                 self._outbox.append(SendResponse(connection_id=conn.connection_id, parts=parts))
+
+    def throttle(self, connection_id: int, throttle_ms: int) -> None:
+        """Mute ``connection_id`` for ``throttle_ms`` from now (KIP-219, a quota's throttle): its
+        answer still goes at once; nothing more of it is read or handled until then."""
+        conn = self._connections.get(connection_id)
+        if conn is not None and throttle_ms > 0:
+            conn.throttled_until_ms = max(conn.throttled_until_ms, self.now_ms + throttle_ms)
+            self._throttled.add(connection_id)
+
+    def _end_throttles(self, now_ms: int) -> None:
+        for cid in list(self._throttled):
+            conn = self._connections.get(cid)
+            if conn is None or conn.closed:
+                self._throttled.discard(cid)
+            elif conn.throttled_until_ms <= now_ms:
+                self._throttled.discard(cid)
+                conn.throttled_until_ms = 0
+                self._release(conn, now_ms)
+
+    def _next_throttle_end_ms(self) -> int | None:
+        ends = [self._connections[c].throttled_until_ms for c in self._throttled if c in self._connections]
+        return min(ends) if ends else None
 
     def controller_for_clients(self) -> int:
         """The controller id Metadata and DescribeCluster give clients: the active controller when it
@@ -629,14 +662,15 @@ class Broker:
             if conn.waiting and not conn.closed:
                 self._release(conn, now_ms)
 
-    @staticmethod
-    def _readable(conn: _Connection) -> bool:
+    def _readable(self, conn: _Connection) -> bool:
         """Kafka unmutes a channel once the response to its request is sent (``SocketServer.scala``,
         ``ChannelMuteEvent.RESPONSE_SENT``; ``KafkaChannel.java`` mute states): nothing of the
         connection is read while a request waits, except the pipelined Produce requests
         :meth:`_may_process` lets through. At most one frame then waits unhandled per connection."""
         if defects.enabled(defects.UNBOUNDED_BUFFERING):
             return True  # the old reader: every frame is read at once and queued in ``waiting``
+        if conn.throttled_until_ms > self.now_ms:
+            return False
         if conn.waiting:
             return False
         if not conn.outstanding:
@@ -645,15 +679,17 @@ class Broker:
             c.header.api_key == PRODUCE_KEY for c in conn.outstanding
         )
 
-    @staticmethod
-    def _may_process(conn: _Connection) -> bool:
+    def _may_process(self, conn: _Connection) -> bool:
         """One request per connection at a time, as Kafka mutes a connection until it has answered;
         except that Produce requests behind Produce requests waiting for their replicas are appended
         at once, up to PIPELINED_PRODUCES, their answers still sent in order. Kafka's own round trip
         to the followers is well under a millisecond; this broker's is a few, and a client that
         pipelines small acks=all batches (librdkafka without idempotence sends one every linger.ms)
         would otherwise queue behind one replication round per request. Appends stay in arrival
-        order, so sequence numbers, duplicates and epochs are judged exactly as without it."""
+        order, so sequence numbers, duplicates and epochs are judged exactly as without it. Nothing
+        runs while a quota's throttle mutes the connection (:meth:`throttle`)."""
+        if conn.throttled_until_ms > self.now_ms:
+            return False
         if not conn.outstanding:
             return True
         if len(conn.outstanding) >= PIPELINED_PRODUCES:

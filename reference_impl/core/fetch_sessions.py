@@ -65,17 +65,21 @@ class FetchPlan:
         log_start: int,
         has_records: bool,
         has_error: bool,
+        *,
+        update: bool = True,
     ) -> bool:
-        """Full fetches report every partition; incremental ones only what changed."""
+        """Full fetches report every partition; incremental ones only what changed. ``update``: the
+        session remembers what was reported (not for an answer that may yet be dropped)."""
         part = self.partitions[key]
         changed = (part.last_high_watermark, part.last_stable_offset, part.last_log_start_offset) != (
             high_watermark,
             last_stable,
             log_start,
         )
-        part.last_high_watermark = high_watermark
-        part.last_stable_offset = last_stable
-        part.last_log_start_offset = log_start
+        if update:
+            part.last_high_watermark = high_watermark
+            part.last_stable_offset = last_stable
+            part.last_log_start_offset = log_start
         return not self.incremental or has_records or has_error or changed
 
 

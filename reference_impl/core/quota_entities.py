@@ -1,4 +1,5 @@
-"""Client quota entities and DescribeClientQuotas filters, as Kafka matches them.
+"""Client quota entities and DescribeClientQuotas filters, as Kafka matches them (API 48; what
+AlterClientQuotas, API 49, may set is :mod:`.controller.client_quotas`).
 
 Read from Kafka (not copied): metadata/src/main/java/org/apache/kafka/image/ClientQuotasImage.java
 (``describe``: a filter component per entity type, EXACT / DEFAULT / SPECIFIED (here ANY, which
@@ -9,8 +10,10 @@ UNSUPPORTED_VERSION; no components and not strict describes everything) and
 DescribeClientQuotasRequest.json (match_type 0 EXACT, 1 DEFAULT, 2 ANY). An entity maps each of
 its types to a name; ``None`` is the default entity of that type.
 
-Rules written from Kafka's source as read at the time; checked by unit tests, not yet by a
-conformance run against Kafka (issue 20 remainder: the handlers 48/49 and ClientQuotaRecord).
+Rules written from Kafka's source as read at the time; checked by unit tests
+(reference_impl/tests/core/test_quota_entities.py, test_describe_client_quotas.py) and by the
+conformance cases of suites/conformance/test_k49_alter_client_quotas.py, which alter quotas and
+describe them back; not yet run against a Kafka broker.
 """
 
 from __future__ import annotations

@@ -1,23 +1,28 @@
-"""A sans-IO client quota meter: Kafka's sampled rate and KIP-219 throttle time, time as input.
+"""Client quotas: Kafka's sampled rate and KIP-219 throttle time (sans-IO, time as input), and the
+quota a request is held to, resolved from the image's ClientQuotaRecords.
 
 Read from Kafka (not copied): clients/src/main/java/org/apache/kafka/common/metrics/stats/
 SampledStat.java and Rate.java (a rate over ``quota.window.num`` = 11 samples of
 ``quota.window.size.seconds`` = 1 s each; a sample ``samples`` windows old is purged; the
 rate divides by the time since the oldest sample plus the full windows missing to
-``samples - 1``), server-common's server/quota/QuotaUtils.java (throttle time =
-(rate - bound) / bound * the rate's window size, rounded; bounded by ClientQuotaManager's
-maxThrottleTimeMs = samples * window) and ClientQuotaManager.java
-(``recordAndGetThrottleTimeMs``: record first, then the throttle if the bound is passed).
-KIP-219: the broker answers at once with ``throttle_time_ms`` and then mutes the connection for
-that long; the caller does the muting, this module only counts.
-
-Not done yet (issue 20 remainder): wiring into Produce/Fetch/request-percentage paths,
-ClientQuotaRecord (type 14) and DescribeClientQuotas/AlterClientQuotas (48/49).
+``samples - 1``), Sensor.java (record first, then compare the rate with the bound: over it is a
+violation), server-common's server/quota/QuotaUtils.java (throttle time =
+(rate - bound) / bound * the rate's window size, ``Math.round``; ``boundedThrottleTime`` caps it,
+which ClientRequestQuotaManager uses and the byte-rate ClientQuotaManager does not) and
+core/src/main/scala/kafka/server/ClientQuotaManager.scala (``DefaultQuotaCallback``: which of the
+eight user / client-id levels holds the quota, and so which clients share one rate;
+``unrecordQuotaSensor`` for a throttled fetch; ``getMaxValueInQuotaWindow``). KIP-219: the broker
+answers at once with ``throttle_time_ms`` and then mutes the connection for that long; the broker
+does the muting, this module only counts.
 """
 
 from __future__ import annotations
 
+import math
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Protocol
 
 WINDOW_COUNT = 11
 """Kafka's ``quota.window.num`` default (QuotaConfig.java)."""
@@ -66,19 +71,169 @@ class SampledRate:
         return total * 1000.0 / self.window_size_ms(now_ms)
 
 
+def java_round(value: float) -> int:
+    """``Math.round``: half up (Python's ``round`` goes half to even)."""
+    return math.floor(value + 0.5)
+
+
 @dataclass
 class QuotaMeter:
-    """One quota (bytes/s or request-percentage) for one client entity."""
+    """One quota (bytes/s or request-percentage) for one client entity. ``max_throttle_ms`` None:
+    unbounded, as ClientQuotaManager's byte rates; ClientRequestQuotaManager bounds its throttle at
+    the whole window (``boundedThrottleTime``)."""
 
     bound: float
     rate: SampledRate = field(default_factory=SampledRate)
+    max_throttle_ms: int | None = None
 
     def record(self, value: float, now_ms: int) -> int:
-        """Record ``value`` at ``now_ms``; the throttle time in ms (0 within the quota)."""
+        """Record ``value`` at ``now_ms``; the throttle time in ms (0 within the quota). A NaN bound
+        throttles nothing (Java's ``(long) NaN`` is 0)."""
         self.rate.record(value, now_ms)
         observed = self.rate.rate(now_ms)
-        if self.bound <= 0 or observed <= self.bound:
+        if observed <= self.bound or math.isnan(self.bound) or self.bound <= 0:
             return 0
         over = (observed - self.bound) / self.bound
-        throttle = round(over * self.rate.window_size_ms(now_ms))
-        return min(throttle, self.rate.windows * self.rate.window_ms)
+        throttle = java_round(over * self.rate.window_size_ms(now_ms))
+        return throttle if self.max_throttle_ms is None else min(throttle, self.max_throttle_ms)
+
+    def unrecord(self, value: float, now_ms: int) -> None:
+        """``unrecordQuotaSensor``: take ``value`` back (a throttled fetch sends nothing)."""
+        self.rate.record(-value, now_ms)
+
+
+PRODUCER_BYTE_RATE = "producer_byte_rate"
+CONSUMER_BYTE_RATE = "consumer_byte_rate"
+USER, CLIENT_ID = "user", "client-id"
+MAX_METERS = 10_000
+"""Meters kept at once; the least recently used goes first (Kafka expires a client's sensors after
+an hour without traffic, ``InactiveSensorExpirationTimeSeconds``)."""
+
+QuotaTable = Mapping[frozenset[tuple[str, "str | None"]], Mapping[str, float]]
+"""The image's ``client_quotas``: entity → key → value."""
+
+
+Pair = tuple[str, "str | None"]
+
+
+def _user(name: str | None) -> Pair:
+    return (USER, name)
+
+
+def _client(name: str | None) -> Pair:
+    return (CLIENT_ID, name)
+
+
+def _holds(quotas: QuotaTable, key: str, *pairs: Pair) -> bool:
+    return key in quotas.get(frozenset(pairs), {})
+
+
+def quota_tags(quotas: QuotaTable, key: str, user: str, client_id: str) -> tuple[str, str]:
+    """``DefaultQuotaCallback.quotaMetricTags``: the (user, client-id) tags of the rate this client's
+    traffic counts towards, from the most specific level holding ``key`` (an empty tag: shared by
+    every value of it). ``None`` in an entity is that type's default entity."""
+    u, c = _user(user), _client(client_id)
+    if _holds(quotas, key, u, c) or _holds(quotas, key, u, _client(None)):  # 1) and 2)
+        return user, client_id
+    if _holds(quotas, key, u):  # 3) <user>
+        return user, ""
+    if _holds(quotas, key, _user(None), c) or _holds(quotas, key, _user(None), _client(None)):  # 4), 5)
+        return user, client_id
+    if _holds(quotas, key, _user(None)):  # 6) <default user>
+        return user, ""
+    return "", client_id  # 7) <client-id>, 8) <default client-id>
+
+
+def quota_limit(quotas: QuotaTable, key: str, tags: tuple[str, str]) -> float | None:
+    """``DefaultQuotaCallback.quotaLimit``: the bound for a rate's tags; None: no quota."""
+    user, client_id = tags
+    order: list[tuple[Pair, ...]]
+    if user and client_id:
+        u, c = _user(user), _client(client_id)
+        order = [(u, c), (u, _client(None)), (_user(None), c), (_user(None), _client(None))]
+    elif user:
+        order = [(_user(user),), (_user(None),)]
+    elif client_id:
+        order = [(_client(client_id),), (_client(None),)]
+    else:
+        return None
+    for pairs in order:
+        value = quotas.get(frozenset(pairs), {}).get(key)
+        if value is not None:
+            return value
+    return None
+
+
+def user_of(principal: str) -> str:
+    """The user a quota is looked up for: the principal's name (``User:alice`` → ``alice``;
+    ANONYMOUS without authentication), as Kafka's ``session.sanitizedUser``."""
+    return principal.split(":", 1)[1] if ":" in principal else principal
+
+
+class QuotaSource(Protocol):
+    """The metadata image, as far as quotas go."""
+
+    offset: int
+    client_quotas: dict[frozenset[tuple[str, str | None]], dict[str, float]]
+
+
+class ClientQuotas:
+    """Byte-rate quotas of a broker's clients (ClientQuotaManager, one per quota key): the rate each
+    (user, client-id) level counts towards, held to the bound the image gives it now (a change to the
+    quotas applies to the next request)."""
+
+    def __init__(self, source: Callable[[], QuotaSource]) -> None:
+        self._source = source
+        self._meters: OrderedDict[tuple[str, str, str], QuotaMeter] = OrderedDict()
+        self._keys_at: tuple[int, frozenset[str]] = (-2, frozenset())
+
+    def _quotas(self, key: str) -> QuotaTable | None:
+        """The quota table, or None when no entity holds ``key`` (Kafka's ``quotasEnabled``: nothing
+        is recorded then). The keys in use are found again only when the image moved."""
+        image = self._source()
+        if self._keys_at[0] != image.offset:
+            keys = frozenset(k for values in image.client_quotas.values() for k in values)
+            self._keys_at = (image.offset, keys)
+        return image.client_quotas if key in self._keys_at[1] else None
+
+    def _meter(self, key: str, user: str, client_id: str) -> QuotaMeter | None:
+        quotas = self._quotas(key)
+        if quotas is None:
+            return None
+        tags = quota_tags(quotas, key, user, client_id)
+        limit = quota_limit(quotas, key, tags)
+        name = (key, *tags)
+        meter = self._meters.get(name)
+        if meter is None:
+            meter = self._meters[name] = QuotaMeter(bound=math.inf)
+            while len(self._meters) > MAX_METERS:
+                self._meters.popitem(last=False)
+        else:
+            self._meters.move_to_end(name)
+        meter.bound = math.inf if limit is None else limit  # Kafka: Long.MaxValue when none applies
+        return meter
+
+    def active(self, key: str) -> bool:
+        """``quotasEnabled``: some entity holds ``key``."""
+        return self._quotas(key) is not None
+
+    def record(self, key: str, user: str, client_id: str, value: float, now_ms: int) -> int:
+        """``maybeRecordAndGetThrottleTimeMs``: the throttle time in ms, 0 within the quota."""
+        meter = self._meter(key, user, client_id)
+        return 0 if meter is None else meter.record(value, now_ms)
+
+    def unrecord(self, key: str, user: str, client_id: str, value: float, now_ms: int) -> None:
+        meter = self._meter(key, user, client_id)
+        if meter is not None:
+            meter.unrecord(value, now_ms)
+
+    def max_in_window(self, key: str, user: str, client_id: str) -> float:
+        """``getMaxValueInQuotaWindow``: the most one request may take without being throttled
+        whatever came before (the bound over ``samples - 1`` windows); infinite without a quota."""
+        quotas = self._quotas(key)
+        if quotas is None:
+            return math.inf
+        limit = quota_limit(quotas, key, quota_tags(quotas, key, user, client_id))
+        if limit is None:
+            return math.inf
+        return limit * (WINDOW_COUNT - 1) * WINDOW_MS / 1000

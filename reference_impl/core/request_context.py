@@ -41,6 +41,9 @@ class RequestContext:
     """The listener the request came in on (see :meth:`Broker.serves`)."""
     principal: str = "User:ANONYMOUS"
     """Who sent it (``KafkaPrincipal``): the SASL user, the TLS client's mapped name, or ANONYMOUS."""
+    size_bytes: int = 0
+    """The request's size on the wire, header included, size prefix not (Kafka's
+    ``request.sizeInBytes``, what a produce quota counts)."""
     answered: bool = False
     response: tuple[bytes | FileRegion, ...] | None = None
     """The encoded response, held until every earlier request of the connection has its own sent."""

@@ -149,7 +149,6 @@ GAP_LEDGER: dict[int, str] = {
     39: "Delegation tokens (KIP-48) are not implemented.",
     40: "Delegation tokens (KIP-48) are not implemented.",
     41: "Delegation tokens (KIP-48) are not implemented.",
-    49: "AlterClientQuotas not yet built (issue 20, branch quotas); quota enforcement neither.",
     58: "Envelope (KIP-590's principal-preserving forward): the reference forwards admin writes with its own "
     "request and checks ACLs at the broker first (core/handlers/forwarding.py), so the controller needs no "
     "Envelope.",
@@ -195,6 +194,17 @@ BEHAVIOUR_GAPS: tuple[tuple[str, str], ...] = (
         "that feature at level 0 (ELR off; 4.0's default, not checked here for newer releases' new "
         "clusters) keeps the ELR and last-known ELR empty and DescribeTopicPartitions answers `[]` for "
         "both, which is what the reference answers (core/handlers/k75_describe_topic_partitions.py).",
+    ),
+    (
+        "Client quotas: byte rates enforced, not the others",
+        "AlterClientQuotas (49) writes ClientQuotaRecords as Kafka's ClientQuotaControlManager decides them "
+        "and DescribeClientQuotas (48) answers from every broker's image (core/controller/client_quotas.py). "
+        "producer_byte_rate and consumer_byte_rate are enforced as Kafka's ClientQuotaManager (KIP-219: "
+        "throttle_time_ms in the answer, the connection muted that long, a throttled fetch answered empty; "
+        "core/quotas.py); "
+        "request_percentage, controller_mutation_rate and connection_creation_rate are stored, not "
+        "enforced; the quota.window.* settings are Kafka's defaults, not configurable. An `ip` entity name "
+        "must be an IP literal: Kafka also accepts a hostname it resolves; the reference resolves no names.",
     ),
     (
         "Telemetry APIs always advertised (KIP-714)",

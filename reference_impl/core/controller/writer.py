@@ -39,7 +39,7 @@ from ..metadata.records import (
     TopicRecord,
 )
 from ..security.acls import MAX_ACLS, Acl, AclFilter
-from . import elections, leadership, scram
+from . import client_quotas, elections, leadership, scram
 from .messages import AdminRequest, AdminResponse
 
 PRODUCER_ID_BLOCK = 1000
@@ -464,3 +464,15 @@ class RecordWriter(abc.ABC):
             ]
         self.commit([*written, *records], now_ms)
         return code, message
+
+    # -- client quotas (issue 20) --------------------------------------------------------------
+
+    def alter_client_quotas(
+        self, alterations: Sequence[client_quotas.Alteration], *, validate_only: bool, now_ms: int
+    ) -> list[client_quotas.Result]:
+        """AlterClientQuotas (:mod:`.client_quotas`): the accepted changes committed at once, or
+        none with ``validate_only``."""
+        records, results = client_quotas.decide(self.image, alterations)
+        if not validate_only:
+            self.commit(records, now_ms)
+        return results

@@ -46,6 +46,7 @@ from . import (  # noqa: F401  (imported to register)
     k46_list_partition_reassignments,
     k47_offset_delete,
     k48_describe_client_quotas,
+    k49_alter_client_quotas,
     k50_describe_user_scram_credentials,
     k51_alter_user_scram_credentials,
     k52_vote,

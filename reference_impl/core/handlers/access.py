@@ -69,7 +69,7 @@ def bitfield(broker: HandlerHost, ctx: RequestContext, requested: Any, rtype: Re
 def admin_write_authorized(broker: HandlerHost, ctx: RequestContext, api_key: int, request: Any) -> bool:
     """Whether the principal may do everything an admin write asks (CreateTopics, DeleteTopics,
     CreateAcls, DeleteAcls, AlterConfigs, CreatePartitions, IncrementalAlterConfigs,
-    AlterUserScramCredentials, UpdateFeatures).
+    AlterClientQuotas, AlterUserScramCredentials, UpdateFeatures).
 
     A broker forwards such a request to the active controller (KIP-590), where it arrives on the
     controller listener and is not checked again; Kafka's controller checks the principal the
@@ -80,6 +80,8 @@ def admin_write_authorized(broker: HandlerHost, ctx: RequestContext, api_key: in
         return True
     if api_key in (30, 31, 51, 57):  # CreateAcls, DeleteAcls, AlterUserScramCredentials, UpdateFeatures
         return cluster_allowed(broker, ctx, Op.ALTER)
+    if api_key == 49:  # AlterClientQuotas: ALTER_CONFIGS on the cluster (ControllerApis)
+        return cluster_allowed(broker, ctx, Op.ALTER_CONFIGS)
     if api_key == 19:
         return cluster_allowed(broker, ctx, Op.CREATE) or all(
             allowed(broker, ctx, Op.CREATE, TOPIC, t.name) for t in request.topics

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from ..partition import Partition
     from ..ports import LogStore
     from ..purgatory import Purgatory
+    from ..quotas import ClientQuotas
     from ..security.acls import Authorizer
     from ..telemetry import ClientTelemetry
     from ..txn.coordinator import TransactionCoordinator
@@ -64,6 +65,13 @@ class HandlerHost(ReplicaHost, PeerMessenger, Protocol):
     @property
     def telemetry(self) -> ClientTelemetry:
         """The client instances and their pushed metrics (KIP-714, core/telemetry.py)."""
+
+    @property
+    def client_quotas(self) -> ClientQuotas:
+        """The clients' byte-rate quotas (issue 20, core/quotas.py)."""
+
+    def throttle(self, connection_id: int, throttle_ms: int) -> None:
+        """Mute the connection for ``throttle_ms`` once its answer is sent (KIP-219)."""
 
     def sync_partitions(self, now_ms: int) -> None:
         """Open, lead, follow or drop partitions as the metadata image now says."""

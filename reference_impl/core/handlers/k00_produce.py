@@ -39,6 +39,7 @@ from reference_impl.protocol.records import BatchHeader
 from ..internal_topics import refuses_client_writes
 from ..partition import Partition
 from ..purgatory import DelayedOperation
+from ..quotas import PRODUCER_BYTE_RATE, user_of
 from ..validation import RejectedRecords
 from .access import TOPIC, TXN, Op, allowed
 from .registry import Deferred, NoResponse, Reply, Respond, handles
@@ -171,9 +172,16 @@ def _produce(broker: HandlerHost, ctx: RequestContext, request: Any, verified: C
         topics.append(
             {"name": get(topic_data, "name"), "topic_id": topic_id, "partition_responses": partitions}
         )
+    # KafkaApis.handleProduceRequest: the request's size counts towards producer_byte_rate; over the
+    # quota the answer carries the throttle time and the connection is muted that long (KIP-219),
+    # acks=0 included (it has no answer, its channel is muted all the same)
+    throttle = broker.client_quotas.record(
+        PRODUCER_BYTE_RATE, user_of(ctx.principal), ctx.client_id, ctx.size_bytes, now
+    )
+    broker.throttle(ctx.connection_id, throttle)
     if acks == 0:
         return NoResponse()
-    body = {"responses": topics, "throttle_time": 0}
+    body = {"responses": topics, "throttle_time": throttle}
     if waiting:
         op = DelayedProduce(ctx, body, waiting, now + millis(request.timeout))
         return Deferred(op, tuple(part.key for _e, part, _o in waiting))

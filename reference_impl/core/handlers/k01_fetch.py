@@ -36,13 +36,15 @@ from typing import TYPE_CHECKING, Any
 
 from reference_impl import defects
 from reference_impl.log.api import FileRegion
-from reference_impl.protocol.apis import response_class
+from reference_impl.protocol.apis import is_flexible, response_class
 from reference_impl.protocol.build import build, get, millis
+from reference_impl.protocol.codec import encode_body
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
 from ..fetch_sessions import FetchPlan, PartitionKey, SessionPartition
 from ..metadata.records import METADATA_TOPIC, METADATA_TOPIC_ID
 from ..purgatory import DelayedOperation
+from ..quotas import CONSUMER_BYTE_RATE, user_of
 from ..replication.read_replica import FollowerPosition, preferred_read_replica
 from .access import TOPIC, Op, allowed, cluster_allowed, unchecked
 from .registry import Deferred, Reply, Respond, Splices, handles
@@ -198,6 +200,9 @@ def handle_fetch(broker: HandlerHost, ctx: RequestContext, request: Any) -> Repl
     if plan.error is not ErrorCode.none:
         return _refused(version, plan.error)
     max_bytes = min(int(get(request, "max_bytes", 2**31 - 1)), broker.config.get_int("fetch.max.bytes"))
+    if replica_id < 0:  # KafkaApis: no more than the consumer's quota lets through in one window
+        window = broker.client_quotas.max_in_window(CONSUMER_BYTE_RATE, user_of(ctx.principal), ctx.client_id)
+        max_bytes = min(max_bytes, int(min(window, 2**31 - 1)))
     state = FetchRequestState(
         ctx, plan, unknown_ids, replica_id, int(request.min_bytes), max_bytes, isolation
     )
@@ -254,25 +259,49 @@ def _topic_name(broker: HandlerHost, topic: Any) -> str | None:
 def answer(broker: HandlerHost, state: FetchRequestState, now_ms: int) -> tuple[Any, Splices]:
     """Read every partition of the plan now and build the response (and the file regions it carries)."""
     remaining = state.max_bytes
-    by_topic: dict[str, list[dict[str, Any]]] = {}
     splices: Splices = {}
+    read: list[tuple[PartitionKey, dict[str, Any], int]] = []
     for key, want in state.plan.partitions.items():
         first = remaining == state.max_bytes
         entry, size = _read_partition(broker, state, key, want, remaining, first, now_ms, splices)
         remaining = max(0, remaining - size)
-        # FetchSession.scala: a partition with a preferred read replica is always in the answer
-        has_error = entry["error_code"] is not ErrorCode.none or entry["preferred_read_replica"] >= 0
-        if state.plan.should_report(
-            key,
-            entry["high_watermark"],
-            entry["last_stable_offset"],
-            entry["log_start_offset"],
-            size > 0,
-            has_error,
-        ):
-            by_topic.setdefault(key[0], []).append(entry)
-        elif isinstance(entry["records"], bytes) and entry["records"] in splices:
+        read.append((key, entry, size))
+    reported = [(key, entry) for key, entry, size in read if _reports(state, key, entry, size, update=False)]
+    body = _body(broker, state, reported)
+    if not state.from_follower and broker.client_quotas.active(CONSUMER_BYTE_RATE):
+        throttled = _consumer_throttle(broker, state, _response_size(state, body, splices, reported), now_ms)
+        if throttled is not None:
+            return throttled, {}  # nothing reported: the session keeps what it last sent
+    for key, entry, size in read:
+        if not _reports(state, key, entry, size, update=True) and entry["records"] in splices:
             del splices[entry["records"]]  # left out of an incremental answer: nothing to send
+    return body, splices
+
+
+def _reports(
+    state: FetchRequestState, key: PartitionKey, entry: dict[str, Any], size: int, *, update: bool
+) -> bool:
+    """Whether the answer carries the partition (every one in a full fetch; what changed in an
+    incremental one); ``update`` marks it reported in the session."""
+    # FetchSession.scala: a partition with a preferred read replica is always in the answer
+    has_error = entry["error_code"] is not ErrorCode.none or entry["preferred_read_replica"] >= 0
+    return state.plan.should_report(
+        key,
+        entry["high_watermark"],
+        entry["last_stable_offset"],
+        entry["log_start_offset"],
+        size > 0,
+        has_error,
+        update=update,
+    )
+
+
+def _body(
+    broker: HandlerHost, state: FetchRequestState, reported: list[tuple[PartitionKey, dict[str, Any]]]
+) -> Any:
+    by_topic: dict[str, list[dict[str, Any]]] = {}
+    for key, entry in reported:
+        by_topic.setdefault(key[0], []).append(entry)
     responses = []
     for name, partitions in by_topic.items():
         topic = broker.image.topics.get(name)
@@ -287,11 +316,52 @@ def answer(broker: HandlerHost, state: FetchRequestState, now_ms: int) -> tuple[
                 "partitions": [_error_entry(index, ErrorCode.unknown_topic_id, state.isolation)],
             }
         )
-    body = build(
+    return build(
         response_class(1, state.ctx.api_version),
         {"throttle_time": 0, "error_code": 0, "session_id": state.plan.session_id, "responses": responses},
     )
-    return body, splices
+
+
+def _uvarint_size(value: int) -> int:
+    return max(1, (value.bit_length() + 6) // 7)
+
+
+def _response_size(
+    state: FetchRequestState, body: Any, splices: Splices, reported: list[tuple[PartitionKey, dict[str, Any]]]
+) -> int:
+    """``FetchResponse.sizeOf``: 4 + the body's size, as Kafka counts a consumer's fetch towards its
+    quota; the records a placeholder stands for (spliced from the log files) counted at their real
+    size, with their length prefix (a varint of length + 1 in flexible versions)."""
+    size = 4 + len(encode_body(body))
+    flexible = is_flexible(1, state.ctx.api_version)
+    for _key, entry in reported:
+        token = entry["records"]
+        if isinstance(token, bytes) and token in splices:
+            real = splices[token][1]
+            size += real - len(token)
+            if flexible:
+                size += _uvarint_size(real + 1) - _uvarint_size(len(token) + 1)
+    return size
+
+
+def _consumer_throttle(broker: HandlerHost, state: FetchRequestState, size: int, now_ms: int) -> Any:
+    """KafkaApis.handleFetchRequest's consumer quota: the answer's size counts towards
+    consumer_byte_rate; over the quota the size is taken back, the connection muted for the throttle
+    time (KIP-219) and the answer is empty, carrying the throttle time
+    (``FetchContext.getThrottledResponse``: session id 0 for a full fetch, the session's for an
+    incremental one, whose partitions are not marked reported). None within the quota."""
+    ctx = state.ctx
+    user = user_of(ctx.principal)
+    throttle = broker.client_quotas.record(CONSUMER_BYTE_RATE, user, ctx.client_id, size, now_ms)
+    if throttle <= 0:
+        return None
+    broker.client_quotas.unrecord(CONSUMER_BYTE_RATE, user, ctx.client_id, size, now_ms)
+    broker.throttle(ctx.connection_id, throttle)
+    session_id = state.plan.session_id if state.plan.incremental else 0
+    return build(
+        response_class(1, ctx.api_version),
+        {"throttle_time": throttle, "error_code": 0, "session_id": session_id, "responses": []},
+    )
 
 
 def _error_entry(index: int, code: ErrorCode, isolation: int) -> dict[str, Any]:

@@ -33,6 +33,7 @@ CONTROLLER_LISTENER_APIS = frozenset(
         44,  # IncrementalAlterConfigs
         45,  # AlterPartitionReassignments
         46,  # ListPartitionReassignments
+        49,  # AlterClientQuotas (forwarded by brokers)
         51,  # AlterUserScramCredentials (forwarded by brokers)
         52,  # Vote
         53,  # BeginQuorumEpoch

@@ -14,9 +14,11 @@ def test_over_quota_throttle_is_proportional_to_the_excess() -> None:
     assert meter.record(1500, now_ms=0) == 5000
 
 
-def test_throttle_is_bounded_by_the_whole_window() -> None:
-    meter = QuotaMeter(bound=100.0)
-    assert meter.record(1_000_000, now_ms=0) == 11_000
+def test_byte_rate_throttle_is_unbounded_and_a_request_quota_bounds_it() -> None:
+    """ClientQuotaManager uses QuotaUtils.throttleTime as it is; ClientRequestQuotaManager bounds it
+    (boundedThrottleTime) at the whole window."""
+    assert QuotaMeter(bound=100.0).record(1_000_000, now_ms=0) == 9_990_000
+    assert QuotaMeter(bound=100.0, max_throttle_ms=11_000).record(1_000_000, now_ms=0) == 11_000
 
 
 def test_old_samples_are_purged() -> None:
