@@ -318,3 +318,20 @@ def test_consumer_group_heartbeat_needs_describe_on_subscribed_topics() -> None:
     harness.call(request(10, 3, key="g", key_type=0), alice)  # creates __consumer_offsets
     joined = heartbeat("seen")
     assert (joined.error_code, joined.member_epoch) == (ErrorCode.none, 1)
+
+
+def test_describe_quorum_needs_describe_on_the_cluster() -> None:
+    """ControllerApis.handleDescribeQuorum: CLUSTER_AUTHORIZATION_FAILED at the top, no topics,
+    without DESCRIBE on the cluster."""
+    harness = BrokerHarness(*ACL_CONFIGS)
+    admin = _login(harness, "admin", "admin-secret")
+    alice = _login(harness, "alice", "alice-secret")
+    body = request(
+        55, 2, topics=[{"topic_name": "__cluster_metadata", "partitions": [{"partition_index": 0}]}]
+    )
+    refused = harness.call(body, alice)
+    assert (refused.error_code, list(refused.topics)) == (ErrorCode.cluster_authorization_failed, [])
+    assert harness.call(body, admin).error_code == ErrorCode.none
+    assert _create(harness, admin, (4, "kafka-cluster", 3, ALICE, 8, 3)) == [0]
+    described = harness.call(body, alice)
+    assert described.error_code == ErrorCode.none and described.topics[0].partitions[0].leader_id == 1
