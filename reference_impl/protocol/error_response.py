@@ -58,6 +58,22 @@ NEG_ONE = frozenset(
 ``Node.noNode()``'s id and port, ``UNKNOWN_GENERATION_ID``, ...), not 0."""
 
 ERROR_FIELDS = ("error_code", "partition_error_code")
+KEY_FIELDS = frozenset(
+    {
+        "group_id",
+        "index",
+        "name",
+        "partition",
+        "partition_index",
+        "producer_id",
+        "resource_name",
+        "resource_type",
+        "topic",
+        "topic_id",
+    }
+)
+"""The fields an entry copies from the request item it answers: what names the resource. Kafka's
+overrides copy nothing else (a CreateTopics entry does not echo the asked partition count)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -69,11 +85,14 @@ class Mirror:
     key: str | None = None
     """The request items are bare values (names, indexes): the entry field they go to."""
     renames: tuple[tuple[str, str], ...] = ()
-    """(entry field, request item field) pairs whose names differ; same-named fields are copied."""
+    """(entry field, request item field) pairs whose names differ; same-named :data:`KEY_FIELDS`
+    are copied."""
     children: tuple[Mirror, ...] = ()
     message: bool = False
     """The entries carry the error message (where Kafka's override sets it)."""
     versions: tuple[int, int] = (0, 2**15)
+    nulls: bool = True
+    """A null copied from the request stays null where the response allows it (else: the zero)."""
 
 
 def _m(into: str, source: str, *children: Mirror, **kw: Any) -> Mirror:
@@ -95,7 +114,7 @@ MIRRORS: Mapping[int, tuple[Mirror, ...]] = {
         ),
     ),
     2: (_m("topics", "topics", _partitions()),),
-    3: (_m("topics", "topics"),),
+    3: (_m("topics", "topics", nulls=False),),  # MetadataRequest: a null name answered as ""
     8: (_m("topics", "topics", _partitions()),),
     9: (
         _m("topics", "topics", _partitions("partition_indexes", key="partition_index"), versions=(0, 1)),
@@ -155,9 +174,12 @@ MIRRORS: Mapping[int, tuple[Mirror, ...]] = {
 
 def error_response(
     api_key: int, version: int, request: object, code: ErrorCode, message: str | None
-) -> ResponsePayload:
+) -> ResponsePayload | None:
     """``request``'s response (api ``api_key`` at ``version``) carrying ``code`` as Kafka's
-    ``getErrorResponse``. Raises UnknownApiError for a version the schema does not know."""
+    ``getErrorResponse``; None for a Produce with acks=0, which Kafka does not answer. Raises
+    UnknownApiError for a version the schema does not know."""
+    if api_key == 0 and getattr(request, "acks", None) == 0:
+        return None
     cls = response_class(api_key, version)
     data: dict[str, Any] = {}
     names = {f.name for f in dataclasses.fields(cls)}
@@ -172,6 +194,8 @@ def error_response(
         if lo <= version <= hi and mirror.into in names:
             entries = _mirrored(cls, mirror, getattr(request, mirror.source, None), code, message)
             data.setdefault(mirror.into, []).extend(e for e in entries if e not in data[mirror.into])
+    if api_key == 51:  # AlterUserScramCredentialsRequest: each user once, sorted
+        data["results"] = sorted(data.get("results", []), key=lambda entry: str(entry["user"]))
     return build(cls, with_defaults(cls, data))
 
 
@@ -180,7 +204,9 @@ def _mirrored(
 ) -> list[dict[str, Any]]:
     entity = _entity_of(owner, mirror.into)
     fields = {f.name for f in dataclasses.fields(entity)}
-    scalars = scalar_field_names(entity)
+    scalars = scalar_field_names(entity) & KEY_FIELDS
+    hints = get_type_hints(entity)
+    by_name = {f.name: f for f in dataclasses.fields(entity)}
     renamed = dict(mirror.renames)
     out = []
     for item in items or ():
@@ -188,10 +214,11 @@ def _mirrored(
         if mirror.key is not None:
             entry[mirror.key] = item
         else:
-            for name in scalars:
-                source = renamed.get(name, name)
-                if hasattr(item, source):
-                    entry[name] = getattr(item, source)
+            for name in scalars | {into for into, _ in mirror.renames}:
+                value = getattr(item, renamed.get(name, name), None)
+                if value is None and not (mirror.nulls and _nullable(hints[name])):
+                    value = _zero(by_name[name], hints[name], allow_null=False)
+                entry[name] = value
         for name in ERROR_FIELDS:
             if name in fields:
                 entry[name] = code
@@ -235,7 +262,7 @@ def with_defaults(cls: type[Any], data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
-def _zero(f: dataclasses.Field[Any], hint: Any) -> Any:
+def _zero(f: dataclasses.Field[Any], hint: Any, allow_null: bool = True) -> Any:
     kafka_type = str(f.metadata.get("kafka_type", ""))
     bare = _unwrap(hint)
     if get_origin(bare) is tuple:
@@ -244,7 +271,7 @@ def _zero(f: dataclasses.Field[Any], hint: Any) -> Any:
         return b""  # MemoryRecords.EMPTY
     if f.name == "metadata":
         return ""  # OffsetFetchResponse.NO_METADATA
-    if _nullable(hint) and f.name not in NEG_ONE:
+    if allow_null and _nullable(hint) and f.name not in NEG_ONE:
         return None
     if isinstance(bare, type) and dataclasses.is_dataclass(bare):
         return with_defaults(bare, {})

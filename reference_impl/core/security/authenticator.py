@@ -14,8 +14,8 @@ authenticator/SaslServerAuthenticator.java``) does:
   tokens (each frame the bare token, each answer the bare challenge);
 * during the exchange only SaslAuthenticate is taken: any other request is answered
   ILLEGAL_SASL_STATE (its own response type, as ``getErrorResponse`` builds it for every API:
-  :mod:`reference_impl.protocol.error_response`; one that does not parse closes without an
-  answer) and the connection closes; a failure is answered
+  :mod:`reference_impl.protocol.error_response`; one that does not parse, or a Produce with
+  acks=0, closes without an answer) and the connection closes; a failure is answered
   SASL_AUTHENTICATION_FAILED (with the mechanism's message or Kafka's generic one) and the
   connection closes after the answer; with raw tokens a failure closes without an answer;
 * until authenticated no frame may exceed ``sasl.server.max.receive.size`` (Kafka fails the
@@ -418,6 +418,8 @@ class Authenticator:
             return body
         session.state = FAILED
         answer = error_response(api_key, version, body, ErrorCode.illegal_sasl_state, reason)
+        if answer is None:  # a Produce with acks=0: no answer
+            return Screened(None, reason)
         return Screened(encode_response(api_key, version, correlation_id, answer), reason)
 
     @staticmethod

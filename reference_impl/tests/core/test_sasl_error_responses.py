@@ -46,7 +46,8 @@ def test_every_api_and_version_is_answered_in_its_own_response_type() -> None:
             continue
         for version in range(handler.min_version, handler.max_version + 1):
             cls = request_class(api_key, version)
-            answer, reason = _out_of_turn(harness, build(cls, with_defaults(cls, {})))
+            answered_acks = {"acks": 1} if api_key == 0 else {}  # acks=0: no answer, checked below
+            answer, reason = _out_of_turn(harness, build(cls, with_defaults(cls, answered_acks)))
             assert type(answer) is response_class(api_key, version)
             top = {f.name: getattr(answer, f.name) for f in dataclasses.fields(answer)}
             assert top.get("error_code", ILLEGAL) == ILLEGAL, (api_key, version)
@@ -95,3 +96,28 @@ def test_resources_named_in_the_request_carry_the_error() -> None:
                    protocols=[])  # fmt: skip
     answer, _ = _out_of_turn(harness, join)
     assert (answer.error_code, answer.generation_id, answer.member_id) == (ILLEGAL, -1, "")
+
+
+def test_kafka_answers_only_what_names_the_resource() -> None:
+    """Entries copy what names the resource and nothing else of the request (CreateTopics does not
+    echo the asked partition count: -1, as CreatableTopicResult's default); a null Metadata topic
+    name becomes "" (MetadataRequest.getErrorResponse); AlterUserScramCredentials answers each user
+    once, sorted; a Produce with acks=0 gets no answer (ProduceRequest.getErrorResponse: null)."""
+    harness = BrokerHarness(*SASL_CONFIGS)
+    create = request(19, 7, timeout=1000, validate_only=False, topics=[{"name": "n", "num_partitions": 3,
+                     "replication_factor": 2, "assignments": [], "configs": []}])  # fmt: skip
+    answer, _ = _out_of_turn(harness, create)
+    assert [(t.num_partitions, t.replication_factor) for t in answer.topics] == [(-1, -1)]
+    by_id = request(3, 12, topics=[{"name": None, "topic_id": uuid.UUID(int=9)}],
+                    include_topic_authorized_operations=False)  # fmt: skip
+    answer, _ = _out_of_turn(harness, by_id)
+    assert [(t.name, t.topic_id) for t in answer.topics] == [("", uuid.UUID(int=9))]
+    scram = request(51, 0, deletions=[{"name": "u", "mechanism": 1}], upsertions=[
+        {"name": name, "mechanism": 1, "iterations": 4096, "salt": b"s", "salted_password": b"p"}
+        for name in ("v", "u")])  # fmt: skip
+    answer, _ = _out_of_turn(harness, scram)
+    assert [(r.user, r.error_code) for r in answer.results] == [("u", ILLEGAL), ("v", ILLEGAL)]
+    cid = harness.connect("SASL_PLAINTEXT")
+    harness.call(request(17, 1, mechanism="PLAIN"), cid)
+    harness.send(cid, request(0, 9, transactional_id=None, acks=0, timeout=1000, topic_data=[]))
+    assert not harness.responses.get(cid) and "PRODUCE" in harness.closed[cid]
