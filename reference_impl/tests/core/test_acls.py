@@ -335,3 +335,23 @@ def test_describe_quorum_needs_describe_on_the_cluster() -> None:
     assert _create(harness, admin, (4, "kafka-cluster", 3, ALICE, 8, 3)) == [0]
     described = harness.call(body, alice)
     assert described.error_code == ErrorCode.none and described.topics[0].partitions[0].leader_id == 1
+
+
+def test_offset_commit_without_read_on_the_group_refuses_every_partition() -> None:
+    """KafkaApis.handleOffsetCommitRequest answers a principal without READ on the group with
+    OffsetCommitRequest.getErrorResponse: GROUP_AUTHORIZATION_FAILED on every partition, those of
+    topic ids the broker does not know included (v10 names topics by id)."""
+    harness = BrokerHarness(*ACL_CONFIGS)
+    admin = _login(harness, "admin", "admin-secret")
+    alice = _login(harness, "alice", "alice-secret")
+    assert _topic(harness, admin, "t") == ErrorCode.none
+    known = harness.broker.image.topics["t"].topic_id
+    partition = {"partition_index": 0, "committed_offset": 1, "committed_leader_epoch": -1,
+                 "committed_metadata": ""}  # fmt: skip
+    topics = [{"topic_id": known, "partitions": [partition]},
+              {"topic_id": uuid.UUID(int=77), "partitions": [partition]}]  # fmt: skip
+    body = request(8, 10, group_id="g", generation_id_or_member_epoch=-1, member_id="",
+                   group_instance_id=None, topics=topics)  # fmt: skip
+    answer = harness.call(body, alice)
+    codes = [int(p.error_code) for t in answer.topics for p in t.partitions]
+    assert codes == [ErrorCode.group_authorization_failed] * 2
