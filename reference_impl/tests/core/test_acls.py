@@ -355,3 +355,26 @@ def test_offset_commit_without_read_on_the_group_refuses_every_partition() -> No
     answer = harness.call(body, alice)
     codes = [int(p.error_code) for t in answer.topics for p in t.partitions]
     assert codes == [ErrorCode.group_authorization_failed] * 2
+
+
+def test_consumer_group_describe_withholds_groups_naming_undescribable_topics() -> None:
+    """KAFKA-18813 (KafkaApis.handleConsumerGroupDescribe): a group whose members subscribe to or
+    are assigned a topic the principal may not DESCRIBE is answered TOPIC_AUTHORIZATION_FAILED, with
+    no members; with DESCRIBE on it the group is described."""
+    offsets = ("offsets.topic.num.partitions=1", "offsets.topic.replication.factor=1")
+    harness = BrokerHarness(*ACL_CONFIGS, *offsets)
+    admin = _login(harness, "admin", "admin-secret")
+    alice = _login(harness, "alice", "alice-secret")
+    assert _topic(harness, admin, "hidden") == ErrorCode.none
+    harness.call(request(10, 3, key="g", key_type=0), admin)  # creates __consumer_offsets
+    join = request(68, 1, group_id="g", member_id="m1", member_epoch=0, rebalance_timeout=30_000,
+                   topic_partitions=[], subscribed_topic_names=["hidden"])  # fmt: skip
+    assert harness.call(join, admin).error_code == ErrorCode.none
+    describe = request(69, 1, group_ids=["g"], include_authorized_operations=False)
+    assert _create(harness, admin, (3, "g", 3, ALICE, 8, 3)) == [0]  # DESCRIBE on the group
+    (refused,) = harness.call(describe, alice).groups
+    assert (refused.error_code, list(refused.members)) == (ErrorCode.topic_authorization_failed, [])
+    assert _create(harness, admin, (2, "hidden", 3, ALICE, 8, 3)) == [0]
+    (described,) = harness.call(describe, alice).groups
+    assert described.error_code == ErrorCode.none
+    assert [list(m.subscribed_topic_names) for m in described.members] == [["hidden"]]
