@@ -38,15 +38,12 @@ from ..group.consumer_coordinator import (
     topic_partitions,
 )
 from ..group.reply import PendingReply
-from .access import GROUP, TOPIC, Op, allowed
+from .access import GROUP, TOPIC, TOPIC_REFUSED, Op, all_allowed, allowed
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
     from ..request_context import RequestContext
     from .host import HandlerHost
-
-TOPIC_REFUSED = "Topic authorization failed."
-"""The message of Kafka's ``Errors.TOPIC_AUTHORIZATION_FAILED``, which ``getErrorResponse`` carries."""
 
 
 @handles(68, 0, 1)
@@ -88,7 +85,7 @@ def handle_consumer_group_heartbeat(broker: HandlerHost, ctx: RequestContext, re
 
     if not allowed(broker, ctx, Op.READ, GROUP, request.group_id):  # Kafka: READ on the group
         return Respond(render(HeartbeatAnswer(ErrorCode.group_authorization_failed)))
-    if names and not all(allowed(broker, ctx, Op.DESCRIBE, TOPIC, str(n)) for n in names):
+    if names and not all_allowed(broker, ctx, Op.DESCRIBE, TOPIC, (str(n) for n in names)):
         # KAFKA-18813: DESCRIBE on every subscribed topic named, else the whole heartbeat is refused
         refused = HeartbeatAnswer(ErrorCode.topic_authorization_failed, message=TOPIC_REFUSED)
         return Respond(render(refused))

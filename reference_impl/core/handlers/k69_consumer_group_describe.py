@@ -21,7 +21,7 @@ from reference_impl.protocol.apis import response_class
 from reference_impl.protocol.build import build, get
 from reference_impl.protocol.errors import ErrorCode
 
-from .access import GROUP, TOPIC, Op, allowed, bitfield
+from .access import GROUP, TOPIC, Op, all_allowed, allowed, bitfield
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
@@ -57,7 +57,7 @@ def describe_modern_groups(
                 operations = bitfield(broker, ctx, False, GROUP, group_id)
             else:
                 entry = describe(group_id)
-                if not all(allowed(broker, ctx, Op.DESCRIBE, TOPIC, t) for t in _topics_of(entry)):
+                if not all_allowed(broker, ctx, Op.DESCRIBE, TOPIC, _topics_of(entry)):
                     entry = {"error_code": ErrorCode.topic_authorization_failed, "group_id": group_id}
             groups.append({**_BLANK, "error_message": None, "authorized_operations": operations, **entry})
     cls = response_class(api_key, ctx.api_version)

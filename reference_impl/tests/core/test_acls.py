@@ -8,6 +8,7 @@ import uuid
 from typing import Any
 
 from reference_impl import defects
+from reference_impl.core.handlers.access import TOPIC_REFUSED
 from reference_impl.core.metadata.records import AccessControlEntryRecord, decode, encode
 from reference_impl.core.security.acls import Acl, AclFilter, AclStore, Authorizer
 from reference_impl.protocol.acl_codes import Operation, PatternType, Permission, ResourceType
@@ -378,3 +379,26 @@ def test_consumer_group_describe_withholds_groups_naming_undescribable_topics() 
     (described,) = harness.call(describe, alice).groups
     assert described.error_code == ErrorCode.none
     assert [list(m.subscribed_topic_names) for m in described.members] == [["hidden"]]
+
+
+def test_share_group_heartbeat_needs_describe_on_subscribed_topics() -> None:
+    """KAFKA-18817 (KafkaApis.handleShareGroupHeartbeat): as ConsumerGroupHeartbeat, READ on the
+    group, then DESCRIBE on every subscribed topic, else TOPIC_AUTHORIZATION_FAILED."""
+    offsets = ("offsets.topic.num.partitions=1", "offsets.topic.replication.factor=1")
+    harness = BrokerHarness(*ACL_CONFIGS, *offsets)
+    admin = _login(harness, "admin", "admin-secret")
+    alice = _login(harness, "alice", "alice-secret")
+    assert _topic(harness, admin, "hidden") == ErrorCode.none
+    harness.call(request(10, 3, key="sg", key_type=0), admin)  # creates __consumer_offsets
+    join = request(76, 1, group_id="sg", member_id="m1", member_epoch=0, rack_id=None,
+                   subscribed_topic_names=["hidden"])  # fmt: skip
+    assert harness.call(join, alice).error_code == ErrorCode.group_authorization_failed
+    assert _create(harness, admin, (3, "sg", 3, ALICE, 3, 3)) == [0]
+    refused = harness.call(join, alice)
+    assert (refused.error_code, refused.error_message) == (
+        ErrorCode.topic_authorization_failed,
+        TOPIC_REFUSED,
+    )
+    assert _create(harness, admin, (2, "hidden", 3, ALICE, 8, 3)) == [0]
+    joined = harness.call(join, alice)
+    assert (joined.error_code, joined.member_epoch) == (ErrorCode.none, 1)
