@@ -295,15 +295,23 @@ def test_fetch_and_produce_by_topic_id_are_authorized() -> None:
     assert _produce_by_id(harness, alice, known) == [int(ErrorCode.invalid_record)]
 
 
+def _group_world(*topics: str) -> tuple[BrokerHarness, int, int]:
+    """A broker with ACLs and ``__consumer_offsets``, the admin's and alice's connections, and
+    ``topics`` made by the admin."""
+    harness = BrokerHarness(
+        *ACL_CONFIGS, "offsets.topic.num.partitions=1", "offsets.topic.replication.factor=1"
+    )
+    admin = _login(harness, "admin", "admin-secret")
+    alice = _login(harness, "alice", "alice-secret")
+    assert [_topic(harness, admin, t) for t in topics] == [ErrorCode.none] * len(topics)
+    harness.call(request(10, 3, key="any", key_type=0), admin)  # creates __consumer_offsets
+    return harness, admin, alice
+
+
 def test_consumer_group_heartbeat_needs_describe_on_subscribed_topics() -> None:
     """KAFKA-18813 (KafkaApis.handleConsumerGroupHeartbeat): READ on the group first, then DESCRIBE on
     every topic ``subscribed_topic_names`` names, existing or not; else TOPIC_AUTHORIZATION_FAILED."""
-    offsets = ("offsets.topic.num.partitions=1", "offsets.topic.replication.factor=1")
-    harness = BrokerHarness(*ACL_CONFIGS, *offsets)
-    admin = _login(harness, "admin", "admin-secret")
-    alice = _login(harness, "alice", "alice-secret")
-    assert _topic(harness, admin, "seen") == ErrorCode.none
-    assert _topic(harness, admin, "hidden") == ErrorCode.none
+    harness, admin, alice = _group_world("seen", "hidden")
 
     def heartbeat(*topics: str) -> Any:
         body = request(68, 1, group_id="g", member_id="m1", member_epoch=0, rebalance_timeout=30_000,
@@ -316,7 +324,6 @@ def test_consumer_group_heartbeat_needs_describe_on_subscribed_topics() -> None:
         refused = heartbeat(*topics)
         assert refused.error_code == ErrorCode.topic_authorization_failed, topics
         assert refused.error_message == "Topic authorization failed." and refused.member_epoch == 0
-    harness.call(request(10, 3, key="g", key_type=0), alice)  # creates __consumer_offsets
     joined = heartbeat("seen")
     assert (joined.error_code, joined.member_epoch) == (ErrorCode.none, 1)
 
@@ -362,12 +369,7 @@ def test_consumer_group_describe_withholds_groups_naming_undescribable_topics() 
     """KAFKA-18813 (KafkaApis.handleConsumerGroupDescribe): a group whose members subscribe to or
     are assigned a topic the principal may not DESCRIBE is answered TOPIC_AUTHORIZATION_FAILED, with
     no members; with DESCRIBE on it the group is described."""
-    offsets = ("offsets.topic.num.partitions=1", "offsets.topic.replication.factor=1")
-    harness = BrokerHarness(*ACL_CONFIGS, *offsets)
-    admin = _login(harness, "admin", "admin-secret")
-    alice = _login(harness, "alice", "alice-secret")
-    assert _topic(harness, admin, "hidden") == ErrorCode.none
-    harness.call(request(10, 3, key="g", key_type=0), admin)  # creates __consumer_offsets
+    harness, admin, alice = _group_world("hidden")
     join = request(68, 1, group_id="g", member_id="m1", member_epoch=0, rebalance_timeout=30_000,
                    topic_partitions=[], subscribed_topic_names=["hidden"])  # fmt: skip
     assert harness.call(join, admin).error_code == ErrorCode.none
@@ -384,12 +386,7 @@ def test_consumer_group_describe_withholds_groups_naming_undescribable_topics() 
 def test_share_group_heartbeat_needs_describe_on_subscribed_topics() -> None:
     """KAFKA-18817 (KafkaApis.handleShareGroupHeartbeat): as ConsumerGroupHeartbeat, READ on the
     group, then DESCRIBE on every subscribed topic, else TOPIC_AUTHORIZATION_FAILED."""
-    offsets = ("offsets.topic.num.partitions=1", "offsets.topic.replication.factor=1")
-    harness = BrokerHarness(*ACL_CONFIGS, *offsets)
-    admin = _login(harness, "admin", "admin-secret")
-    alice = _login(harness, "alice", "alice-secret")
-    assert _topic(harness, admin, "hidden") == ErrorCode.none
-    harness.call(request(10, 3, key="sg", key_type=0), admin)  # creates __consumer_offsets
+    harness, admin, alice = _group_world("hidden")
     join = request(76, 1, group_id="sg", member_id="m1", member_epoch=0, rack_id=None,
                    subscribed_topic_names=["hidden"])  # fmt: skip
     assert harness.call(join, alice).error_code == ErrorCode.group_authorization_failed
