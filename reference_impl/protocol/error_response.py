@@ -193,9 +193,10 @@ def error_response(
         lo, hi = mirror.versions
         if lo <= version <= hi and mirror.into in names:
             entries = _mirrored(cls, mirror, getattr(request, mirror.source, None), code, message)
-            data.setdefault(mirror.into, []).extend(e for e in entries if e not in data[mirror.into])
-    if api_key == 51:  # AlterUserScramCredentialsRequest: each user once, sorted
-        data["results"] = sorted(data.get("results", []), key=lambda entry: str(entry["user"]))
+            data.setdefault(mirror.into, []).extend(entries)
+    if api_key == 51:  # AlterUserScramCredentialsRequest: each user once, sorted (linear, then n log n)
+        by_user = {str(entry["user"]): entry for entry in data.get("results", [])}
+        data["results"] = [by_user[user] for user in sorted(by_user)]
     return build(cls, with_defaults(cls, data))
 
 
@@ -205,7 +206,7 @@ def _mirrored(
     entity = _entity_of(owner, mirror.into)
     fields = {f.name for f in dataclasses.fields(entity)}
     scalars = scalar_field_names(entity) & KEY_FIELDS
-    hints = get_type_hints(entity)
+    hints = _hints(entity)
     by_name = {f.name: f for f in dataclasses.fields(entity)}
     renamed = dict(mirror.renames)
     out = []
@@ -231,8 +232,19 @@ def _mirrored(
     return out
 
 
+_HINTS: dict[type[Any], dict[str, Any]] = {}
+_ZEROS: dict[type[Any], dict[str, Any]] = {}
+
+
+def _hints(cls: type[Any]) -> dict[str, Any]:
+    """``typing.get_type_hints``, once per class: it is slow, and an answer may hold thousands of entries."""
+    if cls not in _HINTS:
+        _HINTS[cls] = get_type_hints(cls)
+    return _HINTS[cls]
+
+
 def _entity_of(owner: type[Any], field: str) -> type[Any]:
-    hint = _unwrap(get_type_hints(owner)[field])
+    hint = _unwrap(_hints(owner)[field])
     if get_origin(hint) is tuple:
         hint = _unwrap(get_args(hint)[0])
     assert isinstance(hint, type) and dataclasses.is_dataclass(hint), f"{owner.__name__}.{field}"
@@ -251,15 +263,20 @@ def _nullable(hint: Any) -> bool:
 
 
 def with_defaults(cls: type[Any], data: dict[str, Any]) -> dict[str, Any]:
-    """``data`` with a value for every field of ``cls`` that has no schema default."""
-    hints = get_type_hints(cls)
-    for f in dataclasses.fields(cls):
-        if f.name in data:
-            continue
-        if f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING:
-            continue
-        data[f.name] = _zero(f, hints[f.name])
-    return data
+    """``data`` with a value for every field of ``cls`` that has no schema default (the values are
+    shared between calls: :func:`build` reads them, nothing may change them)."""
+    return {**_required_zeros(cls), **data}
+
+
+def _required_zeros(cls: type[Any]) -> dict[str, Any]:
+    if cls not in _ZEROS:
+        hints = _hints(cls)
+        _ZEROS[cls] = {
+            f.name: _zero(f, hints[f.name])
+            for f in dataclasses.fields(cls)
+            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+        }
+    return _ZEROS[cls]
 
 
 def _zero(f: dataclasses.Field[Any], hint: Any, allow_null: bool = True) -> Any:

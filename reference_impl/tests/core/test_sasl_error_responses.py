@@ -121,3 +121,20 @@ def test_kafka_answers_only_what_names_the_resource() -> None:
     harness.call(request(17, 1, mechanism="PLAIN"), cid)
     harness.send(cid, request(0, 9, transactional_id=None, acks=0, timeout=1000, topic_data=[]))
     assert not harness.responses.get(cid) and "PRODUCE" in harness.closed[cid]
+
+
+def test_many_topics_are_answered_one_entry_each() -> None:
+    """Hostile input: a Metadata naming 5,000 topics during the exchange (a frame under
+    ``sasl.server.max.receive.size`` holds at most ~20,000) is answered, one entry per topic, each
+    built once (no per-entry search of those before it); the elapsed time is printed, not asserted."""
+    import time
+
+    harness = BrokerHarness(*SASL_CONFIGS)
+    names = [f"t{i:05d}" for i in range(5_000)]
+    body = request(3, 12, topics=[{"name": n, "topic_id": uuid.UUID(int=0)} for n in names],
+                   include_topic_authorized_operations=False)  # fmt: skip
+    started = time.perf_counter()
+    answer, _ = _out_of_turn(harness, body)
+    print(f"5,000-topic Metadata during SASL answered in {time.perf_counter() - started:.2f} s")
+    assert [t.name for t in answer.topics] == names
+    assert {t.error_code for t in answer.topics} == {ILLEGAL}
