@@ -75,6 +75,11 @@ def field_names(cls: type[Any]) -> frozenset[str]:
     return frozenset(p.name for p in _plan(cls))
 
 
+def scalar_field_names(cls: type[Any]) -> frozenset[str]:
+    """The fields of ``cls`` that are neither arrays nor nested entities."""
+    return frozenset(p.name for p in _plan(cls) if p.entity is None and not p.is_array)
+
+
 def _primitive(kafka_type: str, value: Any) -> Any:
     if value is None:
         return None

@@ -35,9 +35,11 @@ from fixtures.wire.acls import CLUSTER_NAME, AclBinding, AclFilter, create_acls,
 from fixtures.wire.capabilities import Capabilities
 from fixtures.wire.security import ClientSecurity, default_security, load_command_config
 from reference_impl.protocol.acl_codes import Operation, PatternType, Permission, ResourceType
+from reference_impl.protocol.record_set import build_batch
 
 from .expect import expect, expect_code, expect_equal
 from .test_k60_cluster import _unknown_txn_error
+from .test_k68_consumer_group import CgMember
 
 FEATURE = "Security: ACLs"
 AUTHORIZER_RULE = "StandardAuthorizerData.java"
@@ -291,6 +293,33 @@ def _fetch(acl: AclWorld, topic: str) -> Any:
     return entry.error_code
 
 
+def _by_id(acl: AclWorld, api: str) -> int:
+    """The version of ``api`` that names topics by id (v13+), or a skip with the reason."""
+    if not acl.caps.versions(api, 13):
+        pytest.skip(f"{api} v13+ (topics by id) is not advertised")
+    return acl.caps.best(api, lo=13)
+
+
+def _fetch_by_id(acl: AclWorld, topic: str) -> Any:
+    """The topic named by its id, which the run's principal looks up (KafkaApis.handleFetchRequest
+    resolves the id, then wants READ on the topic)."""
+    entity = ops.fetch_request(acl.router, acl.caps, topic, 0, version=_by_id(acl, "fetch"), max_wait_ms=0)
+    return acl.at_leader(topic).send(entity).responses[0].partitions[0].error_code
+
+
+def _produce_to_id(acl: AclWorld, topic_id: Any) -> Any:
+    batch = build_batch([(None, b"v")], base_timestamp=int(time.time() * 1000))
+    topic_data = [{"topic_id": topic_id, "partition_data": [{"index": 0, "records": batch}]}]
+    body = {"transactional_id": None, "acks": -1, "timeout": 10_000, "topic_data": topic_data}
+    return ops.wire_build("produce", _by_id(acl, "produce"), body)
+
+
+def _produce_by_id(acl: AclWorld, topic: str) -> Any:
+    """As :func:`_fetch_by_id`, for Produce v13 and WRITE (KafkaApis.handleProduceRequest)."""
+    entity = _produce_to_id(acl, ops.topic_id(acl.router, acl.caps, topic))
+    return acl.at_leader(topic).send(entity).responses[0].partition_responses[0].error_code
+
+
 def _list_offsets(acl: AclWorld, topic: str) -> Any:
     return ops.list_offset(acl.at_leader(topic), acl.caps, topic, ops.LATEST_TIMESTAMP).error_code
 
@@ -483,6 +512,8 @@ TXN_DENIED, CLUSTER_DENIED = "TRANSACTIONAL_ID_AUTHORIZATION_FAILED", "CLUSTER_A
 MATRIX = [
     Case("produce", T, Op.WRITE, _produce, TOPIC_DENIED),
     Case("fetch", T, Op.READ, _fetch, TOPIC_DENIED),
+    Case("produce(by-id)", T, Op.WRITE, _produce_by_id, TOPIC_DENIED),
+    Case("fetch(by-id)", T, Op.READ, _fetch_by_id, TOPIC_DENIED),
     Case("list_offsets", T, Op.DESCRIBE, _list_offsets, TOPIC_DENIED),
     Case("metadata", T, Op.DESCRIBE, _metadata, TOPIC_DENIED),
     Case("create_topics", T, Op.CREATE, _create_topic, TOPIC_DENIED, topic=False),
@@ -536,6 +567,48 @@ def test_acl_matrix(acl: AclWorld, case: Case) -> None:
         AUTHORIZER_RULE,
         f"{case.api} with ALLOW {case.operation.name} on {case.rtype.name}:{resource}: still {case.denied}",
     )
+
+
+def test_unknown_topic_id_is_unknown_whatever_the_acls(acl: AclWorld) -> None:
+    """Fetch v13+ and Produce v13 naming an id no topic has: UNKNOWN_TOPIC_ID, before any ACL is
+    asked (KafkaApis.handleFetchRequest / handleProduceRequest: Kafka holds topic ids not sensitive,
+    a known one without READ/WRITE is TOPIC_AUTHORIZATION_FAILED, the matrix's by-id cases)."""
+    unknown = uuid.uuid4()
+    fetch_version = _by_id(acl, "fetch")
+    entity = ops.wire_build(
+        "fetch", fetch_version,
+        {"replica_id": -1, "max_wait": 0, "min_bytes": 1, "max_bytes": 1 << 20, "isolation_level": 0,
+         "session_id": 0, "session_epoch": -1, "forgotten_topics_data": [], "rack_id": "",
+         "topics": [{"topic_id": unknown, "partitions": [
+             {"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1 << 20, "log_start_offset": -1,
+              "current_leader_epoch": -1}]}]},
+    )  # fmt: skip
+    fetched = acl.restricted.send(entity).responses[0].partitions[0].error_code
+    expect_code(fetched, "UNKNOWN_TOPIC_ID", rule=APIS_RULE, where="Fetch of an unknown topic id")
+    if acl.caps.versions("produce", 13):
+        produced = acl.restricted.send(_produce_to_id(acl, unknown))
+        code = produced.responses[0].partition_responses[0].error_code
+        expect_code(code, "UNKNOWN_TOPIC_ID", rule=APIS_RULE, where="Produce to an unknown topic id")
+
+
+def test_consumer_group_heartbeat_needs_describe_on_subscribed_topics(acl: AclWorld) -> None:
+    """ConsumerGroupHeartbeat wants READ on the group, then DESCRIBE on every topic
+    ``subscribed_topic_names`` names, existing or not: else TOPIC_AUTHORIZATION_FAILED for the whole
+    heartbeat (KafkaApis.handleConsumerGroupHeartbeat, KAFKA-18813, Kafka 4.0)."""
+    if not acl.caps.versions("consumer_group_heartbeat"):
+        pytest.skip("ConsumerGroupHeartbeat is not advertised")
+    seen, hidden = acl.topic("cg-seen"), acl.topic("cg-hidden")
+    group = acl.name("cg-group")
+    member = CgMember(acl.restricted_at(acl.router.to_coordinator(group).address), acl.caps, group)
+    expect_code(member.join([seen]).error_code, GROUP_DENIED, rule=APIS_RULE, where="no READ on the group")
+    acl.grant(G, group, Op.READ)
+    acl.grant(T, seen, Op.DESCRIBE)
+    for topics in ([seen, hidden], [hidden], [seen, acl.name("cg-no-such-topic")]):
+        answer = member.join(topics)
+        expect_code(answer.error_code, TOPIC_DENIED, rule=APIS_RULE, where=f"subscribed to {topics}")
+    joined = member.join([seen])
+    expect_code(joined.error_code, "NONE", rule=APIS_RULE, where="DESCRIBE on every subscribed topic")
+    member.leave()
 
 
 # -- patterns, hosts, implication, the super user ---------------------------------------------------

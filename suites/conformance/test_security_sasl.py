@@ -130,6 +130,39 @@ def test_requests_before_authentication_close_the_connection(
     _broker_lives(wire_factory, security)
 
 
+def test_requests_during_authentication_are_answered_illegal_sasl_state(
+    sasl: Any, wire_factory: Callable[..., WireClient]
+) -> None:
+    """A request other than SaslAuthenticate during the exchange is answered in its own response type
+    with ILLEGAL_SASL_STATE on every resource it names (``SaslServerAuthenticator.handleSaslToken``
+    answers ``AbstractRequest.getErrorResponse``: MetadataRequest's names each topic, ProduceRequest's
+    each partition, neither has a top-level error code), then the connection closes."""
+    security, connect = sasl
+    rule = "SaslServerAuthenticator.java: handleSaslToken"
+    wire = connect()
+    wire.request("sasl_handshake", 1, mechanism=security.mechanism)
+    answer = wire.request("metadata", 1, topics=[{"name": "kh-sasl-a"}, {"name": "kh-sasl-b"}])
+    expect(not answer.brokers, rule, "Metadata served brokers during SASL authentication")
+    expect(
+        [(t.name, t.error_code.name.upper()) for t in answer.topics]
+        == [("kh-sasl-a", "ILLEGAL_SASL_STATE"), ("kh-sasl-b", "ILLEGAL_SASL_STATE")],
+        rule,
+        f"Metadata during SASL authentication answered {[(t.name, t.error_code) for t in answer.topics]}",
+    )
+    expect(wire.is_closed_by_peer(), rule, "the connection stayed open after a request out of turn")
+    wire = connect()
+    wire.request("sasl_handshake", 1, mechanism=security.mechanism)
+    partitions = [{"index": 0, "records": None}, {"index": 1, "records": None}]
+    produced = wire.request(
+        "produce", 3, transactional_id=None, acks=1, timeout=1000,
+        topic_data=[{"name": "kh-sasl-a", "partition_data": partitions}],
+    )  # fmt: skip
+    codes = [(p.index, p.error_code.name.upper()) for t in produced.responses for p in t.partition_responses]
+    expect(codes == [(0, "ILLEGAL_SASL_STATE"), (1, "ILLEGAL_SASL_STATE")], rule, f"Produce answered {codes}")
+    expect(wire.is_closed_by_peer(), rule, "the connection stayed open after a request out of turn")
+    _broker_lives(wire_factory, security)
+
+
 @pytest.mark.parametrize("token", ["garbage", "empty", "nul-only"])
 def test_malformed_tokens_fail_and_close(
     sasl: Any, wire_factory: Callable[..., WireClient], token: str

@@ -10,6 +10,7 @@ super users; they are not checked here.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from reference_impl.protocol.acl_codes import Operation, ResourceType
@@ -26,7 +27,23 @@ CLUSTER = ResourceType.CLUSTER
 TXN = ResourceType.TRANSACTIONAL_ID
 Op = Operation
 
-__all__ = ["CLUSTER", "GROUP", "TOPIC", "TXN", "Op", "allowed", "bitfield", "cluster_allowed", "unchecked"]
+__all__ = [
+    "CLUSTER",
+    "GROUP",
+    "TOPIC",
+    "TOPIC_REFUSED",
+    "TXN",
+    "Op",
+    "all_allowed",
+    "allowed",
+    "bitfield",
+    "cluster_allowed",
+    "unchecked",
+]
+
+TOPIC_REFUSED = "Topic authorization failed."
+"""The message of Kafka's ``Errors.TOPIC_AUTHORIZATION_FAILED``, which a request's
+``getErrorResponse`` carries where the response has an error message."""
 
 
 def unchecked(broker: HandlerHost, ctx: RequestContext) -> bool:
@@ -39,6 +56,13 @@ def allowed(broker: HandlerHost, ctx: RequestContext, op: Operation, rtype: Reso
     if authorizer is None or broker.is_controller_listener(ctx.listener):
         return True
     return authorizer.authorize(broker.image.acls, ctx.principal, ctx.client_host, op, rtype, name)
+
+
+def all_allowed(
+    broker: HandlerHost, ctx: RequestContext, op: Operation, rtype: ResourceType, names: Iterable[str]
+) -> bool:
+    """``op`` on every one of ``names`` (none: allowed)."""
+    return all(allowed(broker, ctx, op, rtype, name) for name in names)
 
 
 def cluster_allowed(broker: HandlerHost, ctx: RequestContext, op: Operation) -> bool:

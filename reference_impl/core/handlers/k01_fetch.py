@@ -80,7 +80,11 @@ class FetchRequestState:
         self.max_bytes = max_bytes
         self.isolation = isolation
         self.denied: frozenset[str] = frozenset()
-        """Topics the principal may not read (answered TOPIC_AUTHORIZATION_FAILED)."""
+        """Topics the principal may not read (answered TOPIC_AUTHORIZATION_FAILED). They are not
+        read, and do not count towards ``min_bytes``: Kafka reads only the authorized partitions
+        (``interesting``), and answers at once when there are none."""
+        self.follower_refused = False
+        """A follower's fetch without CLUSTER_ACTION: every partition is refused."""
         self.client_rack: str | None = None
         """A consumer's rack from v11 (``""`` when it has none); None: no client metadata."""
 
@@ -105,6 +109,8 @@ class DelayedFetch(DelayedOperation):
     def try_complete(self, now_ms: int) -> bool:
         available = 0
         for key, want in self.state.plan.partitions.items():
+            if key[0] in self.state.denied:
+                continue  # not read: its data must not move the answer's timing
             part = self.broker.partition(*key)
             if part is None or not self.state.may_read(part) or part.leader_epoch < want.current_leader_epoch:
                 return self.force_complete(now_ms)  # an error to report: answer at once
@@ -206,11 +212,15 @@ def handle_fetch(broker: HandlerHost, ctx: RequestContext, request: Any) -> Repl
     state = FetchRequestState(
         ctx, plan, unknown_ids, replica_id, int(request.min_bytes), max_bytes, isolation
     )
-    state.denied = _denied_topics(broker, ctx, {name for name, _ in plan.partitions}, replica_id)
+    state.follower_refused = replica_id >= 0 and not (
+        unchecked(broker, ctx) or cluster_allowed(broker, ctx, Op.CLUSTER_ACTION)
+    )
+    state.denied = _denied_topics(broker, ctx, {name for name, _ in plan.partitions}, state)
     if version >= 11 and replica_id < 0:
         state.client_rack = str(get(request, "rack_id", "") or "")
     max_wait = millis(request.max_wait)
-    if max_wait <= 0 or request.min_bytes <= 0 or unknown_ids:
+    nothing_to_wait_for = bool(state.denied) and all(name in state.denied for name, _ in plan.partitions)
+    if max_wait <= 0 or request.min_bytes <= 0 or unknown_ids or nothing_to_wait_for:
         body, splices = answer(broker, state, ctx.received_ms)
         return Respond(body, splices)
     if state.from_follower and not state.denied:
@@ -219,14 +229,17 @@ def handle_fetch(broker: HandlerHost, ctx: RequestContext, request: Any) -> Repl
 
 
 def _denied_topics(
-    broker: HandlerHost, ctx: RequestContext, names: set[str], replica_id: int
+    broker: HandlerHost, ctx: RequestContext, names: set[str], state: FetchRequestState
 ) -> frozenset[str]:
-    """Kafka's ``handleFetchRequest``: a follower needs CLUSTER_ACTION on the cluster (else every
-    partition is refused), a consumer READ on each topic."""
+    """Kafka's ``handleFetchRequest`` (``core/src/main/scala/kafka/server/KafkaApis.scala``): a
+    follower needs CLUSTER_ACTION on the cluster (else every partition is refused, topic ids it does
+    not know included), a consumer READ on each topic (a topic named by id is resolved first: an id
+    this broker does not know is UNKNOWN_TOPIC_ID, one it knows and the consumer may not read
+    TOPIC_AUTHORIZATION_FAILED, as Kafka, which holds topic ids not sensitive)."""
+    if state.from_follower:
+        return frozenset(names) if state.follower_refused else frozenset()
     if unchecked(broker, ctx):
         return frozenset()
-    if replica_id >= 0:
-        return frozenset() if cluster_allowed(broker, ctx, Op.CLUSTER_ACTION) else frozenset(names)
     return frozenset(n for n in names if not allowed(broker, ctx, Op.READ, TOPIC, n))
 
 
@@ -308,12 +321,13 @@ def _body(
         responses.append(
             {"topic": name, "topic_id": topic.topic_id if topic else None, "partitions": partitions}
         )
+    unknown = ErrorCode.topic_authorization_failed if state.follower_refused else ErrorCode.unknown_topic_id
     for topic_id, index in state.unknown_ids:
         responses.append(
             {
                 "topic": None,
                 "topic_id": topic_id,
-                "partitions": [_error_entry(index, ErrorCode.unknown_topic_id, state.isolation)],
+                "partitions": [_error_entry(index, unknown, state.isolation)],
             }
         )
     return build(

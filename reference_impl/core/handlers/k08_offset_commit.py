@@ -80,6 +80,8 @@ def handle_offset_commit(broker: HandlerHost, ctx: RequestContext, request: Any)
         body_topics = []
         for ident, name, partitions in topics:
             missing = ErrorCode.unknown_topic_id if name is None else ErrorCode.none
+            if group_denied:  # OffsetCommitRequest.getErrorResponse: every partition, unknown ids too
+                missing = ErrorCode.group_authorization_failed
             entry: dict[str, Any] = {
                 "name" if version < 10 else "topic_id": ident if version >= 10 else name,
                 "partitions": [

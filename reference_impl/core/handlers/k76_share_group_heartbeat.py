@@ -7,7 +7,9 @@ member's epoch, the heartbeat interval and, when it changed, the partitions it m
 Errors: INVALID_REQUEST (empty group or member id, no subscription on join),
 NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS, GROUP_ID_NOT_FOUND (the id names a classic or
 consumer group), GROUP_MAX_SIZE_REACHED, UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH,
-GROUP_AUTHORIZATION_FAILED.
+GROUP_AUTHORIZATION_FAILED (no READ on the group), TOPIC_AUTHORIZATION_FAILED (a subscribed topic
+the member may not DESCRIBE, existing or not: ``KafkaApis.handleShareGroupHeartbeat`` since
+KAFKA-18817).
 Version notes: v1 only, as kio 0.6.5 carries (Kafka 4.1's schema; 4.0's early-access v0 is gone).
 Not implemented: the group's records in ``__consumer_offsets`` (held in memory only).
 """
@@ -22,7 +24,7 @@ from reference_impl.protocol.errors import ErrorCode, KafkaError
 
 from ..group.consumer_coordinator import topic_partitions
 from ..group.share_coordinator import ShareHeartbeat
-from .access import GROUP, Op, allowed
+from .access import GROUP, TOPIC, TOPIC_REFUSED, Op, all_allowed, allowed
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
@@ -37,6 +39,9 @@ def handle_share_group_heartbeat(broker: HandlerHost, ctx: RequestContext, reque
     if not allowed(broker, ctx, Op.READ, GROUP, request.group_id):  # Kafka: READ on the group
         return Respond(build(cls, {**body, "error_code": ErrorCode.group_authorization_failed}))
     names = request.subscribed_topic_names
+    if names and not all_allowed(broker, ctx, Op.DESCRIBE, TOPIC, (str(n) for n in names)):
+        refused = {"error_code": ErrorCode.topic_authorization_failed, "error_message": TOPIC_REFUSED}
+        return Respond(build(cls, {**body, **refused}))  # KAFKA-18817: DESCRIBE on every subscribed topic
     req = ShareHeartbeat(
         group_id=request.group_id,
         member_id=request.member_id,

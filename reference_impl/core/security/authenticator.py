@@ -13,8 +13,9 @@ authenticator/SaslServerAuthenticator.java``) does:
   enabled list, then the connection closes; v1 selects SaslAuthenticate framing (KIP-152), v0 raw
   tokens (each frame the bare token, each answer the bare challenge);
 * during the exchange only SaslAuthenticate is taken: any other request is answered
-  ILLEGAL_SASL_STATE (its own response type, as ``getErrorResponse``; one whose response has no
-  top-level error code closes without an answer) and the connection closes; a failure is answered
+  ILLEGAL_SASL_STATE (its own response type, as ``getErrorResponse`` builds it for every API:
+  :mod:`reference_impl.protocol.error_response`; one that does not parse, or a Produce with
+  acks=0, closes without an answer) and the connection closes; a failure is answered
   SASL_AUTHENTICATION_FAILED (with the mechanism's message or Kafka's generic one) and the
   connection closes after the answer; with raw tokens a failure closes without an answer;
 * until authenticated no frame may exceed ``sasl.server.max.receive.size`` (Kafka fails the
@@ -40,13 +41,18 @@ On an SSL listener the principal is the client certificate's name through
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from reference_impl.protocol.apis import API_VERSIONS_KEY, UnknownApiError, response_class, schema_versions
+from reference_impl.protocol.apis import (
+    API_VERSIONS_KEY,
+    UnknownApiError,
+    api_name,
+    response_class,
+    schema_versions,
+)
 from reference_impl.protocol.build import build
 from reference_impl.protocol.codec import (
     MalformedRequestError,
@@ -55,6 +61,7 @@ from reference_impl.protocol.codec import (
     encode_response,
     peek_header,
 )
+from reference_impl.protocol.error_response import error_response
 from reference_impl.protocol.errors import ErrorCode
 from reference_impl.protocol.frames import size_prefix
 
@@ -263,9 +270,7 @@ class Authenticator:
         except MalformedRequestError as exc:
             return self._fail(session, f"malformed request during SASL authentication: {exc}")
         if api_key != SASL_AUTHENTICATE_KEY:
-            reason = f"Unexpected Kafka request of type {api_key} during SASL authentication."
-            session.state = FAILED
-            return Screened(illegal_state_answer(api_key, version, correlation_id, reason), reason)
+            return self._out_of_turn(session, frame, api_key, version, correlation_id)
         if version not in AUTHENTICATE_VERSIONS:
             return self._fail(session, f"Version {version} is not supported for apiKey SASL_AUTHENTICATE")
         body = self._decode(session, frame)
@@ -396,6 +401,27 @@ class Authenticator:
         except (MalformedRequestError, UnknownApiError) as exc:
             return cls._fail(session, f"malformed SASL request: {exc}")
 
+    @classmethod
+    def _out_of_turn(
+        cls, session: Session, frame: bytes, api_key: int, version: int, correlation_id: int
+    ) -> Screened:
+        """A request other than SaslAuthenticate during the exchange: its own response type saying
+        ILLEGAL_SASL_STATE (Kafka's ``handleSaslToken``: ``getErrorResponse``, for every API), then
+        the connection closes; one that does not parse closes it without an answer."""
+        try:
+            name = api_name(api_key).upper()
+        except UnknownApiError:
+            name = str(api_key)
+        reason = f"Unexpected Kafka request of type {name} during SASL authentication."
+        body = cls._decode(session, frame)
+        if isinstance(body, Screened):
+            return body
+        session.state = FAILED
+        answer = error_response(api_key, version, body, ErrorCode.illegal_sasl_state, reason)
+        if answer is None:  # a Produce with acks=0: no answer
+            return Screened(None, reason)
+        return Screened(encode_response(api_key, version, correlation_id, answer), reason)
+
     @staticmethod
     def _fail(session: Session, reason: str) -> Screened:
         session.state = FAILED
@@ -405,25 +431,3 @@ class Authenticator:
     def _answer(api_key: int, version: int, correlation_id: int, **fields: object) -> bytes:
         body = build(response_class(api_key, version), {"throttle_time": 0, **fields})
         return encode_response(api_key, version, correlation_id, body)
-
-
-def illegal_state_answer(api_key: int, version: int, correlation_id: int, message: str) -> bytes | None:
-    """The request's own response saying ILLEGAL_SASL_STATE (Kafka's ``getErrorResponse``), when its
-    response has a top-level error code and nothing else required; None otherwise."""
-    try:
-        cls = response_class(api_key, version)
-    except UnknownApiError:
-        return None
-    names = {f.name for f in dataclasses.fields(cls)}
-    if "error_code" not in names:
-        return None
-    fields: dict[str, object] = {"throttle_time": 0, "error_code": ErrorCode.illegal_sasl_state}
-    if "error_message" in names:
-        fields["error_message"] = message
-    for f in dataclasses.fields(cls):
-        if f.name not in fields and str(f.type).startswith("tuple"):
-            fields[f.name] = []
-    try:
-        return encode_response(api_key, version, correlation_id, build(cls, fields))
-    except Exception:  # a response that needs more than an error: no answer, as before
-        return None

@@ -8,6 +8,7 @@ import uuid
 from typing import Any
 
 from reference_impl import defects
+from reference_impl.core.handlers.access import TOPIC_REFUSED
 from reference_impl.core.metadata.records import AccessControlEntryRecord, decode, encode
 from reference_impl.core.security.acls import Acl, AclFilter, AclStore, Authorizer
 from reference_impl.protocol.acl_codes import Operation, PatternType, Permission, ResourceType
@@ -229,3 +230,172 @@ def test_prefix_index_follows_adds_and_removes_and_bounds_lookups() -> None:
     assert [a.operation for a in store.matching(G, long_name)] == [Op.WRITE]
     store.remove(uuid.UUID(int=2))
     assert list(store.matching(G, long_name)) == [] and len(store) == 0
+
+
+def _fetch_by_id(
+    harness: BrokerHarness,
+    cid: int,
+    version: int,
+    topic_id: uuid.UUID,
+    replica_id: int = -1,
+    wait_ms: int = 0,
+) -> list[tuple[uuid.UUID, int]]:
+    """A fetch naming one partition by topic id (v13+); the (topic id, error) of each answered
+    partition, or [] when no answer came yet."""
+    replica_state = {"replica_id": replica_id, "replica_epoch": -1}  # v15+; replica_id before
+    partition = {"partition": 0, "current_leader_epoch": -1, "fetch_offset": 0, "last_fetched_epoch": -1,
+                 "log_start_offset": -1, "partition_max_bytes": 1 << 20}  # fmt: skip
+    body = request(1, version, replica_id=replica_id, replica_state=replica_state, max_wait=wait_ms,
+                   min_bytes=1, max_bytes=1 << 20, isolation_level=0, session_id=0, session_epoch=-1,
+                   forgotten_topics_data=[], rack_id="",
+                   topics=[{"topic_id": topic_id, "partitions": [partition]}])  # fmt: skip
+    harness.send(cid, body)
+    if not harness.responses.get(cid):
+        return []
+    answer = harness.take(cid, body)
+    return [(t.topic_id, int(p.error_code)) for t in answer.responses for p in t.partitions]
+
+
+def _produce_by_id(harness: BrokerHarness, cid: int, topic_id: uuid.UUID) -> list[int]:
+    topic_data = [{"topic_id": topic_id, "partition_data": [{"index": 0, "records": None}]}]
+    body = request(0, 13, transactional_id=None, acks=1, timeout=1000, topic_data=topic_data)
+    return [int(p.error_code) for t in harness.call(body, cid).responses for p in t.partition_responses]
+
+
+def test_fetch_and_produce_by_topic_id_are_authorized() -> None:
+    """Fetch v13+ and Produce v13 name topics by id: the id is resolved, then the principal needs READ
+    (WRITE) on the topic; an id the broker does not know is UNKNOWN_TOPIC_ID, a known one refused
+    TOPIC_AUTHORIZATION_FAILED (Kafka's KafkaApis.handleFetchRequest / handleProduceRequest). A fetch
+    whose every partition is refused is answered at once (nothing of a refused topic is read, so its
+    data cannot move the answer's timing); a follower's fetch without CLUSTER_ACTION is refused for
+    every partition, ids it does not know included."""
+    harness = BrokerHarness(*ACL_CONFIGS)
+    admin = _login(harness, "admin", "admin-secret")
+    alice = _login(harness, "alice", "alice-secret")
+    assert _topic(harness, admin, "secret") == ErrorCode.none
+    known = harness.broker.image.topics["secret"].topic_id
+    unknown = uuid.UUID(int=12345)
+    refused, missing = int(ErrorCode.topic_authorization_failed), int(ErrorCode.unknown_topic_id)
+    assert _produce_by_id(harness, alice, known) == [refused]
+    assert _produce_by_id(harness, alice, unknown) == [missing]
+    assert _produce_by_id(harness, admin, known) == [int(ErrorCode.invalid_record)]  # authorized: no records
+    for version in (13, 18):
+        assert _fetch_by_id(harness, alice, version, known) == [(known, refused)]
+        assert _fetch_by_id(harness, alice, version, unknown) == [(unknown, missing)]
+        assert _fetch_by_id(harness, alice, version, known, wait_ms=10_000) == [(known, refused)]
+        assert _fetch_by_id(harness, alice, version, unknown, replica_id=2) == [(unknown, refused)]
+        assert _fetch_by_id(harness, admin, version, unknown, replica_id=2) == [(unknown, missing)]
+        assert _fetch_by_id(harness, admin, version, known) == [(known, int(ErrorCode.none))]
+    assert _create(harness, admin, (2, "secret", 3, ALICE, 3, 3), (2, "secret", 3, ALICE, 4, 3)) == [0, 0]
+    assert _fetch_by_id(harness, alice, 18, known) == [(known, int(ErrorCode.none))]
+    assert _fetch_by_id(harness, alice, 18, known, wait_ms=10_000) == []  # waits for data, as any fetch
+    harness.advance(10_001)
+    assert len(harness.responses[alice]) == 1
+    harness.responses[alice].clear()
+    assert _produce_by_id(harness, alice, known) == [int(ErrorCode.invalid_record)]
+
+
+def _group_world(*topics: str) -> tuple[BrokerHarness, int, int]:
+    """A broker with ACLs and ``__consumer_offsets``, the admin's and alice's connections, and
+    ``topics`` made by the admin."""
+    harness = BrokerHarness(
+        *ACL_CONFIGS, "offsets.topic.num.partitions=1", "offsets.topic.replication.factor=1"
+    )
+    admin = _login(harness, "admin", "admin-secret")
+    alice = _login(harness, "alice", "alice-secret")
+    assert [_topic(harness, admin, t) for t in topics] == [ErrorCode.none] * len(topics)
+    harness.call(request(10, 3, key="any", key_type=0), admin)  # creates __consumer_offsets
+    return harness, admin, alice
+
+
+def test_consumer_group_heartbeat_needs_describe_on_subscribed_topics() -> None:
+    """KAFKA-18813 (KafkaApis.handleConsumerGroupHeartbeat): READ on the group first, then DESCRIBE on
+    every topic ``subscribed_topic_names`` names, existing or not; else TOPIC_AUTHORIZATION_FAILED."""
+    harness, admin, alice = _group_world("seen", "hidden")
+
+    def heartbeat(*topics: str) -> Any:
+        body = request(68, 1, group_id="g", member_id="m1", member_epoch=0, rebalance_timeout=30_000,
+                       topic_partitions=[], subscribed_topic_names=list(topics))  # fmt: skip
+        return harness.call(body, alice)
+
+    assert heartbeat("seen").error_code == ErrorCode.group_authorization_failed  # the group first
+    assert _create(harness, admin, (3, "g", 3, ALICE, 3, 3), (2, "seen", 3, ALICE, 8, 3)) == [0, 0]
+    for topics in (("seen", "hidden"), ("hidden",), ("seen", "no-such-topic")):
+        refused = heartbeat(*topics)
+        assert refused.error_code == ErrorCode.topic_authorization_failed, topics
+        assert refused.error_message == "Topic authorization failed." and refused.member_epoch == 0
+    joined = heartbeat("seen")
+    assert (joined.error_code, joined.member_epoch) == (ErrorCode.none, 1)
+
+
+def test_describe_quorum_needs_describe_on_the_cluster() -> None:
+    """ControllerApis.handleDescribeQuorum: CLUSTER_AUTHORIZATION_FAILED at the top, no topics,
+    without DESCRIBE on the cluster."""
+    harness = BrokerHarness(*ACL_CONFIGS)
+    admin = _login(harness, "admin", "admin-secret")
+    alice = _login(harness, "alice", "alice-secret")
+    body = request(
+        55, 2, topics=[{"topic_name": "__cluster_metadata", "partitions": [{"partition_index": 0}]}]
+    )
+    refused = harness.call(body, alice)
+    assert (refused.error_code, list(refused.topics)) == (ErrorCode.cluster_authorization_failed, [])
+    assert harness.call(body, admin).error_code == ErrorCode.none
+    assert _create(harness, admin, (4, "kafka-cluster", 3, ALICE, 8, 3)) == [0]
+    described = harness.call(body, alice)
+    assert described.error_code == ErrorCode.none and described.topics[0].partitions[0].leader_id == 1
+
+
+def test_offset_commit_without_read_on_the_group_refuses_every_partition() -> None:
+    """KafkaApis.handleOffsetCommitRequest answers a principal without READ on the group with
+    OffsetCommitRequest.getErrorResponse: GROUP_AUTHORIZATION_FAILED on every partition, those of
+    topic ids the broker does not know included (v10 names topics by id)."""
+    harness = BrokerHarness(*ACL_CONFIGS)
+    admin = _login(harness, "admin", "admin-secret")
+    alice = _login(harness, "alice", "alice-secret")
+    assert _topic(harness, admin, "t") == ErrorCode.none
+    known = harness.broker.image.topics["t"].topic_id
+    partition = {"partition_index": 0, "committed_offset": 1, "committed_leader_epoch": -1,
+                 "committed_metadata": ""}  # fmt: skip
+    topics = [{"topic_id": known, "partitions": [partition]},
+              {"topic_id": uuid.UUID(int=77), "partitions": [partition]}]  # fmt: skip
+    body = request(8, 10, group_id="g", generation_id_or_member_epoch=-1, member_id="",
+                   group_instance_id=None, topics=topics)  # fmt: skip
+    answer = harness.call(body, alice)
+    codes = [int(p.error_code) for t in answer.topics for p in t.partitions]
+    assert codes == [ErrorCode.group_authorization_failed] * 2
+
+
+def test_consumer_group_describe_withholds_groups_naming_undescribable_topics() -> None:
+    """KAFKA-18813 (KafkaApis.handleConsumerGroupDescribe): a group whose members subscribe to or
+    are assigned a topic the principal may not DESCRIBE is answered TOPIC_AUTHORIZATION_FAILED, with
+    no members; with DESCRIBE on it the group is described."""
+    harness, admin, alice = _group_world("hidden")
+    join = request(68, 1, group_id="g", member_id="m1", member_epoch=0, rebalance_timeout=30_000,
+                   topic_partitions=[], subscribed_topic_names=["hidden"])  # fmt: skip
+    assert harness.call(join, admin).error_code == ErrorCode.none
+    describe = request(69, 1, group_ids=["g"], include_authorized_operations=False)
+    assert _create(harness, admin, (3, "g", 3, ALICE, 8, 3)) == [0]  # DESCRIBE on the group
+    (refused,) = harness.call(describe, alice).groups
+    assert (refused.error_code, list(refused.members)) == (ErrorCode.topic_authorization_failed, [])
+    assert _create(harness, admin, (2, "hidden", 3, ALICE, 8, 3)) == [0]
+    (described,) = harness.call(describe, alice).groups
+    assert described.error_code == ErrorCode.none
+    assert [list(m.subscribed_topic_names) for m in described.members] == [["hidden"]]
+
+
+def test_share_group_heartbeat_needs_describe_on_subscribed_topics() -> None:
+    """KAFKA-18817 (KafkaApis.handleShareGroupHeartbeat): as ConsumerGroupHeartbeat, READ on the
+    group, then DESCRIBE on every subscribed topic, else TOPIC_AUTHORIZATION_FAILED."""
+    harness, admin, alice = _group_world("hidden")
+    join = request(76, 1, group_id="sg", member_id="m1", member_epoch=0, rack_id=None,
+                   subscribed_topic_names=["hidden"])  # fmt: skip
+    assert harness.call(join, alice).error_code == ErrorCode.group_authorization_failed
+    assert _create(harness, admin, (3, "sg", 3, ALICE, 3, 3)) == [0]
+    refused = harness.call(join, alice)
+    assert (refused.error_code, refused.error_message) == (
+        ErrorCode.topic_authorization_failed,
+        TOPIC_REFUSED,
+    )
+    assert _create(harness, admin, (2, "hidden", 3, ALICE, 8, 3)) == [0]
+    joined = harness.call(join, alice)
+    assert (joined.error_code, joined.member_epoch) == (ErrorCode.none, 1)
