@@ -48,6 +48,14 @@ def print_result(result: CheckResult, out: TextIO | None = None) -> None:
             ),
             file=out,
         )
+    if "restart_probes" in result.stats:
+        stats = result.stats
+        print(
+            f"  restart probe: {stats['restart_probes']} node(s) started again, first Metadata answers "
+            f"{stats['restart_probe_outcomes']}, "
+            f"slowest first answer {stats['restart_probe_slowest_answer_s']} s",
+            file=out,
+        )
     for item in summary["recovery"]:
         print(
             f"  fault {item['fault']} {item['start']}-{item['end']} s: recovered in {item['recovery_s']} s",
