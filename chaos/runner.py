@@ -26,7 +26,7 @@ from chaos.nemesis.disk import DISK_FAULTS, Disk
 from chaos.nemesis.disk import unavailable_reason as disk_unavailable
 from chaos.nemesis.faults import LINK_TOXICS, PARTITIONS, Nemesis, run_schedule
 from chaos.nemesis.packet import PACKET_FAULTS, PacketRules, unavailable_reason
-from chaos.nemesis.restart_probe import RestartProbe
+from chaos.nemesis.restart_probe import RestartProbe, topic_id_of
 from chaos.nemesis.schedule import Planned, schedule
 from chaos.nemesis.topology import Topology
 from chaos.nodes import NodeSpec, NodeSpecError, SpecTarget, load_nodes, missing_for
@@ -301,7 +301,8 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
         workload, parts = _workloads(c, recorder, topology.bootstrap, topics)
         nemesis = Nemesis(recorder, topology, target, topic, clock=clock, disk=disk)
         if c.restart_probe:
-            nemesis.probe = RestartProbe(recorder, topic)
+            first = topology.bootstrap.split(",")[0]
+            nemesis.probe = RestartProbe(recorder, topic, topic_id=topic_id_of(first, topic))
         if c.packet_faults:
             nemesis.packets = PacketRules(f"kh-chaos-{topic}")
             stack.callback(nemesis.packets.clear)

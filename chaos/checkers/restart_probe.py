@@ -8,7 +8,8 @@ not caught up with the cluster's. Kafka's broker enables request processing only
 up (apache/kafka ``core/src/main/scala/kafka/server/BrokerServer.scala``), so a client of it never
 hears this. Waiting until caught up (``no-answer`` within the probe's bound), naming the topic,
 naming it without a leader and other error codes are not this anomaly; neither is ``unknown`` never
-confirmed (the topic may be gone: the lost-write checkers judge a node that lost it).
+confirmed, or confirmed under a new topic id (``recreated``): the node lost the topic, which the
+lost-write checkers judge.
 
 Its figures go to the result's stats: how many restarts were probed, what their first answers were,
 and how long the slowest first answer took.
@@ -47,14 +48,19 @@ def answered_uncaught_up(history: History) -> tuple[list[Anomaly], dict[str, Any
         if isinstance(value.get("answer_s"), int | float):
             answers.append(float(value["answer_s"]))
         confirmed = value.get("confirmed_after_s")
-        if value.get("outcome") == "unknown" and isinstance(confirmed, int | float):
+        if (
+            value.get("outcome") == "unknown"
+            and isinstance(confirmed, int | float)
+            and not value.get("recreated")
+        ):
             said = f"error {value['code']}" if value.get("code") is not None else "no such topic"
             anomalies.append(
                 Anomaly(
                     NAME,
                     f"node {value.get('node')} started again after {value.get('fault')} answered Metadata "
                     f"for the existing topic {value.get('topic')!r} with {said} "
-                    f"{value.get('answer_s')} s after its port opened, and named it {confirmed} s after",
+                    f"{value.get('answer_s')} s after its port opened; it named the topic "
+                    f"{confirmed} s after the port opened",
                     [op.index] if invoked is None else [invoked, op.index],
                     {"node": value.get("node"), "code": value.get("code"), "confirmed_after_s": confirmed},
                 )

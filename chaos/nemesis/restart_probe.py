@@ -20,11 +20,13 @@ When the nemesis starts a killed (or bounced) node again, the probe, in a thread
    UNKNOWN_TOPIC_OR_PARTITION, 100 UNKNOWN_TOPIC_ID, or not listed), ``error`` (another code);
    no answer within ``answer_s`` is ``no-answer``: a broker may hold requests until it has caught
    up, which is what Kafka does, so waiting is never held against it;
-3. after ``unknown``, asks again every :data:`POLL_S` for at most ``confirm_s`` until the node names
-   the topic: a node that later names it proves the topic existed all along and that its first
-   answer came from metadata that had not caught up (``confirmed_after_s``). A node that never
-   names it again may have lost the topic outright (Tansu's memory storage): the lost-write
-   checkers judge that, not this one.
+3. after ``unknown``, asks again every :data:`CONFIRM_EVERY_S` for at most ``confirm_s`` until the
+   node names the topic: a node that later names it, under the id the topic had before the kill
+   (learnt once at the campaign's start, :func:`topic_id_of`), proves the topic existed all along
+   and that its first answer came from metadata that had not caught up (``confirmed_after_s``). A
+   node that never names it again, or names it under a new id (``recreated``: a producer's
+   auto-creation after the node lost it), lost the topic outright (Tansu's memory storage): the
+   lost-write checkers judge that, not this one.
 
 Each probe is a ``restart-probe`` op pair in the history (process ``restart-probe``): the invoke
 names the node, the fault and the topic; the completion (``ok`` with an answer, ``fail`` without)
@@ -59,6 +61,8 @@ METADATA_MAX = 12
 POLL_S = 0.02
 """How often the probe tries the port (Node.start's own wait polls as often)."""
 CONFIRM_EVERY_S = 0.25
+CLIENT_ID = "kafka-harness-restart-probe"
+ZERO_ID = "00000000-0000-0000-0000-000000000000"
 
 
 def classify(answer: Any, topic: str) -> tuple[str, int | None]:
@@ -107,26 +111,53 @@ def _ask(wire: WireClient, topic: str, version: int, timeout_s: float) -> Any:
     return wire.send(entity, timeout_s=timeout_s)
 
 
-def probe(host: str, port: int, topic: str, bounds: Bounds = Bounds()) -> dict[str, Any]:
-    """Probe one restarted node; returns the outcome and its figures (seconds)."""
+def topic_id(answer: Any, topic: str) -> str | None:
+    """The topic's id in a Metadata answer (v10+), None when absent or all zeros."""
+    for entry in getattr(answer, "topics", None) or ():
+        if getattr(entry, "name", None) == topic:
+            found = getattr(entry, "topic_id", None)
+            return str(found) if found is not None and str(found) != ZERO_ID else None
+    return None
+
+
+def topic_id_of(address: str, topic: str, timeout_s: float = 10.0) -> str | None:
+    """The topic's id as ``address`` names it (Metadata v10+); None when it cannot say."""
+    try:
+        with WireClient(address, timeout_s=timeout_s, client_id=CLIENT_ID) as wire:
+            top = wire.api_versions().get(3, (0, METADATA_MAX))[1]
+            return (
+                topic_id(_ask(wire, topic, min(METADATA_MAX, top), timeout_s), topic) if top >= 10 else None
+            )
+    except (OSError, WireError):
+        return None
+
+
+def probe(
+    host: str, port: int, topic: str, bounds: Bounds = Bounds(), known_id: str | None = None
+) -> dict[str, Any]:
+    """Probe one restarted node; returns the outcome and its figures (seconds). ``known_id``: the
+    topic's id before the kill; a node that names the topic later under another id recreated it
+    (``recreated``: it had lost it), which is not a node answering before it caught up."""
     began = time.monotonic()
     if not _accepting(host, port, bounds.accept_s):
         return {"outcome": UNREACHABLE, "accept_s": None}
     accepted = time.monotonic()
     out: dict[str, Any] = {"accept_s": round(accepted - began, 3)}
     try:
-        with WireClient(
-            f"{host}:{port}", timeout_s=bounds.answer_s, client_id="kafka-harness-restart-probe"
-        ) as wire:
+        with WireClient(f"{host}:{port}", timeout_s=bounds.answer_s, client_id=CLIENT_ID) as wire:
             top = wire.api_versions().get(3, (0, METADATA_MAX))[1]
             version = max(1, min(METADATA_MAX, top))
-            answer = _ask(wire, topic, version, bounds.answer_s - (time.monotonic() - accepted))
+            answer = _ask(wire, topic, version, max(0.1, bounds.answer_s - (time.monotonic() - accepted)))
             outcome, code = classify(answer, topic)
             out.update(
                 outcome=outcome, code=code, version=version, answer_s=round(time.monotonic() - accepted, 3)
             )
             if outcome == UNKNOWN:
-                out["confirmed_after_s"] = _confirm(wire, topic, version, bounds.confirm_s, accepted)
+                out["confirmed_after_s"], named_id = _confirm(
+                    wire, topic, version, bounds.confirm_s, accepted
+                )
+                if known_id is not None and named_id is not None and named_id != known_id:
+                    out.update(recreated=True, named_id=named_id, known_id=known_id)
     except (OSError, WireError) as exc:
         if "outcome" not in out:
             out.update(outcome=NO_ANSWER, error=f"{type(exc).__name__}: {exc}"[:300])
@@ -135,15 +166,18 @@ def probe(host: str, port: int, topic: str, bounds: Bounds = Bounds()) -> dict[s
     return out
 
 
-def _confirm(wire: WireClient, topic: str, version: int, bound_s: float, accepted: float) -> float | None:
-    """Seconds after the port accepted when the node named the topic; None if not within ``bound_s``."""
+def _confirm(
+    wire: WireClient, topic: str, version: int, bound_s: float, accepted: float
+) -> tuple[float | None, str | None]:
+    """(seconds after the port accepted when the node named the topic, the id it named it with);
+    (None, None) if it did not within ``bound_s``."""
     deadline = time.monotonic() + bound_s
     while (left := deadline - time.monotonic()) > 0:
         time.sleep(min(CONFIRM_EVERY_S, left))
-        outcome, _code = classify(_ask(wire, topic, version, max(0.1, deadline - time.monotonic())), topic)
-        if outcome in (NAMED, LEADERLESS):
-            return round(time.monotonic() - accepted, 3)
-    return None
+        answer = _ask(wire, topic, version, max(0.1, deadline - time.monotonic()))
+        if classify(answer, topic)[0] in (NAMED, LEADERLESS):
+            return round(time.monotonic() - accepted, 3), topic_id(answer, topic)
+    return None, None
 
 
 @dataclass
@@ -153,7 +187,9 @@ class RestartProbe:
     recorder: Recorder
     topic: str
     bounds: Bounds = field(default_factory=Bounds)
-    run: Callable[[str, int, str, Bounds], dict[str, Any]] = probe
+    topic_id: str | None = None
+    """The topic's id before any kill (:func:`topic_id_of`), to tell a recreated topic apart."""
+    run: Callable[[str, int, str, Bounds, str | None], dict[str, Any]] = probe
     threads: list[threading.Thread] = field(default_factory=list)
 
     def restarted(self, node_id: int, host: str, port: int, fault: dict[str, Any]) -> threading.Thread:
@@ -172,7 +208,7 @@ class RestartProbe:
 
     def _probe(self, invoked: Op, host: str, port: int) -> None:
         try:
-            found = self.run(host, port, self.topic, self.bounds)
+            found = self.run(host, port, self.topic, self.bounds, self.topic_id)
         except Exception as exc:  # recorded, never fatal
             found = {"outcome": NO_ANSWER, "error": f"{type(exc).__name__}: {exc}"[:300]}
         answered = found.get("outcome") in (NAMED, LEADERLESS, UNKNOWN, ERROR)

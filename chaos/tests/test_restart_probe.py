@@ -29,11 +29,13 @@ from .test_checkers import Builder
 
 TOPIC = "t"
 METADATA, API_VERSIONS = 3, 18
+ID, NEW_ID = uuid.UUID(int=5), uuid.UUID(int=7)
 
 
 def _answer(kind: str, partitions: int = 2) -> Any:
-    """A Metadata v12 answer about TOPIC: ``named`` (leaders 1, 2), ``unknown`` (error 3), ``absent``
-    (topic not listed), ``leaderless`` (partition 1 has leader -1), ``error`` (error 29)."""
+    """A Metadata v12 answer about TOPIC: ``named`` (leaders 1, 2; id :data:`ID`), ``renamed`` (the
+    same under :data:`NEW_ID`, a recreated topic), ``unknown`` (error 3), ``absent`` (topic not
+    listed), ``leaderless`` (partition 1 has leader -1), ``error`` (error 29)."""
     leaders = [1, -1] if kind == "leaderless" else [1, 2]
     parts = [
         {"partition_index": i, "leader_id": leaders[i % 2], "error_code": 0, "leader_epoch": 0,
@@ -41,8 +43,9 @@ def _answer(kind: str, partitions: int = 2) -> Any:
         for i in range(partitions)
     ]  # fmt: skip
     code = {"unknown": 3, "error": 29}.get(kind, 0)
-    topic = {"name": TOPIC, "error_code": code, "topic_id": uuid.UUID(int=0), "is_internal": False,
-             "partitions": [] if code else parts, "topic_authorized_operations": -2147483648}  # fmt: skip
+    topic = {"name": TOPIC, "error_code": code, "topic_id": NEW_ID if kind == "renamed" else ID,
+             "is_internal": False, "partitions": [] if code else parts,
+             "topic_authorized_operations": -2147483648}  # fmt: skip
     data = {"throttle_time": 0, "brokers": [], "cluster_id": None, "controller_id": 1,
             "topics": [] if kind == "absent" else [topic]}  # fmt: skip
     return build(response_class(METADATA, 12), data)
@@ -67,6 +70,12 @@ def test_a_first_answer_is_classified_by_what_it_says_of_the_topic(
 def test_a_topic_named_without_partitions_is_leaderless_and_another_topic_does_not_count() -> None:
     assert rp.classify(_answer("named", partitions=0), TOPIC) == (rp.LEADERLESS, 0)
     assert rp.classify(_answer("named"), "other") == (rp.UNKNOWN, None)
+
+
+def test_the_topic_id_is_read_from_the_answer() -> None:
+    assert rp.topic_id(_answer("named"), TOPIC) == str(ID)
+    assert rp.topic_id(_answer("renamed"), TOPIC) == str(NEW_ID)
+    assert rp.topic_id(_answer("absent"), TOPIC) is None
 
 
 @contextmanager
@@ -153,6 +162,22 @@ def test_the_probe_asks_again_after_unknown_until_the_node_names_the_topic() -> 
     assert isinstance(found["confirmed_after_s"], float)
 
 
+def test_a_topic_named_again_under_a_new_id_was_recreated() -> None:
+    """The node lost the topic and a producer's auto-creation made a new one: not caught-up trouble."""
+    with fake_broker(["unknown", "renamed"]) as port:
+        found = rp.probe("127.0.0.1", port, TOPIC, FAST, known_id=str(ID))
+    assert found["outcome"] == rp.UNKNOWN and found["recreated"] is True and found["named_id"] == str(NEW_ID)
+    with fake_broker(["unknown", "named"]) as port:
+        found = rp.probe("127.0.0.1", port, TOPIC, FAST, known_id=str(ID))
+    assert found["confirmed_after_s"] is not None and "recreated" not in found
+
+
+def test_the_topic_id_is_learnt_from_a_bootstrap_address() -> None:
+    with fake_broker(["named"]) as port:
+        assert rp.topic_id_of(f"127.0.0.1:{port}", TOPIC) == str(ID)
+    assert rp.topic_id_of(f"127.0.0.1:{free_port()}", TOPIC) is None
+
+
 def test_unknown_for_good_is_recorded_unconfirmed() -> None:
     with fake_broker(["unknown"]) as port:
         found = rp.probe("127.0.0.1", port, TOPIC, rp.Bounds(accept_s=1.0, answer_s=1.0, confirm_s=0.6))
@@ -171,7 +196,7 @@ def test_the_restart_probe_records_an_op_pair_per_restart() -> None:
     recorder = Recorder()
     answers: list[dict[str, Any]] = [{"outcome": rp.NAMED, "answer_s": 0.1}, {"outcome": rp.NO_ANSWER}]
     outcomes = iter(answers)
-    probe = rp.RestartProbe(recorder, TOPIC, run=lambda host, port, topic, bounds: next(outcomes))
+    probe = rp.RestartProbe(recorder, TOPIC, run=lambda host, port, topic, bounds, known: next(outcomes))
     probe.restarted(2, "127.0.0.1", 1, {"fault": "kill", "id": 4})
     probe.finish(5)
     probe.restarted(3, "127.0.0.1", 2, {"fault": "bounce", "id": 5})
@@ -215,6 +240,7 @@ def test_an_existing_topic_answered_unknown_after_a_restart_makes_the_history_in
         ("ok", {"outcome": rp.NAMED, "code": 0}),
         ("fail", {"outcome": rp.NO_ANSWER, "error": "WireError: no answer within 20 s"}),
         ("ok", {"outcome": rp.UNKNOWN, "code": 3, "confirmed_after_s": None}),
+        ("ok", {"outcome": rp.UNKNOWN, "code": 3, "confirmed_after_s": 0.4, "recreated": True}),
         ("ok", {"outcome": rp.LEADERLESS, "code": 0}),
         ("ok", {"outcome": rp.ERROR, "code": 29}),
         ("fail", {"outcome": rp.UNREACHABLE}),
@@ -236,7 +262,7 @@ def test_a_history_without_probes_has_no_probe_figures() -> None:
 def test_finish_is_bounded() -> None:
     release = threading.Event()
 
-    def stuck(host: str, port: int, topic: str, bounds: rp.Bounds) -> dict[str, Any]:
+    def stuck(host: str, port: int, topic: str, bounds: rp.Bounds, known: str | None) -> dict[str, Any]:
         release.wait(10)
         return {"outcome": rp.NAMED}
 
