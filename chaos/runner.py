@@ -362,6 +362,7 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
                 fault_id=len(plan),
                 read_committed=c.workload in READ_COMMITTED,
                 progress=progress,
+                probe=nemesis.probe,
             )
     history_path = c.out_dir / f"history.{c.history_format}"
     write_history(recorder.history, history_path)

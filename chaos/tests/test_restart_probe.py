@@ -18,8 +18,12 @@ import pytest
 
 from chaos.checkers import check
 from chaos.checkers.restart_probe import NAME
-from chaos.history import Recorder
+from chaos.history import RESTART_FAULT, Recorder
 from chaos.nemesis import restart_probe as rp
+from chaos.nemesis.faults import Nemesis
+from chaos.nemesis.schedule import Planned
+from chaos.nemesis.topology import Topology
+from chaos.workloads.restart import kill_and_restart
 from fixtures.targets import free_port
 from reference_impl.protocol.apis import response_class
 from reference_impl.protocol.build import build
@@ -204,6 +208,69 @@ def test_the_restart_probe_records_an_op_pair_per_restart() -> None:
     ops = [(op.type, op.value["node"], op.value.get("outcome")) for op in recorder.history.ops]
     assert ops == [("invoke", 2, None), ("ok", 2, rp.NAMED), ("invoke", 3, None), ("fail", 3, rp.NO_ANSWER)]
     assert all(op.process == rp.PROCESS == op.f for op in recorder.history.ops)
+
+
+# -- where the nemesis and the restart phase call it ---------------------------------------------------
+
+
+class _Node:
+    """A process stand-in: what the nemesis and the restart phase call, with its own address."""
+
+    def __init__(self, node_id: int) -> None:
+        self.node_id, self.host, self.port = node_id, "127.0.0.1", 9000 + node_id
+        self.calls: list[str] = []
+        self.is_running = True
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("kill", "start", "pause", "resume", "stop"):
+            return lambda: self.calls.append(name)
+        raise AttributeError(name)
+
+
+class _Target:
+    def __init__(self, *ids: int) -> None:
+        self.nodes = [_Node(i) for i in ids]
+
+    def node(self, node_id: int) -> _Node:
+        return next(n for n in self.nodes if n.node_id == node_id)
+
+
+def _stub_probe(recorder: Recorder) -> tuple[rp.RestartProbe, list[tuple[str, int]]]:
+    asked: list[tuple[str, int]] = []
+
+    def run(host: str, port: int, topic: str, bounds: rp.Bounds, known: str | None) -> dict[str, Any]:
+        asked.append((host, port))
+        return {"outcome": rp.NAMED}
+
+    return rp.RestartProbe(recorder, TOPIC, topic_id=str(ID), run=run), asked
+
+
+def test_the_nemesis_probes_a_killed_node_it_starts_again_and_not_a_paused_one() -> None:
+    recorder = Recorder()
+    target = _Target(1)
+    probe, asked = _stub_probe(recorder)
+    nemesis = Nemesis(recorder, Topology.direct([1]), target, TOPIC, probe=probe)  # type: ignore[arg-type]
+    for plan in (Planned(0, "kill", 0.0, 1.0, 0), Planned(1, "pause", 0.0, 1.0, 0)):
+        nemesis.start(plan)
+        nemesis.stop(plan)
+    nemesis.heal()
+    assert target.nodes[0].calls == ["kill", "start", "pause", "resume"]
+    assert asked == [("127.0.0.1", 9001)], "the node's own address, once, after its start"
+    probes = [op for op in recorder.history.ops if op.process == rp.PROCESS]
+    assert [(op.type, op.value["fault"], op.value["id"]) for op in probes] == [
+        ("invoke", "kill", 0), ("ok", "kill", 0),
+    ]  # fmt: skip
+
+
+def test_the_restart_phase_probes_every_node_it_starts_again() -> None:
+    recorder = Recorder()
+    probe, asked = _stub_probe(recorder)
+    kill_and_restart(recorder, _Target(1, 2, 3), 7, lambda: None, probe)  # type: ignore[arg-type]
+    probe.finish(5)
+    assert sorted(asked) == [("127.0.0.1", 9001), ("127.0.0.1", 9002), ("127.0.0.1", 9003)]
+    done = [op.value for op in recorder.history.ops if op.process == rp.PROCESS and op.type == "ok"]
+    assert sorted(v["node"] for v in done) == [1, 2, 3]
+    assert {(v["fault"], v["id"]) for v in done} == {(RESTART_FAULT, 7)}
 
 
 # -- the checker ---------------------------------------------------------------------------------------
