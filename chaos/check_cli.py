@@ -5,7 +5,7 @@ A history of ``--spark-threshold`` ops or more (or any, with ``--spark-master``)
 Spark jobs of :mod:`chaos.checkers.spark_checks` (per-record and per-key anomalies: lost, unseen,
 duplicate, inconsistent offsets, poll skips, nonmonotonic polls and sends, aborted reads,
 validate_delivery) on ``--spark-master`` (default ``local[2]``); smaller ones by the Python
-checkers, which also judge availability, the restart phase and transactions."""
+checkers, which also judge availability, the restart phase, the restart probe and transactions."""
 
 from __future__ import annotations
 
