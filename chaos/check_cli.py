@@ -5,7 +5,7 @@ A history of ``--spark-threshold`` ops or more (or any, with ``--spark-master``)
 Spark jobs of :mod:`chaos.checkers.spark_checks` (per-record and per-key anomalies: lost, unseen,
 duplicate, inconsistent offsets, poll skips, nonmonotonic polls and sends, aborted reads,
 validate_delivery) on ``--spark-master`` (default ``local[2]``); smaller ones by the Python
-checkers, which also judge availability, the restart phase and transactions."""
+checkers, which also judge availability, the restart phase, the restart probe and transactions."""
 
 from __future__ import annotations
 
@@ -46,6 +46,14 @@ def print_result(result: CheckResult, out: TextIO | None = None) -> None:
                 if readable is not None
                 else f"{stats['unreadable_after_restart']} not readable within the bound"
             ),
+            file=out,
+        )
+    if "restart_probes" in result.stats:
+        stats = result.stats
+        print(
+            f"  restart probe: {stats['restart_probes']} node(s) started again, first Metadata answers "
+            f"{stats['restart_probe_outcomes']}, "
+            f"slowest first answer {stats['restart_probe_slowest_answer_s']} s",
             file=out,
         )
     for item in summary["recovery"]:

@@ -122,6 +122,13 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--restart-bound", type=float, default=30.0, help="seconds, for --restart-check")
     p.add_argument(
+        "--restart-probe",
+        type=_bool,
+        default=True,
+        help="ask each node the nemesis starts again, as soon as its port opens, for the topic's "
+        "Metadata: an existing topic answered unknown is restart_answered_uncaught_up (default: true)",
+    )
+    p.add_argument(
         "--broker-config",
         action="append",
         default=[],
@@ -226,6 +233,7 @@ def make_campaign(args: argparse.Namespace, faults: list[str], seed: int, out: P
         load_spec=args.load,
         restart_check=args.restart_check,
         restart_bound_s=args.restart_bound,
+        restart_probe=args.restart_probe,
         broker_configs=list(args.broker_config),
         crash_clients=args.crash_clients,
         nodes_file=args.nodes,

@@ -26,6 +26,7 @@ from chaos.nemesis.disk import DISK_FAULTS, Disk
 from chaos.nemesis.disk import unavailable_reason as disk_unavailable
 from chaos.nemesis.faults import LINK_TOXICS, PARTITIONS, Nemesis, run_schedule
 from chaos.nemesis.packet import PACKET_FAULTS, PacketRules, unavailable_reason
+from chaos.nemesis.restart_probe import RestartProbe, topic_id_of
 from chaos.nemesis.schedule import Planned, schedule
 from chaos.nemesis.topology import Topology
 from chaos.nodes import NodeSpec, NodeSpecError, SpecTarget, load_nodes, missing_for
@@ -88,6 +89,9 @@ class Campaign:
     when the faults include ``kill``."""
     restart_bound_s: float = 30.0
     """How long after the restart everything acknowledged may take to become readable."""
+    restart_probe: bool = True
+    """Ask each node the nemesis starts again for the topic's Metadata as soon as its port opens
+    (:mod:`chaos.nemesis.restart_probe`)."""
     strict_cycles: bool = False
     """Count the dependency cycles Kafka does not promise to prevent (:mod:`chaos.checkers.graph`)."""
     topic_configs: list[str] = field(default_factory=list)
@@ -122,6 +126,7 @@ class Campaign:
             "group_protocol": self.group_protocol,
             "unclean_election": self.unclean_election,
             "restart_check": self.runs_restart_check,
+            "restart_probe": self.restart_probe,
             "crash_clients": self.crash_clients,
             "strict_cycles": self.strict_cycles,
             "security": self.security or "PLAINTEXT",
@@ -295,6 +300,9 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
             _create_topic(topology.bootstrap, name, c.partitions, c.rf, topic_configs)
         workload, parts = _workloads(c, recorder, topology.bootstrap, topics)
         nemesis = Nemesis(recorder, topology, target, topic, clock=clock, disk=disk)
+        if c.restart_probe:
+            first = topology.bootstrap.split(",")[0]
+            nemesis.probe = RestartProbe(recorder, topic, topic_id=topic_id_of(first, topic))
         if c.packet_faults:
             nemesis.packets = PacketRules(f"kh-chaos-{topic}")
             stack.callback(nemesis.packets.clear)
@@ -354,6 +362,7 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
                 fault_id=len(plan),
                 read_committed=c.workload in READ_COMMITTED,
                 progress=progress,
+                probe=nemesis.probe,
             )
     history_path = c.out_dir / f"history.{c.history_format}"
     write_history(recorder.history, history_path)

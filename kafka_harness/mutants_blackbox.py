@@ -2,7 +2,8 @@
 real broker processes, against chaos campaigns (issue 21).
 
 The property suite's mutation check (``kafka-harness mutants``) drives the core's state machines in
-one process. Here the same ten modes are switched on in reference broker *processes* through the
+one process. Here the same ten modes, and the broker-start mode ``answer-before-caught-up`` (which
+only a process has), are switched on in reference broker *processes* through the
 hidden config ``reference.mutant=MODE``, as a broker config (the broker-level default of the
 topic config of the same name) and as the campaign topic's config (the controller's election
 rule reads the topic's own configs), and ``kafka-harness chaos`` campaigns judge them from the
@@ -17,7 +18,8 @@ anomaly classes the checkers reported::
     hw-over-all-replicas: NOT CAUGHT (...)
     VERDICT: valid mutants=10 caught=9 required=8
 
-Exit 0 when at least ``--require`` modes are caught (default: 8 of 10, or every mode of a
+Exit 0 when at least ``--require`` modes are caught (default: 80 % of every mode, rounded up: 9 of the
+11, which still needs 8 of the ten replication modes, the bar of issue 21; or every mode of a
 ``--mode`` selection), 1 otherwise, 2 when the command could not run. Logs in
 ``reports/output/mutants-black-box/<mode or clean>/``.
 """
@@ -122,6 +124,9 @@ STRAND = _cluster("cluster min-isr 1 strand-leader", "strand-leader", 2, min_isr
 STRAND_KILL = _cluster("cluster min-isr 1 strand-leader+kill", "strand-leader,kill", 54, time_s=30, min_isr=1,
                        failover=FASTER_FAILOVER)  # fmt: skip
 """A stranded leader that dies and returns, then a kill of whoever leads after it."""
+KILL_PROBED = _cluster("cluster kill, restart probe", "kill", 7, time_s=20)
+"""A broker killed and started again: the restart probe asks it for the topic as its port opens
+(``chaos/nemesis/restart_probe.py``)."""
 
 STALE_EPOCH_PROBE = Campaign("probe: fetch with the previous leader epoch", (), 0, probe="stale-epoch")
 """After a leader change, Fetch/ListOffsets/OffsetForLeaderEpoch naming the old epoch: FENCED_LEADER_EPOCH."""
@@ -129,6 +134,7 @@ AVAILABILITY_PROBE = Campaign("probe: acks=all with a follower paused", (), 0, p
 """RF 3, min.insync.replicas 2, one follower paused: acks=all still acknowledged within 20 s."""
 
 PLANS: dict[str, tuple[Campaign, ...]] = {
+    "answer-before-caught-up": (KILL_PROBED,),
     "truncate-to-hw": (PEERS_KILL,),
     "kip279-hole": (STRAND_KILL,),
     "hw-over-all-replicas": (AVAILABILITY_PROBE, STRAND),
@@ -235,7 +241,8 @@ def verdict_line(selected: int, caught: int, required: int) -> str:
 
 
 def default_required(selected: int, total: int) -> int:
-    """8 of the 10 modes (the acceptance bar of issue 21); every mode of a smaller selection."""
+    """80 % of every mode, rounded up (8 of the 10 replication modes, issue 21's bar; 9 of 11 with the
+    broker-start mode, so still at least 8 of the ten); every mode of a smaller selection."""
     return math.ceil(selected * 0.8) if selected == total else selected
 
 
@@ -248,7 +255,7 @@ def main(argv: list[str], modes: Sequence[str]) -> int:
     parser.add_argument("--black-box", action="store_true", required=True)
     parser.add_argument("--mode", action="append", choices=list(modes), help="only these modes (repeatable)")
     parser.add_argument(
-        "--require", type=int, default=None, help="modes that must be caught (default 8 of 10)"
+        "--require", type=int, default=None, help="modes that must be caught (default 80%% rounded up)"
     )
     parser.add_argument("--list", action="store_true", help="print each mode's campaigns and exit")
     args = parser.parse_args(argv)

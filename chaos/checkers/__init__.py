@@ -7,7 +7,9 @@ without idempotence a retried send may be stored twice or out of order, so ``dup
 acknowledged may be lost on failover, so the lost and unread classes do not count and
 ``inconsistent_offsets`` compares only what readers saw; ``unseen`` counts only when consumers drained
 to the end after the faults (``final_drain``). ``unreadable_after_restart`` (:mod:`.restart`)
-judges the durability-after-restart phase when the history has one, and always counts. The
+judges the durability-after-restart phase when the history has one, and always counts, as does
+``restart_answered_uncaught_up`` (:mod:`.restart_probe`: a node started again after a kill said an
+existing topic did not exist, answering before its metadata caught up). The
 dependency graph (:mod:`.graph`: G0, G1a, G1b, G1c, G-single, G2, the ``int_`` forms,
 ``precommitted_read``) judges the transactional list-append's histories; the cycles Kafka does not
 promise to prevent count only with ``meta.strict_cycles``. The probe workloads' anomalies
@@ -22,7 +24,7 @@ from typing import Any, Literal
 
 from chaos.history import History
 
-from . import graph, probes, queue, restart
+from . import graph, probes, queue, restart, restart_probe
 from .analysis import analyse
 from .availability import Availability, availability
 from .queue import Anomaly
@@ -40,6 +42,7 @@ ORDER = (
     "aborted_read",
     "validate_delivery",
     "unreadable_after_restart",
+    restart_probe.NAME,
     *probes.NAMES,
     *graph.NAMES,
 )
@@ -129,6 +132,7 @@ def check(history: History) -> CheckResult:
         "validate_delivery": queue.validate_delivery(a, idempotence),
     }
     anomalies[restart.NAME], restart_stats = restart.unreadable_after_restart(history, a)
+    anomalies[restart_probe.NAME], probe_stats = restart_probe.answered_uncaught_up(history)
     anomalies.update(probes.check_probes(history, a))
     graph_stats: dict[str, int] = {}
     if meta.get("workload") in GRAPH_WORKLOADS or meta.get("graph"):
@@ -142,6 +146,7 @@ def check(history: History) -> CheckResult:
         "reads": len(a.reads),
         "distinct_read": len(a.read_values),
         **restart_stats,
+        **probe_stats,
         **graph_stats,
     }
     counts = {name: len(items) for name, items in anomalies.items()}

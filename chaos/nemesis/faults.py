@@ -37,6 +37,7 @@ from fixtures.wire.security import with_run_security
 from .clock import CLOCK_FAULTS, Clock
 from .disk import DISK_FAULTS, Disk
 from .packet import LOSS_PROBABILITY, PACKET_FAULTS, PacketRules
+from .restart_probe import RestartProbe
 from .schedule import FAULTS, Planned
 from .topology import Topology
 
@@ -80,6 +81,9 @@ class Nemesis:
     """The brokers' faked wall clock, only when the campaign has clock faults (:mod:`.clock`)."""
     disk: Disk | None = None
     """The tmpfs holding the brokers' data, only when the campaign has disk faults (:mod:`.disk`)."""
+    probe: RestartProbe | None = None
+    """What a node started again after a kill or bounce first says about the topic
+    (:mod:`.restart_probe`); None: not probed."""
 
     # --- what to hit ----------------------------------------------------------------------------
 
@@ -215,11 +219,11 @@ class Nemesis:
             if self.packets is not None and state.get("rules"):
                 self.packets.remove(state["rules"])
             if plan.fault in ("kill", "pause", "bounce") and state.get("nodes"):
-                self._process_stop(plan.fault, state["nodes"][0])
+                self._process_stop(plan.fault, state["nodes"][0], outcome)
             if plan.fault == "strand-leader" and state.get("nodes"):
                 if state.get("timer") is not None:
                     state["timer"].cancel()
-                self._process_stop("kill", state["nodes"][0])
+                self._process_stop("kill", state["nodes"][0], outcome)
         except Exception as exc:
             outcome["error"] = f"{type(exc).__name__}: {exc}"
         self.recorder.nemesis("stop", outcome)
@@ -258,10 +262,12 @@ class Nemesis:
             self._node(n).start()
         return ended
 
-    def _process_stop(self, fault: str, node_id: int) -> None:
+    def _process_stop(self, fault: str, node_id: int, outcome: dict[str, Any] | None = None) -> None:
         node = self._node(node_id)
         if fault == "kill" or fault == "bounce":
             node.start()
+            if self.probe is not None:  # the node's own address: its proxy would accept at any time
+                self.probe.restarted(node_id, node.host, node.port, outcome or {"fault": fault})
         elif fault == "pause":
             node.resume()
 
@@ -289,6 +295,8 @@ class Nemesis:
             self.clock.set(0.0)
         if self.disk is not None:
             self.disk.free()
+        if self.probe is not None:
+            self.probe.finish()
 
 
 def run_schedule(nemesis: Nemesis, plan: list[Planned], started: float, stop: threading.Event) -> None:

@@ -32,6 +32,7 @@ from typing import Any
 from confluent_kafka import KafkaError, KafkaException, Producer
 
 from chaos.history import RESTART_FAULT, History, Recorder
+from chaos.nemesis.restart_probe import RestartProbe
 from fixtures.targets import Target
 
 from .queue import QueueOptions, QueueWorkload, delivery_callback, producer_config
@@ -163,10 +164,15 @@ def acknowledged_ends(history: History) -> dict[tuple[str, int], int]:
 
 
 def kill_and_restart(
-    recorder: Recorder, target: Target, fault_id: int, before_start: Callable[[], None]
+    recorder: Recorder,
+    target: Target,
+    fault_id: int,
+    before_start: Callable[[], None],
+    probe: RestartProbe | None = None,
 ) -> float:
     """SIGKILL every node, run ``before_start`` while they are all down, start them all again;
-    recorded as one :data:`RESTART_FAULT` fault. Returns how long the brokers were down."""
+    recorded as one :data:`RESTART_FAULT` fault. Returns how long the brokers were down. ``probe``:
+    each node started again is probed as the nemesis's are (:mod:`chaos.nemesis.restart_probe`)."""
     nodes = [n.node_id for n in target.nodes]
     value: dict[str, Any] = {"fault": RESTART_FAULT, "id": fault_id, "nodes": nodes}
     recorder.nemesis("start", value)
@@ -178,6 +184,8 @@ def kill_and_restart(
     try:
         for node in target.nodes:
             node.start()
+            if probe is not None:
+                probe.restarted(node.node_id, node.host, node.port, {"fault": RESTART_FAULT, "id": fault_id})
     except Exception as exc:  # recorded: the reader then finds out what is readable
         outcome["error"] = f"{type(exc).__name__}: {exc}"
     recorder.nemesis("stop", outcome)
@@ -196,6 +204,7 @@ def run_restart_phase(
     fault_id: int,
     read_committed: bool,
     progress: Callable[[str], None],
+    probe: RestartProbe | None = None,
 ) -> RestartOutcome:
     """Write, kill every broker, restart them, read with no new write (the module's steps 1-3)."""
     recorder.history.meta["restart_check"] = {
@@ -210,12 +219,14 @@ def run_restart_phase(
     if problem:
         recorder.history.meta["restart_check"]["problem"] = problem
         progress(f"restart check: {problem}")
-    down_s = kill_and_restart(recorder, target, fault_id, writer.stop)
+    down_s = kill_and_restart(recorder, target, fault_id, writer.stop, probe)
     acked = writer.acked
     progress(f"restart check: {acked} writes acknowledged; every broker killed, restarted in {down_s:.1f} s")
     ends = acknowledged_ends(recorder.history)
     complete = workload.final_read(ends, bound_s, process=READER, read_committed=read_committed)
     recorder.history.meta["restart_check"]["read_complete"] = complete
+    if probe is not None:
+        probe.finish()
     progress(
         f"restart check: read with no new write {'reached' if complete else 'DID NOT reach'} "
         f"every acknowledged offset within {bound_s:.0f} s"

@@ -77,6 +77,7 @@ from .listeners import parse_names
 from .metadata import features
 from .metadata.image import MetadataImage
 from .metadata.records import METADATA_TOPIC, METADATA_TOPIC_ID, SCRAM_MECHANISM_TYPES, MetadataRecord
+from .mutants import ANSWER_BEFORE_CAUGHT_UP, MUTANT_CONFIG
 from .partition import Partition
 from .ports import LogStore, TopicPartition
 from .purgatory import Purgatory
@@ -158,6 +159,8 @@ class Broker:
         """A cluster broker handles requests on its (not controller) listeners from its first
         unfencing on (:meth:`_maybe_open_to_clients`); a node that is its own controller, or a
         controller only, needs no such wait."""
+        self._answers_before_caught_up = config.get(MUTANT_CONFIG) == ANSWER_BEFORE_CAUGHT_UP
+        """The seeded mode that undoes that wait (:data:`.mutants.ANSWER_BEFORE_CAUGHT_UP`)."""
         replayed = 0
         if quorum is not None:
             self.image: MetadataImage = ControllerImage(cluster_id=cluster_id, controller_id=-1)
@@ -638,7 +641,7 @@ class Broker:
         listener's once this broker has caught up with the cluster's metadata (see
         :meth:`_maybe_open_to_clients`). Until then they wait unread, the connection muted."""
         quorum = self.quorum
-        if self.open_to_clients or quorum is None or not quorum.is_broker:
+        if self.open_to_clients or quorum is None or not quorum.is_broker or self._answers_before_caught_up:
             return True
         return self.is_controller_listener(conn.listener)
 

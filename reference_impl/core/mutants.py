@@ -38,6 +38,12 @@ LATE_MARKER_APPLIES = "late-marker-applies"
 epoch), so a late marker of an ended transaction ends the next one (KIP-890's fencing undone). Caught
 by the transactions property check (``acceptance/property/txn_v2.py``, also run by
 ``kafka-harness mutants``), not the replication machine: it is in :data:`TXN_MODES`, not :data:`ALL`."""
+ANSWER_BEFORE_CAUGHT_UP = "answer-before-caught-up"
+"""A (re)started cluster broker handles client requests as soon as its listener opens, from a metadata
+image that has not caught up with the metadata log (the gate of ``Broker._maybe_open_to_clients``
+undone): it answers Metadata with UNKNOWN_TOPIC_OR_PARTITION for topics that exist. A broker-level
+mode (set as a broker config), in :data:`STARTUP_MODES`; caught from outside by the chaos restart
+probe (``chaos/nemesis/restart_probe.py``), not by the replication machine."""
 
 ALL = (
     TRUNCATE_TO_HW,
@@ -54,3 +60,7 @@ ALL = (
 
 TXN_MODES = (LATE_MARKER_APPLIES,)
 """Seeded bug modes of the transaction path, checked by the transactions property test."""
+
+STARTUP_MODES = (ANSWER_BEFORE_CAUGHT_UP,)
+"""Seeded bug modes of a broker's start, read from the broker's own config (not a topic's); checked
+in broker processes (``reference_impl/tests/integration/test_restart_probe_mutant.py``)."""

@@ -19,7 +19,7 @@ import argparse
 import time
 from pathlib import Path
 
-from reference_impl.core.mutants import ALL, TXN_MODES
+from reference_impl.core.mutants import ALL, STARTUP_MODES, TXN_MODES
 from reports.paths import output
 
 from . import txn_v2
@@ -30,7 +30,8 @@ def main(argv: list[str]) -> int:
     if "--black-box" in argv:  # the same modes in broker processes, judged by chaos campaigns
         from kafka_harness import mutants_blackbox
 
-        return mutants_blackbox.main(argv, ALL)
+        # the broker-start modes exist only in processes: the black box alone can catch them
+        return mutants_blackbox.main(argv, ALL + STARTUP_MODES)
     parser = argparse.ArgumentParser(prog="kafka-harness mutants", description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--profile", choices=("ci", "deep"), default="ci", help="example budget (ci: seconds)"

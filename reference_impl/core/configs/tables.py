@@ -15,6 +15,7 @@ from reference_impl.defects import DEFECTS_CONFIG
 from ..kraft.roles import parse_roles
 from ..mutants import ALL as MUTANTS
 from ..mutants import MUTANT_CONFIG
+from ..mutants import STARTUP_MODES as STARTUP_MUTANTS
 from ..mutants import TXN_MODES as TXN_MUTANTS
 from ..replication.read_replica import SELECTORS as READ_SELECTORS
 from ..security.settings import SECURITY_CONFIGS
@@ -252,7 +253,7 @@ TOPIC_CONFIGS: dict[str, ConfigDef] = {
             None,
             "A seeded bug mode for the property suite's mutation check; never set in production.",
             ((MUTANT_CONFIG, _same),),
-            choices=MUTANTS + TXN_MUTANTS,
+            choices=MUTANTS + TXN_MUTANTS + STARTUP_MUTANTS,
             hidden=True,
         ),
     )
