@@ -169,8 +169,8 @@ def test_describe_unknown_and_other_type(
 ) -> None:
     """ShareGroupDescribe: an unknown id is GROUP_ID_NOT_FOUND; a consumer-protocol group's id is
     not a share group, for describe and heartbeat alike."""
-    wire = router.to_coordinator(unique("sg"))
-    missing = describe(wire, caps, unique("sg-missing"))
+    unknown = unique("sg-missing")
+    missing = describe(router.to_coordinator(unknown), caps, unknown)  # its own coordinator on a cluster
     expect_code(missing.error_code, "GROUP_ID_NOT_FOUND", rule=KIP, where="describe an unknown group")
     if not caps.supports("consumer_group_heartbeat"):
         return
