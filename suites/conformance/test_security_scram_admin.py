@@ -16,6 +16,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
@@ -49,21 +50,39 @@ def user(admin: WireClient) -> Iterator[str]:
             break
 
 
+APPLY_BOUND_S = 15.0
+"""How long a broker may take to apply the controller's committed credential records: an alter is
+answered once the controller committed them, a describe from the broker's own image (Kafka's
+brokers apply metadata records on their own time, so a cluster's other brokers lag a little)."""
+
+
+def _describe_once_applied(
+    admin: WireClient, user: str, applied: Callable[[scram.UserResult], bool]
+) -> tuple[Any, scram.UserResult]:
+    """DescribeUserScramCredentials for ``user`` until ``applied(its entry)`` holds or the bound is over."""
+    deadline = time.monotonic() + APPLY_BOUND_S
+    while True:
+        top, described = scram.describe(admin, [user])
+        if applied(described[user]) or time.monotonic() > deadline:
+            return top, described[user]
+        time.sleep(0.1)
+
+
 def test_upsert_describe_delete(admin: WireClient, user: str) -> None:
     done = scram.alter(
         admin,
         upsertions=[scram.upsertion(user, "SCRAM-SHA-512", "pw-512", iterations=8192)],
     )
     expect_code(done[user].error, "NONE", rule=CONTROL)
-    top, described = scram.describe(admin, [user])
+    top, entry = _describe_once_applied(admin, user, lambda e: bool(e.credentials))
     expect_code(top, "NONE", rule=IMAGE)
-    expect_equal(described[user].credentials, (("SCRAM-SHA-512", 8192),), IMAGE, "mechanisms and iterations")
+    expect_equal(entry.credentials, (("SCRAM-SHA-512", 8192),), IMAGE, "mechanisms and iterations")
     _top, everyone = scram.describe(admin, None)
     expect(user in everyone, IMAGE, "describing every user left out the one just added")
     gone = scram.alter(admin, deletions=[scram.deletion(user, "SCRAM-SHA-512")])
     expect_code(gone[user].error, "NONE", rule=CONTROL)
-    _top, after = scram.describe(admin, [user])
-    expect_code(after[user].error, "RESOURCE_NOT_FOUND", rule=IMAGE)
+    _top, after = _describe_once_applied(admin, user, lambda e: e.error != "NONE")
+    expect_code(after.error, "RESOURCE_NOT_FOUND", rule=IMAGE)
 
 
 def test_describe_refusals(admin: WireClient, user: str) -> None:
