@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from reference_impl.protocol.errors import ErrorCode, KafkaError
@@ -24,7 +24,13 @@ from ..group.share_fetch import (
     MAX_SESSION_PARTITIONS,
     SharePartitions,
 )
-from ..group.share_partition import MAX_ACK_SPAN, AckBatch, SharePartition
+from ..group.share_partition import (
+    MAX_ACK_SPAN,
+    AckBatch,
+    AutoOffsetReset,
+    SharePartition,
+    SharePartitionConfig,
+)
 from ..group.share_session import INITIAL_EPOCH, ShareSession
 from .access import GROUP, TOPIC, Op, allowed
 
@@ -109,10 +115,26 @@ def open_session(
     return leader, session
 
 
+def group_config(broker: HandlerHost, leader: SharePartitions, group_id: str) -> SharePartitionConfig:
+    """The broker's share-partition config with the group's overrides (resource type 32, Kafka's
+    ``GroupConfig``): ``share.auto.offset.reset`` (where a new share-partition starts) and
+    ``share.record.lock.duration.ms`` (``SharePartition.recordLockDurationMsOrDefault``)."""
+    overrides = broker.image.group_configs.get(group_id)
+    if not overrides:
+        return leader.config
+    lock = overrides.get("share.record.lock.duration.ms")
+    return replace(
+        leader.config,
+        lock_duration_ms=int(lock) if lock is not None else leader.config.lock_duration_ms,
+        auto_offset_reset=AutoOffsetReset(overrides.get("share.auto.offset.reset", "latest")),
+    )
+
+
 def locate(
     broker: HandlerHost, ctx: RequestContext, leader: SharePartitions, group_id: str, tp: TP
 ) -> Located:
-    """The share-partition of ``tp`` on this broker, created at the log end on first use."""
+    """The share-partition of ``tp`` on this broker, created on first use at the log end, or at the
+    log start for a group with ``share.auto.offset.reset=earliest``."""
     topic = broker.image.topic_by_id(tp[0]) if tp[0] is not None else None
     if topic is None:
         return Located(tp, None, None, ErrorCode.unknown_topic_id)
@@ -125,14 +147,17 @@ def locate(
     part = broker.partition(topic.name, tp[1])
     if part is None or not part.is_leader:
         return Located(tp, None, part, ErrorCode.not_leader_or_follower, known)
+    config = group_config(broker, leader, group_id)
     try:
         sp = leader.get_or_create(
             (group_id, tp[0], tp[1]),
             log_start=part.log.log_start_offset,
             log_end=max(part.high_watermark, part.log.log_start_offset),
+            config=config,
         )
     except KafkaError as exc:
         return Located(tp, None, part, exc.code)
+    sp.config = config  # the lock duration is read at each acquisition, so a change applies at once
     sp.log_start_moved(part.log.log_start_offset)
     return Located(tp, sp, part, ErrorCode.none)
 
