@@ -227,8 +227,7 @@ BEHAVIOUR_GAPS: tuple[tuple[str, str], ...] = (
         "The GroupConfig keys of the apache/kafka source read (020f7ac5: no `share.isolation.level`, "
         "`share.auto.offset.reset` latest|earliest only, no KIP-1106 `by_duration:`) are checked, stored "
         "in the metadata log, described and used by the coordinators and share-partitions (a "
-        "share-partition reads `share.auto.offset.reset` only when it starts). Legacy AlterConfigs (33) "
-        "takes group resources as IncrementalAlterConfigs does (not checked against Kafka's handling); "
-        "ListConfigResources names only groups that have configs.",
+        "share-partition reads `share.auto.offset.reset` only when it starts). ListConfigResources "
+        "names only groups that have configs.",
     ),
 )

@@ -186,20 +186,21 @@ def validate_topic_configs(configs: Mapping[str, str | None]) -> dict[str, str]:
 def describe_group_configs(
     overrides: Mapping[str, str], broker: BrokerConfig, names: Iterable[str] | None = None
 ) -> list[ConfigEntry]:
-    """A group resource's configs as Kafka's ``ConfigHelper.createGroupConfigEntry`` lists them: every
-    ``GroupConfig`` key, the group's override (DYNAMIC_GROUP_CONFIG) above its broker synonym's chain,
-    or, for a key without one (``share.auto.offset.reset``), a DEFAULT_CONFIG entry under its own name."""
+    """A group resource's configs as Kafka's ``ConfigHelper.createGroupConfigEntry`` lists them
+    (core/src/main/scala/kafka/server/ConfigHelper.scala): every ``GroupConfig`` key with the value
+    the group runs with, its override (source DYNAMIC_GROUP_CONFIG) or else the broker's ``group.*``
+    value (``GroupConfig.fromProps`` over ``extractGroupConfigMap``), then reported as DEFAULT_CONFIG
+    whatever set it; the one synonym is the entry itself (no broker config has a group key's name)."""
     entries = []
     for definition in _wanted(GROUP_CONFIGS, names):
         name = definition.name
-        chain: list[tuple[str, str | None, ConfigSource]] = []
+        link: tuple[str, str | None, ConfigSource]
         if name in overrides:
-            chain.append((name, overrides[name], ConfigSource.DYNAMIC_GROUP_CONFIG))
-        for synonym, _ in definition.synonyms:
-            chain.extend(s for e in broker.describe([synonym]) for s in e.synonyms)
-        if not definition.synonyms:
-            chain.append((name, definition.default, ConfigSource.DEFAULT_CONFIG))
-        entries.append(_entry(definition, chain))
+            link = (name, overrides[name], ConfigSource.DYNAMIC_GROUP_CONFIG)
+        else:
+            value = next((broker.get(synonym) for synonym, _ in definition.synonyms), definition.default)
+            link = (name, value, ConfigSource.DEFAULT_CONFIG)
+        entries.append(_entry(definition, [link]))
     return entries
 
 

@@ -104,6 +104,15 @@ def check_changes(resource_type: int, changes: dict[str, str | None]) -> None:
                 raise KafkaError(ErrorCode.invalid_config, str(exc)) from None
 
 
+def refuse_null_group_values(resource_type: int, null_names: list[str]) -> None:
+    """Kafka's ``ControllerConfigurationValidator`` for a group: a config set to null (not deleted) is
+    INVALID_CONFIG."""
+    if resource_type == GROUP_RESOURCE and null_names:
+        raise KafkaError(
+            ErrorCode.invalid_config, f"Null value not supported for group configs: {','.join(null_names)}"
+        )
+
+
 def check_group_changes(broker: HandlerHost, group_id: str, changes: dict[str, str | None]) -> None:
     """The group's overrides after ``changes`` as Kafka's ``GroupConfig.validate`` checks them
     (bounds from this broker's ``group.*`` configs, session timeout above heartbeat): INVALID_CONFIG."""

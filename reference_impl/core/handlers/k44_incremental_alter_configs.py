@@ -19,7 +19,7 @@ from ..configs.model import ConfigType
 from ..configs.resolution import effective_group_configs, effective_topic_configs
 from ..configs.tables import BROKER_CONFIGS, CLIENT_METRICS_CONFIGS, GROUP_CONFIGS, TOPIC_CONFIGS
 from ..metadata.image import CLIENT_METRICS_RESOURCE, GROUP_RESOURCE, TOPIC_RESOURCE
-from .configs_common import alter_resources, check_changes
+from .configs_common import alter_resources, check_changes, refuse_null_group_values
 from .registry import Reply, handles
 
 if TYPE_CHECKING:
@@ -44,6 +44,9 @@ def handle_incremental_alter_configs(broker: HandlerHost, ctx: RequestContext, r
             effective = effective_group_configs(broker.image.group_configs.get(rname, {}), broker.config)
         else:
             effective = {k: v for k in BROKER_CONFIGS if (v := broker.config.get(k)) is not None}
+        refuse_null_group_values(
+            rtype, [c.name for c in resource.configs if int(c.config_operation) == SET and c.value is None]
+        )
         changes = {
             c.name: _apply(rtype, c.name, int(c.config_operation), c.value, effective)
             for c in resource.configs

@@ -62,8 +62,9 @@ def test_describe_lists_every_key_with_broker_defaults_and_overrides() -> None:
         "share.session.timeout.ms",
     ]
     lock = entries["share.record.lock.duration.ms"]
-    assert (lock.value, lock.config_source) == ("20000", ConfigSource.STATIC_BROKER_CONFIG)
-    assert [s.name for s in lock.synonyms] == ["group.share.record.lock.duration.ms"] * 2
+    # the broker's value, reported as DEFAULT_CONFIG (ConfigHelper.createGroupConfigEntry)
+    assert (lock.value, lock.config_source) == ("20000", ConfigSource.DEFAULT_CONFIG)
+    assert [(s.name, s.value) for s in lock.synonyms] == [("share.record.lock.duration.ms", "20000")]
     reset = entries["share.auto.offset.reset"]
     assert (reset.value, reset.config_source, reset.config_type) == ("latest", ConfigSource.DEFAULT_CONFIG, 2)
     assert entries["consumer.session.timeout.ms"].value == "45000"
@@ -89,13 +90,30 @@ def test_describe_lists_every_key_with_broker_defaults_and_overrides() -> None:
             (("share.session.timeout.ms", SET, "50000"), ("share.session.timeout.ms", DELETE, None)),
             ErrorCode.invalid_request,
         ),
+        ((("share.auto.offset.reset", SET, None),), ErrorCode.invalid_config),  # null, not DELETE
     ],
-    ids=["unknown", "not-a-choice", "not-an-int", "below-min", "above-max", "append", "named-twice"],
+    ids=[
+        "unknown",
+        "not-a-choice",
+        "not-an-int",
+        "below-min",
+        "above-max",
+        "append",
+        "named-twice",
+        "set-null",
+    ],
 )
 def test_bad_changes_are_refused(ops: tuple[tuple[str, int, str | None], ...], code: ErrorCode) -> None:
     h = BrokerHarness()
+    assert alter(h, "g", ("share.auto.offset.reset", SET, "earliest")).error_code == ErrorCode.none
     assert alter(h, "g", *ops).error_code == code
-    assert h.broker.image.group_configs == {}
+    assert h.broker.image.group_configs == {"g": {"share.auto.offset.reset": "earliest"}}
+
+
+def test_an_empty_group_name_is_invalid_request() -> None:
+    assert alter(BrokerHarness(), "", ("share.auto.offset.reset", SET, "earliest")).error_code == (
+        ErrorCode.invalid_request
+    )
 
 
 def test_session_timeout_must_exceed_heartbeat_interval() -> None:
