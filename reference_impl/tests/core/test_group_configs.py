@@ -20,9 +20,11 @@ from reference_impl.protocol.errors import ErrorCode
 
 from ..group.helpers import harness
 from .harness import BrokerHarness, request
+from .test_acls import ACL_CONFIGS, _create, _login
 from .test_admin import describe
 
 SET, DELETE, APPEND = 0, 1, 2
+GROUP_RESOURCE_ACL, LITERAL, ALLOW, DESCRIBE_CONFIGS, ALTER_CONFIGS = 3, 3, 3, 10, 11  # acl_codes' numbers
 
 
 def alter(
@@ -214,3 +216,32 @@ def test_a_share_group_takes_its_heartbeat_interval() -> None:
     answers = [join(g) for g in ("sg", "plain")]
     assert [a.error_code for a in answers] == [ErrorCode.none] * 2, [a.error_message for a in answers]
     assert [a.heartbeat_interval.total_seconds() for a in answers] == [6.0, 5.0]
+
+
+def test_group_configs_need_the_config_operations_on_the_group() -> None:
+    """ConfigHelper/ControllerApis.authorizeAlterResource: DESCRIBE_CONFIGS / ALTER_CONFIGS on the
+    GROUP resource, GROUP_AUTHORIZATION_FAILED without."""
+    h = BrokerHarness(*ACL_CONFIGS)
+    admin = _login(h, "admin", "admin-secret")
+    alice = _login(h, "alice", "alice-secret")
+    resource = {"resource_type": GROUP_RESOURCE, "resource_name": "g"}
+    change = [{"name": "share.auto.offset.reset", "config_operation": SET, "value": "earliest"}]
+    alter_body = request(44, 1, resources=[{**resource, "configs": change}], validate_only=False)
+    describe_body = request(
+        32, 4, resources=[{**resource, "configuration_keys": None}], include_synonyms=False,
+        include_documentation=False,
+    )  # fmt: skip
+
+    def codes() -> tuple[int, int]:
+        return (
+            int(h.call(alter_body, alice).responses[0].error_code),
+            int(h.call(describe_body, alice).results[0].error_code),
+        )
+
+    assert codes() == (ErrorCode.group_authorization_failed,) * 2
+    grant = [
+        (GROUP_RESOURCE_ACL, "g", LITERAL, "User:alice", op, ALLOW)
+        for op in (ALTER_CONFIGS, DESCRIBE_CONFIGS)
+    ]
+    assert _create(h, admin, *grant) == [0, 0]
+    assert codes() == (ErrorCode.none,) * 2
