@@ -5,12 +5,14 @@ Rules from Kafka's ``GroupConfig``
 (group-coordinator/src/main/java/org/apache/kafka/coordinator/group/GroupConfig.java): the keys
 ``consumer.session.timeout.ms``, ``consumer.heartbeat.interval.ms``, ``share.session.timeout.ms``,
 ``share.heartbeat.interval.ms``, ``share.record.lock.duration.ms`` (INT) and
-``share.auto.offset.reset`` (STRING, ``latest`` or ``earliest``, default ``latest``); any other name
+``share.auto.offset.reset`` (STRING, ``latest``, ``earliest`` or, in later releases,
+``by_duration:<ISO-8601 duration>``; default ``latest``); any other name
 is INVALID_CONFIG ("Unknown group config name"), as is a value that does not parse or is not one of
 the choices. A set key is described with config_source 8 (DYNAMIC_GROUP_CONFIG, Kafka's
 ``ConfigHelper.createGroupConfigEntry``). ``share.auto.offset.reset=earliest`` makes a share-partition
 the group starts begin at the log start (KIP-932), so records produced before anyone joined are
-delivered.
+delivered; ``by_duration:PT1H`` at the first record at most an hour old (a target that refuses
+``by_duration`` skips that case).
 
 Targets without consumer-protocol groups (ConsumerGroupHeartbeat, 68) predate group configs and skip;
 the share-group cases also need ShareGroupHeartbeat/ShareFetch.
@@ -39,6 +41,8 @@ SET, DELETE = 0, 1
 RESET = "share.auto.offset.reset"
 SEEN_WAIT_S = 10.0  # a config change reaches the other brokers through the metadata log
 SEEN_PAUSE_S = 0.1
+INVALID_CONFIG = 40
+TWO_HOURS_MS = 2 * 3600 * 1000
 
 
 def _need(caps: Capabilities, *apis: str) -> None:
@@ -137,6 +141,40 @@ def test_share_auto_offset_reset_choices(router: Router, caps: Capabilities, uni
     expect_code(answer.error_code, "INVALID_CONFIG", rule=RULE, where=f"{RESET}=sometimes")
 
 
+def first_acquired(
+    router: Router, caps: Capabilities, group: str, topic: str, reset: str, expected: int
+) -> list[int]:
+    """Set ``share.auto.offset.reset`` of a new ``group``, wait until partition 0's leader sees it,
+    join, and return the offsets the first fetches acquire (until ``expected`` came, three fetches
+    at most: the first opens the session and records may come with it or the next)."""
+    answer = alter(router, caps, group, [(RESET, SET, reset)])
+    if reset.startswith("by_duration:") and int(answer.error_code) == INVALID_CONFIG:
+        pytest.skip(f"the target refuses {RESET}={reset} (by_duration came after share groups)")
+    expect_code(answer.error_code, "NONE", rule=RULE, where=f"SET {RESET}={reset}")
+    leader = router.to_leader(topic, 0)
+    deadline = time.monotonic() + SEEN_WAIT_S
+    while configs_of(describe(leader, caps, group, [RESET]))[RESET].value != reset:
+        expect(time.monotonic() < deadline, RULE, f"the leader never saw {RESET}={reset}")
+        time.sleep(SEEN_PAUSE_S)
+    tp = (ops.topic_id(router, caps, topic), 0)
+    m = ShareConsumer(router.to_coordinator(group), leader, caps, group)
+    expect(m.join([topic], {tp}), RULE, f"member never assigned {tp}")
+    got: dict[int, int] = {}
+    for _ in range(3):
+        answer = m.fetch([tp], max_wait_ms=500)
+        expect_code(answer.error_code, "NONE", rule=RULE, where="ShareFetch")
+        got |= acquired_offsets(answer, tp)
+        if len(got) >= expected:
+            break
+    return sorted(got)
+
+
+def produce(router: Router, caps: Capabilities, topic: str, count: int, timestamp_ms: int | None) -> None:
+    values = [b"v%d" % i for i in range(count)]
+    produced = ops.produce_values(router, caps, topic, values, timestamp_ms=timestamp_ms)
+    expect_code(produced.error_code, "NONE", rule="setup: Produce")
+
+
 def test_share_auto_offset_reset_earliest_reads_from_log_start(
     router: Router, caps: Capabilities, unique: Callable[[str], str], topic: str
 ) -> None:
@@ -144,24 +182,19 @@ def test_share_auto_offset_reset_earliest_reads_from_log_start(
     the log start, so records produced before the member joined are acquired (with ``latest``, the
     default, none would be)."""
     _need(caps, "share_group_heartbeat", "share_fetch", "share_acknowledge")
-    group = unique("sg")
-    produced = ops.produce_values(router, caps, topic, [b"early-0", b"early-1", b"early-2"])
-    expect_code(produced.error_code, "NONE", rule="setup: Produce")
-    answer = alter(router, caps, group, [(RESET, SET, "earliest")])
-    expect_code(answer.error_code, "NONE", rule=RULE, where=f"SET {RESET}=earliest")
-    leader = router.to_leader(topic, 0)
-    deadline = time.monotonic() + SEEN_WAIT_S
-    while configs_of(describe(leader, caps, group, [RESET]))[RESET].value != "earliest":
-        expect(time.monotonic() < deadline, RULE, f"the leader never saw {RESET}=earliest")
-        time.sleep(SEEN_PAUSE_S)
-    tp = (ops.topic_id(router, caps, topic), 0)
-    m = ShareConsumer(router.to_coordinator(group), leader, caps, group)
-    expect(m.join([topic], {tp}), RULE, f"member never assigned {tp}")
-    got: dict[int, int] = {}
-    for _ in range(3):  # the first fetch opens the session; records may come with it or the next
-        answer = m.fetch([tp], max_wait_ms=500)
-        expect_code(answer.error_code, "NONE", rule=RULE, where="ShareFetch")
-        got |= acquired_offsets(answer, tp)
-        if len(got) >= 3:
-            break
-    expect_equal(sorted(got), [0, 1, 2], RULE, "offsets acquired by the first member of an earliest group")
+    produce(router, caps, topic, 3, None)
+    got = first_acquired(router, caps, unique("sg"), topic, "earliest", 3)
+    expect_equal(got, [0, 1, 2], RULE, "offsets acquired by the first member of an earliest group")
+
+
+def test_share_auto_offset_reset_by_duration_starts_at_that_age(
+    router: Router, caps: Capabilities, unique: Callable[[str], str], topic: str
+) -> None:
+    """Kafka's ShareGroupAutoOffsetResetStrategy: ``by_duration:PT1H`` starts a new share-partition
+    at the first record stamped at most an hour ago: two records stamped two hours back are
+    skipped, the two stamped now are acquired."""
+    _need(caps, "share_group_heartbeat", "share_fetch", "share_acknowledge")
+    produce(router, caps, topic, 2, int(time.time() * 1000) - TWO_HOURS_MS)
+    produce(router, caps, topic, 2, None)
+    got = first_acquired(router, caps, unique("sg"), topic, "by_duration:PT1H", 2)
+    expect_equal(got, [2, 3], RULE, "offsets acquired by the first member of a by_duration:PT1H group")

@@ -7,6 +7,7 @@ converter into the topic config's unit; every synonym is registered as a broker 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from reference_impl.defects import ALL as DEFECTS
@@ -20,6 +21,27 @@ from ..mutants import TXN_MODES as TXN_MUTANTS
 from ..replication.read_replica import SELECTORS as READ_SELECTORS
 from ..security.settings import SECURITY_CONFIGS
 from .model import INT_MAX, LONG_MAX, ConfigDef, ConfigType, parse_peer_addresses, parse_quorum_voters
+
+_DURATION = re.compile(
+    r"P(?:(\d{1,9})D)?(?:T(?=\d)(?:(\d{1,9})H)?(?:(\d{1,9})M)?(?:(\d{1,12})(?:\.(\d{1,9}))?S)?)?",
+    re.IGNORECASE,
+)
+BY_DURATION = "by_duration:"
+
+
+def reset_duration_ms(value: str) -> int | None:
+    """``by_duration:<duration>`` of ``share.auto.offset.reset`` (Kafka's
+    ``ShareGroupAutoOffsetResetStrategy``: a ``java.time.Duration`` in ISO-8601 form PnDTnHnMn.nS,
+    not negative) in milliseconds; None when ``value`` is not one. Signs are not taken."""
+    if not value.startswith(BY_DURATION):
+        return None
+    text = value[len(BY_DURATION) :]
+    match = _DURATION.fullmatch(text)
+    if match is None or text.upper() in ("P", "PT"):
+        return None
+    days, hours, minutes, seconds, fraction = match.groups()
+    whole = ((int(days or 0) * 24 + int(hours or 0)) * 60 + int(minutes or 0)) * 60 + int(seconds or 0)
+    return whole * 1000 + int((fraction or "0").ljust(9, "0")[:3])
 
 
 def _same(v: str) -> str:
@@ -776,8 +798,9 @@ GROUP_CONFIGS: dict[str, ConfigDef] = {
             "share.auto.offset.reset",
             _T.STRING,
             "latest",
-            "The strategy to initialize the share-partition start offset.",
-            choices=("latest", "earliest"),
+            "The strategy to initialize the share-partition start offset: latest, earliest or "
+            "by_duration:<ISO-8601 duration> (the first record at most that old).",
+            valid=lambda v: v in ("latest", "earliest") or reset_duration_ms(v) is not None,
         ),
     )
 }

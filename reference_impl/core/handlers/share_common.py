@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
+from ..configs.tables import reset_duration_ms
 from ..group.share_fetch import (
     MAX_ACK_BATCHES,
     MAX_REQUEST_PARTITIONS,
@@ -123,11 +124,25 @@ def group_config(broker: HandlerHost, leader: SharePartitions, group_id: str) ->
     if not overrides:
         return leader.config
     lock = overrides.get("share.record.lock.duration.ms")
+    reset = overrides.get("share.auto.offset.reset", "latest")
     return replace(
         leader.config,
         lock_duration_ms=int(lock) if lock is not None else leader.config.lock_duration_ms,
-        auto_offset_reset=AutoOffsetReset(overrides.get("share.auto.offset.reset", "latest")),
+        # by_duration: starts like earliest, from the offset locate() finds by timestamp
+        auto_offset_reset=AutoOffsetReset.LATEST if reset == "latest" else AutoOffsetReset.EARLIEST,
     )
+
+
+def _start_by_duration(broker: HandlerHost, part: Partition, group_id: str, now_ms: int) -> int | None:
+    """Where a new share-partition of a ``share.auto.offset.reset=by_duration:<d>`` group starts: the
+    first record stamped at or after ``now - d``, else the log end (Kafka's
+    ``SharePartition``/``ShareGroupAutoOffsetResetStrategy`` BY_DURATION); None for another reset."""
+    reset = broker.image.group_configs.get(group_id, {}).get("share.auto.offset.reset", "")
+    duration_ms = reset_duration_ms(reset)
+    if duration_ms is None:
+        return None
+    found = part.log.offset_for_timestamp(now_ms - duration_ms)
+    return found[0] if found is not None else max(part.high_watermark, part.log.log_start_offset)
 
 
 def locate(
@@ -148,11 +163,16 @@ def locate(
     if part is None or not part.is_leader:
         return Located(tp, None, part, ErrorCode.not_leader_or_follower, known)
     config = group_config(broker, leader, group_id)
+    log_end = max(part.high_watermark, part.log.log_start_offset)
+    first = part.log.log_start_offset
+    if (group_id, *tp) not in leader.partitions:
+        start = _start_by_duration(broker, part, group_id, ctx.received_ms)
+        first = first if start is None else min(max(start, first), log_end)
     try:
         sp = leader.get_or_create(
             (group_id, tp[0], tp[1]),
-            log_start=part.log.log_start_offset,
-            log_end=max(part.high_watermark, part.log.log_start_offset),
+            log_start=first,
+            log_end=log_end,
             config=config,
         )
     except KafkaError as exc:

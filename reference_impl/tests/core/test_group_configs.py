@@ -11,6 +11,7 @@ import pytest
 
 from reference_impl.core.configs.model import ConfigError, ConfigSource
 from reference_impl.core.configs.resolution import BrokerConfig, validate_group_configs
+from reference_impl.core.configs.tables import reset_duration_ms
 from reference_impl.core.controller.records import ControllerImage, decode_snapshot, encode_snapshot
 from reference_impl.core.group.share_partition import AutoOffsetReset
 from reference_impl.core.handlers.share_common import group_config
@@ -83,7 +84,7 @@ def test_describe_lists_every_key_with_broker_defaults_and_overrides() -> None:
     ("ops", "code"),
     [
         ((("no.such", SET, "1"),), ErrorCode.invalid_config),
-        ((("share.auto.offset.reset", SET, "by_duration:PT1H"),), ErrorCode.invalid_config),
+        ((("share.auto.offset.reset", SET, "by_duration:-PT1H"),), ErrorCode.invalid_config),
         ((("consumer.session.timeout.ms", SET, "x"),), ErrorCode.invalid_config),
         ((("consumer.session.timeout.ms", SET, "44999"),), ErrorCode.invalid_config),  # < group.consumer.min
         ((("share.record.lock.duration.ms", SET, "60001"),), ErrorCode.invalid_config),  # > group.share.max
@@ -245,3 +246,23 @@ def test_group_configs_need_the_config_operations_on_the_group() -> None:
     ]
     assert _create(h, admin, *grant) == [0, 0]
     assert codes() == (ErrorCode.none,) * 2
+
+
+@pytest.mark.parametrize(
+    ("value", "ms"),
+    [
+        ("by_duration:PT1H", 3_600_000),
+        ("by_duration:P1DT0.5S", 86_400_500),
+        ("by_duration:pt10m", 600_000),
+        ("by_duration:PT0S", 0),
+        ("by_duration:-PT1H", None),  # negative: Kafka refuses it
+        ("by_duration:P", None),
+        ("by_duration:PT", None),
+        ("by_duration:P1DT", None),
+        ("by_duration:1H", None),
+        ("latest", None),
+    ],
+)
+def test_by_duration_values(value: str, ms: int | None) -> None:
+    """ShareGroupAutoOffsetResetStrategy: ``by_duration:`` and a java.time.Duration (PnDTnHnMn.nS)."""
+    assert reset_duration_ms(value) == ms
