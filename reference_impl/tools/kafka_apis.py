@@ -222,4 +222,15 @@ BEHAVIOUR_GAPS: tuple[tuple[str, str], ...] = (
         "DescribeConfigs of the client-metrics resource `kafka-harness.pushed-telemetry` lists what clients "
         "pushed (one JSON summary per client instance); Kafka would list that resource's configs (none).",
     ),
+    (
+        "Group configs (resource type 32): what is left out",
+        "The keys of Kafka's GroupConfig at apache/kafka 020f7ac5 (consumer.*, share.session/heartbeat/"
+        "record.lock.duration, share.auto.offset.reset latest|earliest, and the by_duration:<ISO-8601> "
+        "of later releases' ShareGroupAutoOffsetResetStrategy) are "
+        "checked, stored in the metadata log, described and used by the coordinators and share-partitions "
+        "(a share-partition reads share.auto.offset.reset only when it starts). Later releases' keys "
+        "(share.isolation.level, share.delivery.count.limit, share.partition.max.record.locks, "
+        "share.renew.acknowledge.enable, streams.*) are refused as unknown (INVALID_CONFIG). "
+        "ListConfigResources names only groups that have configs.",
+    ),
 )

@@ -9,7 +9,9 @@ duration (30 s by default, longer than this case). A share-partition starts at t
 is first fetched (``share.auto.offset.reset=latest``, the default), which can be after the
 coordinator assigned it (a TLS handshake is enough to tell the two apart), so the case waits for
 the assignment and then warms each partition up (a record per partition until one arrived from
-each) before producing what it checks. Targets that do not advertise ShareGroupHeartbeat (76) and
+each) before producing what it checks. A second case sets ``share.auto.offset.reset=earliest`` on a
+group through the AdminClient (config resource type GROUP, Kafka's GroupConfig) and reads records
+produced before its member joined. Targets that do not advertise ShareGroupHeartbeat (76) and
 ShareFetch (78) skip.
 """
 
@@ -30,6 +32,7 @@ FEATURE = "Share groups (KIP-932)"
 PARTITIONS = 3
 RECORDS = 300
 WARM_UP = b"warm-up"
+EARLY_RECORDS = 20
 BOUND_S = 30.0
 """Each phase's bound (joining, then consuming); the loops end as soon as the phase is done."""
 
@@ -37,6 +40,18 @@ BOUND_S = 30.0
 def _settings(bootstrap: str) -> dict[str, Any]:
     security = default_security()
     return {**(security.confluent() if security is not None else {}), "bootstrap.servers": bootstrap}
+
+
+def _share_client(caps: Capabilities, *apis: str) -> Any:
+    """The confluent_kafka module, or a skip: not installed, no ShareConsumer, or the target lacks
+    ShareGroupHeartbeat, ShareFetch or one of ``apis``."""
+    confluent_kafka = pytest.importorskip("confluent_kafka", reason="confluent-kafka is not installed")
+    if not hasattr(confluent_kafka, "ShareConsumer"):
+        pytest.skip(f"confluent-kafka {confluent_kafka.version()[0]} has no ShareConsumer")
+    for api in ("share_group_heartbeat", "share_fetch", *apis):
+        if not caps.supports(api):
+            pytest.skip(describe_absence(api, caps))
+    return confluent_kafka
 
 
 def _assigned_members(router: Router, caps: Capabilities, group: str) -> int:
@@ -56,12 +71,7 @@ def test_two_share_consumers_split_a_topic_each_record_once(
 ) -> None:
     """KIP-932: two members of a share group together receive every record produced once, and no
     record reaches both (implicit acknowledgement, nothing released or timed out)."""
-    confluent_kafka = pytest.importorskip("confluent_kafka", reason="confluent-kafka is not installed")
-    if not hasattr(confluent_kafka, "ShareConsumer"):
-        pytest.skip(f"confluent-kafka {confluent_kafka.version()[0]} has no ShareConsumer")
-    for api in ("share_group_heartbeat", "share_fetch", "share_group_describe"):
-        if not caps.supports(api):
-            pytest.skip(describe_absence(api, caps))
+    confluent_kafka = _share_client(caps, "share_group_describe")
     topic = topic_factory(partitions=PARTITIONS)
     group = f"kh-share-{uuid.uuid4().hex[:8]}"
     members = [
@@ -115,3 +125,44 @@ def test_two_share_consumers_split_a_topic_each_record_once(
     print(f"share group: {len(received[0])} + {len(received[1])} records to two members in {took:.2f} s")
     assert not missing, f"{len(missing)} records never delivered, e.g. {sorted(missing)[:5]}"
     assert not both and repeated == 0, f"{len(both)} records reached both members, {repeated} repeated to one"
+
+
+def test_share_auto_offset_reset_earliest_through_the_admin_client(
+    bootstrap_servers: str, caps: Capabilities, topic_factory: Callable[..., str]
+) -> None:
+    """KIP-932 / Kafka's GroupConfig: ``share.auto.offset.reset=earliest``, set on the group (config
+    resource type GROUP) with confluent-kafka's ``AdminClient.incremental_alter_configs``, makes the
+    group's share-partitions start at the log start, so a member that joins after the records were
+    produced receives them all."""
+    confluent_kafka = _share_client(caps, "incremental_alter_configs")
+    admin_module = pytest.importorskip("confluent_kafka.admin", reason="confluent-kafka is not installed")
+
+    topic = topic_factory(partitions=1)
+    group = f"kh-share-early-{uuid.uuid4().hex[:8]}"
+    producer = confluent_kafka.Producer(_settings(bootstrap_servers))
+    early = [b"early-%d" % i for i in range(EARLY_RECORDS)]
+    for value in early:
+        producer.produce(topic, value)
+    assert producer.flush(BOUND_S) == 0, "the producer did not deliver every record"
+    entry = admin_module.ConfigEntry(
+        "share.auto.offset.reset", "earliest", incremental_operation=admin_module.AlterConfigOpType.SET
+    )
+    resource = admin_module.ConfigResource("group", group, incremental_configs=[entry])
+    admin = admin_module.AdminClient(_settings(bootstrap_servers))
+    for future in admin.incremental_alter_configs([resource]).values():
+        future.result(BOUND_S)  # raises KafkaException with the broker's error
+    member = confluent_kafka.ShareConsumer(
+        {**_settings(bootstrap_servers), "group.id": group, "log_level": 3}
+    )
+    received: list[bytes] = []
+    try:
+        member.subscribe([topic])
+        deadline = time.monotonic() + BOUND_S
+        while len(received) < len(early) and time.monotonic() < deadline:
+            batch = member.poll(0.5)
+            for message in batch.records() if batch is not None else ():
+                assert message.error() is None, str(message.error())
+                received.append(message.value())
+    finally:
+        member.close()
+    assert sorted(received) == sorted(early), f"received {len(received)} of {len(early)} early records"

@@ -45,13 +45,21 @@ def describe(
 
 
 def incremental(
-    router: Router, caps: Capabilities, topic: str, changes: list[tuple[str, int, str | None]]
+    router: Router,
+    caps: Capabilities,
+    topic: str,
+    changes: list[tuple[str, int, str | None]],
+    *,
+    kind: int = TOPIC,
+    validate_only: bool = False,
 ) -> Any:
+    """IncrementalAlterConfigs on one resource (a topic unless ``kind`` says otherwise), at the
+    controller; the resource's answer."""
     body = {
-        "validate_only": False,
+        "validate_only": validate_only,
         "resources": [
             {
-                "resource_type": TOPIC,
+                "resource_type": kind,
                 "resource_name": topic,
                 "configs": [{"name": n, "config_operation": op, "value": v} for n, op, v in changes],
             }
@@ -145,9 +153,7 @@ def test_incremental_invalid_value_is_rejected(router: Router, caps: Capabilitie
 
 
 @pytest.mark.requires("alter_configs")
-def test_legacy_alter_replaces_every_override(
-    router: Router, caps: Capabilities, topic_factory: Any
-) -> None:
+def test_legacy_alter_replaces_every_override(router: Router, caps: Capabilities, topic_factory: Any) -> None:
     """KIP-133 AlterConfigs: the request replaces the whole set of overrides; one left out reverts to
     default."""
     name = topic_factory(configs={"retention.ms": "3600000"})

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from reference_impl.log.config import LogConfig, LogConfigError
 
 from ..security.settings import listener_prefixed
-from .model import ConfigError, ConfigSource, ConfigType
-from .tables import BROKER_CONFIGS, TOPIC_CONFIGS
+from .model import ConfigDef, ConfigError, ConfigSource, ConfigType
+from .tables import BROKER_CONFIGS, GROUP_CONFIGS, TOPIC_CONFIGS
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,24 +139,31 @@ def effective_topic_configs(overrides: Mapping[str, str], broker: BrokerConfig) 
 def describe_topic_configs(
     overrides: Mapping[str, str], broker: BrokerConfig, names: Iterable[str] | None = None
 ) -> list[ConfigEntry]:
-    wanted = sorted(TOPIC_CONFIGS) if names is None else list(names)
     entries = []
-    for name in wanted:
-        definition = TOPIC_CONFIGS.get(name)
-        if definition is None:
-            continue
+    for definition in _wanted(TOPIC_CONFIGS, names):
+        name = definition.name
         chain = topic_default_chain(name, broker)
         if definition.hidden and chain[0][1] is None and name not in overrides:
             continue
         if name in overrides:
             chain.insert(0, (name, overrides[name], ConfigSource.DYNAMIC_TOPIC_CONFIG))
-        value, source = chain[0][1], chain[0][2]
-        entries.append(
-            ConfigEntry(
-                name, value, source, definition.type, definition.read_only, definition.doc, tuple(chain)
-            )
-        )
+        entries.append(_entry(definition, chain))
     return entries
+
+
+def _wanted(table: Mapping[str, ConfigDef], names: Iterable[str] | None) -> list[ConfigDef]:
+    """The definitions DescribeConfigs asked for: all (sorted) when ``names`` is None, else those
+    named that ``table`` knows, in the order asked."""
+    wanted = sorted(table) if names is None else names
+    return [d for name in wanted if (d := table.get(name)) is not None]
+
+
+def _entry(definition: ConfigDef, chain: list[tuple[str, str | None, ConfigSource]]) -> ConfigEntry:
+    """A described config: its value and source those of the chain's first (most specific) link."""
+    value, source = (chain[0][1], chain[0][2]) if chain else (None, ConfigSource.DEFAULT_CONFIG)
+    return ConfigEntry(
+        definition.name, value, source, definition.type, definition.read_only, definition.doc, tuple(chain)
+    )
 
 
 def validate_topic_configs(configs: Mapping[str, str | None]) -> dict[str, str]:
@@ -173,4 +180,82 @@ def validate_topic_configs(configs: Mapping[str, str | None]) -> dict[str, str]:
         LogConfig().with_changes(out)  # the log's own checks (relations between keys, Kafka 4 bounds)
     except LogConfigError as exc:
         raise ConfigError(str(exc)) from None
+    return out
+
+
+def describe_group_configs(
+    overrides: Mapping[str, str], broker: BrokerConfig, names: Iterable[str] | None = None
+) -> list[ConfigEntry]:
+    """A group resource's configs as Kafka's ``ConfigHelper.createGroupConfigEntry`` lists them
+    (core/src/main/scala/kafka/server/ConfigHelper.scala): every ``GroupConfig`` key with the value
+    the group runs with, its override (source DYNAMIC_GROUP_CONFIG) or else the broker's ``group.*``
+    value (``GroupConfig.fromProps`` over ``extractGroupConfigMap``), then reported as DEFAULT_CONFIG
+    whatever set it; the one synonym is the entry itself (no broker config has a group key's name)."""
+    entries = []
+    for definition in _wanted(GROUP_CONFIGS, names):
+        name = definition.name
+        link: tuple[str, str | None, ConfigSource]
+        if name in overrides:
+            link = (name, overrides[name], ConfigSource.DYNAMIC_GROUP_CONFIG)
+        else:
+            value = next((broker.get(synonym) for synonym, _ in definition.synonyms), definition.default)
+            link = (name, value, ConfigSource.DEFAULT_CONFIG)
+        entries.append(_entry(definition, [link]))
+    return entries
+
+
+def effective_group_configs(overrides: Mapping[str, str], broker: BrokerConfig) -> dict[str, str]:
+    """Every group config's value for a group: its override, else what the broker runs groups with."""
+    return {e.name: e.value for e in describe_group_configs(overrides, broker) if e.value is not None}
+
+
+_GROUP_BOUNDS = (
+    # (group key, lower-bound broker config, upper-bound broker config): GroupConfig.validateValues
+    (
+        "consumer.heartbeat.interval.ms",
+        "group.consumer.min.heartbeat.interval.ms",
+        "group.consumer.max.heartbeat.interval.ms",
+    ),
+    (
+        "consumer.session.timeout.ms",
+        "group.consumer.min.session.timeout.ms",
+        "group.consumer.max.session.timeout.ms",
+    ),
+    (
+        "share.heartbeat.interval.ms",
+        "group.share.min.heartbeat.interval.ms",
+        "group.share.max.heartbeat.interval.ms",
+    ),
+    ("share.session.timeout.ms", "group.share.min.session.timeout.ms", "group.share.max.session.timeout.ms"),
+    (
+        "share.record.lock.duration.ms",
+        "group.share.min.record.lock.duration.ms",
+        "group.share.max.record.lock.duration.ms",
+    ),
+)
+
+
+def validate_group_configs(overrides: Mapping[str, str | None], broker: BrokerConfig) -> dict[str, str]:
+    """A group's overrides after a change (None deletes one), normalised; :class:`ConfigError` as
+    Kafka's ``GroupConfig.validate``: an unknown name, a value of the wrong type or outside its
+    range, outside the broker's ``group.*.min/max.*`` bounds, or a session timeout not above the
+    heartbeat interval. Keys the group does not set take the broker's value."""
+    out: dict[str, str] = {}
+    for name, value in overrides.items():
+        definition = GROUP_CONFIGS.get(name)
+        if definition is None:
+            raise ConfigError(f"Unknown group config name: {name}")
+        normalised = definition.validate(value) if value is not None else None
+        if normalised is not None:
+            out[name] = normalised
+    effective = effective_group_configs(out, broker)
+    for name, low, high in _GROUP_BOUNDS:
+        number = int(effective[name])
+        if number < broker.get_int(low):
+            raise ConfigError(f"{name} must be greater than or equal to {low}")
+        if number > broker.get_int(high):
+            raise ConfigError(f"{name} must be less than or equal to {high}")
+    for kind in ("consumer", "share"):
+        if int(effective[f"{kind}.session.timeout.ms"]) <= int(effective[f"{kind}.heartbeat.interval.ms"]):
+            raise ConfigError(f"{kind}.session.timeout.ms must be greater than {kind}.heartbeat.interval.ms")
     return out

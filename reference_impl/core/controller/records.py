@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 from reference_impl.core.metadata.image import (
     BROKER_RESOURCE,
     CLIENT_METRICS_RESOURCE,
+    GROUP_RESOURCE,
     TOPIC_RESOURCE,
     MetadataImage,
 )
@@ -165,13 +166,13 @@ def image_records(image: ControllerImage) -> list[ControllerRecord]:
         )
     for name, value in sorted(image.broker_configs.items()):
         out.append(ConfigRecord(resource_type=BROKER_RESOURCE, resource_name="", name=name, value=value))
-    for subscription, configs in sorted(image.client_metrics.items()):
-        for name, value in sorted(configs.items()):
-            out.append(
-                ConfigRecord(
-                    resource_type=CLIENT_METRICS_RESOURCE, resource_name=subscription, name=name, value=value
-                )
-            )
+    for rtype, named in (
+        (CLIENT_METRICS_RESOURCE, image.client_metrics),
+        (GROUP_RESOURCE, image.group_configs),
+    ):
+        for resource, configs in sorted(named.items()):
+            for name, value in sorted(configs.items()):
+                out.append(ConfigRecord(resource_type=rtype, resource_name=resource, name=name, value=value))
     for topic_name, topic in sorted(image.topics.items()):
         out.append(TopicRecord(name=topic_name, topic_id=topic.topic_id))
         for name, value in sorted(topic.configs.items()):

@@ -25,7 +25,13 @@ from reference_impl.protocol.names import topic_name_problem
 from ..configs.model import ConfigError
 from ..configs.resolution import validate_topic_configs
 from ..metadata import feature_updates, features
-from ..metadata.image import BROKER_RESOURCE, CLIENT_METRICS_RESOURCE, TOPIC_RESOURCE, MetadataImage
+from ..metadata.image import (
+    BROKER_RESOURCE,
+    CLIENT_METRICS_RESOURCE,
+    GROUP_RESOURCE,
+    TOPIC_RESOURCE,
+    MetadataImage,
+)
 from ..metadata.records import (
     METADATA_TOPIC,
     AccessControlEntryRecord,
@@ -363,10 +369,11 @@ class RecordWriter(abc.ABC):
         now_ms: int,
     ) -> None:
         """Apply config changes (None deletes an override); resource 2 = topic, 4 = broker, 16 =
-        client-metrics subscription (KIP-714; its values checked by the handlers' check_changes)."""
+        client-metrics subscription (KIP-714), 32 = group (GroupConfig; the values of these two
+        checked by the handlers' check_changes / check_group_changes)."""
         if resource_type == TOPIC_RESOURCE and resource_name not in self.image.topics:
             raise KafkaError(ErrorCode.unknown_topic_or_partition, f"Topic {resource_name} does not exist")
-        if resource_type not in (TOPIC_RESOURCE, BROKER_RESOURCE, CLIENT_METRICS_RESOURCE):
+        if resource_type not in (TOPIC_RESOURCE, BROKER_RESOURCE, CLIENT_METRICS_RESOURCE, GROUP_RESOURCE):
             raise KafkaError(ErrorCode.invalid_request, f"unsupported resource type {resource_type}")
         if resource_type == TOPIC_RESOURCE:
             try:

@@ -127,6 +127,12 @@ class ConsumerGroups:
     def _config(self, name: str) -> int:
         return self.coordinator.broker.config.get_int(name)
 
+    def _group_config(self, group_id: str, name: str) -> int:
+        """``group.consumer.<name>``, or the group's own ``consumer.<name>`` (resource type 32; Kafka's
+        ``GroupMetadataManager.consumerGroupSessionTimeoutMs``/``...HeartbeatIntervalMs``)."""
+        own = self.coordinator.broker.image.group_configs.get(group_id, {}).get(f"consumer.{name}")
+        return int(own) if own is not None else self._config(f"group.consumer.{name}")
+
     def assignors(self) -> list[str]:
         return assignor_names(self.coordinator.broker.config.get("group.consumer.assignors") or "")
 
@@ -321,7 +327,7 @@ class ConsumerGroups:
         group.members[member_id] = reconciled
         self._after_change(group, reconciled)
         records += self._records(group, before, removed)
-        interval = self._config("group.consumer.heartbeat.interval.ms")
+        interval = self._group_config(group.group_id, "heartbeat.interval.ms")
         full = (
             req.rebalance_timeout_ms != -1
             and req.owned is not None
@@ -409,7 +415,7 @@ class ConsumerGroups:
         gid, mid = group.group_id, member.member_id
         self.coordinator.schedule(
             ("cg-session", gid, mid),
-            self._config("group.consumer.session.timeout.ms"),
+            self._group_config(gid, "session.timeout.ms"),
             functools.partial(self._on_session_timeout, gid, mid),
         )
         if member.state is MemberState.UNREVOKED_PARTITIONS:

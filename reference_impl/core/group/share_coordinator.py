@@ -5,15 +5,17 @@ Kafka's ``GroupCoordinatorService.shareGroupHeartbeat``/``shareGroupDescribe`` a
 coordinator of its ``__consumer_offsets`` partition, like every group; one id names one group of
 one type, so a heartbeat for an id held by a classic or consumer group is GROUP_ID_NOT_FOUND.
 
+Session timeout and heartbeat interval: the group's own configs (resource type 32), else the broker's
+``group.share.session.timeout.ms``/``group.share.heartbeat.interval.ms``.
+
 Not yet here: the ShareGroupMetadata/ShareGroupMemberMetadata/... records Kafka writes to
-``__consumer_offsets`` (a coordinator restart or move forgets share groups), and the
-group.share.* broker configs (the defaults of :mod:`.share_group` are used).
+``__consumer_offsets`` (a coordinator restart or move forgets share groups).
 """
 
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from reference_impl.protocol.errors import ErrorCode, KafkaError
@@ -62,6 +64,23 @@ class ShareGroups:
             )
         return self._leader
 
+    def group_config(self, group_id: str) -> ShareGroupConfig:
+        """The session timeout and heartbeat interval of a share group: its own
+        ``share.session.timeout.ms``/``share.heartbeat.interval.ms`` (resource type 32, Kafka's
+        ``GroupConfig``), else the broker's ``group.share.*`` ones."""
+        broker = self.coordinator.broker
+        own = broker.image.group_configs.get(group_id, {})
+
+        def pick(name: str) -> int:
+            value = own.get(f"share.{name}")
+            return int(value) if value is not None else broker.config.get_int(f"group.share.{name}")
+
+        return replace(
+            self.config,
+            session_timeout_ms=pick("session.timeout.ms"),
+            heartbeat_interval_ms=pick("heartbeat.interval.ms"),
+        )
+
     def _gone(self, group_id: str, member_id: str) -> None:
         """A member left or timed out: its share session goes and what it holds on the partitions this
         broker leads is released (``ShareSessionCache.remove`` on the group's member listener). Only
@@ -100,6 +119,7 @@ class ShareGroups:
             if req.member_epoch != 0:
                 raise KafkaError(ErrorCode.unknown_member_id)
             group = ShareGroup(req.group_id, self.config)
+        group.config = self.group_config(req.group_id)
         now = self.coordinator.now_ms
         reply = group.heartbeat(
             member_id=req.member_id,
@@ -117,7 +137,7 @@ class ShareGroups:
             self._gone(req.group_id, req.member_id)
         else:
             self._clients[(req.group_id, req.member_id)] = (req.client_id, req.client_host)
-            self.coordinator.schedule(key, self.config.session_timeout_ms, self._expire_fn(req.group_id))
+            self.coordinator.schedule(key, group.config.session_timeout_ms, self._expire_fn(req.group_id))
         return reply
 
     def _expire_fn(self, group_id: str) -> Any:

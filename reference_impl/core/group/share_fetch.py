@@ -49,14 +49,17 @@ class SharePartitions:
     sessions: ShareSessionCache = field(default_factory=ShareSessionCache)
     partitions: dict[SPKey, SharePartition] = field(default_factory=dict)
 
-    def get_or_create(self, key: SPKey, *, log_start: int, log_end: int) -> SharePartition:
+    def get_or_create(
+        self, key: SPKey, *, log_start: int, log_end: int, config: SharePartitionConfig | None = None
+    ) -> SharePartition:
+        """The share-partition of ``key``, started (with ``config``, else the broker's) on first use."""
         found = self.partitions.get(key)
         if found is None:
             if len(self.partitions) >= MAX_SHARE_PARTITIONS:
                 self._drop_idle()
             if len(self.partitions) >= MAX_SHARE_PARTITIONS:
                 raise KafkaError(ErrorCode.unknown_server_error, "too many share-partitions on this broker")
-            found = SharePartition(self.config, log_start=log_start, log_end=log_end)
+            found = SharePartition(config or self.config, log_start=log_start, log_end=log_end)
             self.partitions[key] = found
         return found
 

@@ -11,10 +11,11 @@ from reference_impl.protocol.build import build
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
 from ..configs.model import ConfigError
-from ..configs.tables import BROKER_CONFIGS, TOPIC_CONFIGS
-from ..metadata.image import BROKER_RESOURCE, CLIENT_METRICS_RESOURCE, TOPIC_RESOURCE
+from ..configs.resolution import validate_group_configs
+from ..configs.tables import BROKER_CONFIGS, GROUP_CONFIGS, TOPIC_CONFIGS
+from ..metadata.image import BROKER_RESOURCE, CLIENT_METRICS_RESOURCE, GROUP_RESOURCE, TOPIC_RESOURCE
 from ..telemetry import check_subscription
-from .access import CLUSTER, TOPIC, Op, allowed
+from .access import CLUSTER, GROUP, TOPIC, Op, allowed
 from .registry import Reply, Respond
 
 if TYPE_CHECKING:
@@ -29,8 +30,14 @@ def check_access(
 ) -> None:
     """Kafka's ``ConfigHelper``/``ConfigAdminManager`` authorization (issue 18), before anything
     else: ``op`` (DESCRIBE_CONFIGS or ALTER_CONFIGS) on the topic (TOPIC_AUTHORIZATION_FAILED) or
-    on the cluster for a broker or broker-logger resource (CLUSTER_AUTHORIZATION_FAILED)."""
-    if resource_type == TOPIC_RESOURCE:
+    on the cluster for a broker or broker-logger resource (CLUSTER_AUTHORIZATION_FAILED), on the
+    group for a group resource (GROUP_AUTHORIZATION_FAILED)."""
+    if resource_type == GROUP_RESOURCE:
+        if not allowed(broker, ctx, op, GROUP, resource_name):
+            raise KafkaError(
+                ErrorCode.group_authorization_failed, f"Group {resource_name} authorization failed."
+            )
+    elif resource_type == TOPIC_RESOURCE:
         if not allowed(broker, ctx, op, TOPIC, resource_name):
             raise KafkaError(
                 ErrorCode.topic_authorization_failed, f"Topic {resource_name} authorization failed."
@@ -56,6 +63,9 @@ def check_resource(broker: HandlerHost, resource_type: int, resource_name: str) 
     elif resource_type == CLIENT_METRICS_RESOURCE:
         if not resource_name:
             raise KafkaError(ErrorCode.invalid_request, "Client metrics subscription name must not be empty")
+    elif resource_type == GROUP_RESOURCE:
+        if not resource_name:
+            raise KafkaError(ErrorCode.invalid_request, "Group name must not be empty")
     else:
         raise KafkaError(ErrorCode.invalid_request, f"unsupported resource type {resource_type}")
 
@@ -66,6 +76,8 @@ def current_overrides(broker: HandlerHost, resource_type: int, resource_name: st
         return broker.image.topics[resource_name].configs
     if resource_type == CLIENT_METRICS_RESOURCE:
         return broker.image.client_metrics.get(resource_name, {})
+    if resource_type == GROUP_RESOURCE:
+        return broker.image.group_configs.get(resource_name, {})
     return broker.image.broker_configs
 
 
@@ -75,11 +87,13 @@ def check_changes(resource_type: int, changes: dict[str, str | None]) -> None:
     if resource_type == CLIENT_METRICS_RESOURCE:
         check_subscription(changes)
         return
+    kind, definitions = {
+        TOPIC_RESOURCE: ("topic", TOPIC_CONFIGS),
+        GROUP_RESOURCE: ("group", GROUP_CONFIGS),
+    }.get(resource_type, ("broker", BROKER_CONFIGS))
     for name, value in changes.items():
-        definitions = TOPIC_CONFIGS if resource_type == TOPIC_RESOURCE else BROKER_CONFIGS
         definition = definitions.get(name)
         if definition is None:
-            kind = "topic" if resource_type == TOPIC_RESOURCE else "broker"
             raise KafkaError(ErrorCode.invalid_config, f"Unknown {kind} config name: {name}")
         if definition.read_only:
             raise KafkaError(ErrorCode.invalid_request, f"Cannot update these configs dynamically: {name}")
@@ -88,6 +102,24 @@ def check_changes(resource_type: int, changes: dict[str, str | None]) -> None:
                 definition.validate(value)
             except ConfigError as exc:
                 raise KafkaError(ErrorCode.invalid_config, str(exc)) from None
+
+
+def refuse_null_group_values(resource_type: int, null_names: list[str]) -> None:
+    """Kafka's ``ControllerConfigurationValidator`` for a group: a config set to null (not deleted) is
+    INVALID_CONFIG."""
+    if resource_type == GROUP_RESOURCE and null_names:
+        raise KafkaError(
+            ErrorCode.invalid_config, f"Null value not supported for group configs: {','.join(null_names)}"
+        )
+
+
+def check_group_changes(broker: HandlerHost, group_id: str, changes: dict[str, str | None]) -> None:
+    """The group's overrides after ``changes`` as Kafka's ``GroupConfig.validate`` checks them
+    (bounds from this broker's ``group.*`` configs, session timeout above heartbeat): INVALID_CONFIG."""
+    try:
+        validate_group_configs(current_overrides(broker, GROUP_RESOURCE, group_id) | changes, broker.config)
+    except ConfigError as exc:
+        raise KafkaError(ErrorCode.invalid_config, str(exc)) from None
 
 
 def alter_resources(
@@ -113,10 +145,13 @@ def alter_resources(
         try:
             check_access(broker, ctx, rtype, rname, Op.ALTER_CONFIGS)
             check_resource(broker, rtype, rname)
+            changes = changes_of(rtype, rname, r)
+            if rtype == GROUP_RESOURCE:
+                check_group_changes(broker, rname, changes)
             broker.controller.writer().set_configs(
                 rtype,
                 rname,
-                changes_of(rtype, rname, r),
+                changes,
                 validate_only=bool(request.validate_only),
                 now_ms=ctx.received_ms,
             )

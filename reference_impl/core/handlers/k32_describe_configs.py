@@ -6,6 +6,8 @@ configs its value could come from, most specific first; v3+ adds the type
 and (``include_documentation``) the documentation. Errors per resource:
 UNKNOWN_TOPIC_OR_PARTITION, INVALID_REQUEST (another broker's id, an
 unknown resource type). Broker loggers (type 8) answer an empty list.
+Groups (type 32, any id, existing or not) answer every ``GroupConfig`` key
+(configs/resolution.describe_group_configs).
 """
 
 from __future__ import annotations
@@ -17,8 +19,8 @@ from reference_impl.protocol.build import build, get
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
 from ..configs.model import ConfigType
-from ..configs.resolution import ConfigEntry, describe_topic_configs
-from ..metadata.image import CLIENT_METRICS_RESOURCE, TOPIC_RESOURCE
+from ..configs.resolution import ConfigEntry, describe_group_configs, describe_topic_configs
+from ..metadata.image import CLIENT_METRICS_RESOURCE, GROUP_RESOURCE, TOPIC_RESOURCE
 from ..telemetry import CLIENT_METRICS_SOURCE, INSPECT_RESOURCE
 from .access import Op
 from .configs_common import BROKER_LOGGER_RESOURCE, check_access, check_resource
@@ -91,6 +93,9 @@ def handle_describe_configs(broker: HandlerHost, ctx: RequestContext, request: A
             keys = list(r.configuration_keys) if r.configuration_keys is not None else None
             if rtype == TOPIC_RESOURCE:
                 entries = describe_topic_configs(broker.image.topics[rname].configs, broker.config, keys)
+            elif rtype == GROUP_RESOURCE:
+                overrides = broker.image.group_configs.get(rname, {})
+                entries = describe_group_configs(overrides, broker.config, keys)
             elif rtype == BROKER_LOGGER_RESOURCE:
                 entries = []
             elif rtype == CLIENT_METRICS_RESOURCE:

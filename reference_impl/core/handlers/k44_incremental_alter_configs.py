@@ -3,7 +3,9 @@
 Behaviour: APPEND and SUBTRACT apply to list configs only (INVALID_CONFIG
 otherwise) and work on the current effective value; a config named twice
 in one resource is INVALID_REQUEST; unknown names and bad values are
-INVALID_CONFIG; ``validate_only`` checks without applying.
+INVALID_CONFIG; ``validate_only`` checks without applying. Group resources
+(32, Kafka's ``GroupConfig``) are checked whole after the change
+(configs_common.check_group_changes).
 """
 
 from __future__ import annotations
@@ -14,10 +16,10 @@ from typing import TYPE_CHECKING, Any
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
 from ..configs.model import ConfigType
-from ..configs.resolution import effective_topic_configs
-from ..configs.tables import BROKER_CONFIGS, CLIENT_METRICS_CONFIGS, TOPIC_CONFIGS
-from ..metadata.image import CLIENT_METRICS_RESOURCE, TOPIC_RESOURCE
-from .configs_common import alter_resources, check_changes
+from ..configs.resolution import effective_group_configs, effective_topic_configs
+from ..configs.tables import BROKER_CONFIGS, CLIENT_METRICS_CONFIGS, GROUP_CONFIGS, TOPIC_CONFIGS
+from ..metadata.image import CLIENT_METRICS_RESOURCE, GROUP_RESOURCE, TOPIC_RESOURCE
+from .configs_common import alter_resources, check_changes, refuse_null_group_values
 from .registry import Reply, handles
 
 if TYPE_CHECKING:
@@ -38,8 +40,13 @@ def handle_incremental_alter_configs(broker: HandlerHost, ctx: RequestContext, r
             effective = effective_topic_configs(broker.image.topics[rname].configs, broker.config)
         elif rtype == CLIENT_METRICS_RESOURCE:
             effective = dict(broker.image.client_metrics.get(rname, {}))
+        elif rtype == GROUP_RESOURCE:
+            effective = effective_group_configs(broker.image.group_configs.get(rname, {}), broker.config)
         else:
             effective = {k: v for k in BROKER_CONFIGS if (v := broker.config.get(k)) is not None}
+        refuse_null_group_values(
+            rtype, [c.name for c in resource.configs if int(c.config_operation) == SET and c.value is None]
+        )
         changes = {
             c.name: _apply(rtype, c.name, int(c.config_operation), c.value, effective)
             for c in resource.configs
@@ -55,7 +62,11 @@ def _apply(rtype: int, name: str, op: int, value: str | None, effective: dict[st
         return value
     if op == DELETE:
         return None
-    tables = {TOPIC_RESOURCE: TOPIC_CONFIGS, CLIENT_METRICS_RESOURCE: CLIENT_METRICS_CONFIGS}
+    tables = {
+        TOPIC_RESOURCE: TOPIC_CONFIGS,
+        CLIENT_METRICS_RESOURCE: CLIENT_METRICS_CONFIGS,
+        GROUP_RESOURCE: GROUP_CONFIGS,
+    }
     definition = tables.get(rtype, BROKER_CONFIGS).get(name)
     if definition is None:
         raise KafkaError(ErrorCode.invalid_config, f"Unknown config name: {name}")

@@ -2,7 +2,7 @@
 
 v0 (KIP-714) lists the client-metrics subscriptions; v1 (KIP-1142) lists config resources of the
 types asked for (all supported when none): topics (2), brokers (4, by id), client-metrics (16)
-and groups (32; the reference keeps no group configs, so none). Another type is INVALID_REQUEST.
+and groups (32: those with group configs). Another type is INVALID_REQUEST.
 Authorization: DESCRIBE_CONFIGS on the cluster (CLUSTER_AUTHORIZATION_FAILED), as Kafka's
 ``KafkaApis.handleListConfigResources``
 (``clients/src/main/resources/common/message/ListConfigResourcesRequest.json`` for the versions).
@@ -16,7 +16,7 @@ from reference_impl.protocol.apis import response_class
 from reference_impl.protocol.build import build, get
 from reference_impl.protocol.errors import ErrorCode
 
-from ..metadata.image import BROKER_RESOURCE, CLIENT_METRICS_RESOURCE, TOPIC_RESOURCE
+from ..metadata.image import BROKER_RESOURCE, CLIENT_METRICS_RESOURCE, GROUP_RESOURCE, TOPIC_RESOURCE
 from .access import Op, cluster_allowed
 from .registry import Reply, Respond, handles
 
@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     from ..request_context import RequestContext
     from .host import HandlerHost
 
-GROUP_RESOURCE = 32
 SUPPORTED = (TOPIC_RESOURCE, BROKER_RESOURCE, CLIENT_METRICS_RESOURCE, GROUP_RESOURCE)
 
 
@@ -48,7 +47,7 @@ def handle_list_config_resources(broker: HandlerHost, ctx: RequestContext, reque
         CLIENT_METRICS_RESOURCE: sorted(image.client_metrics),
         TOPIC_RESOURCE: sorted(image.topics),
         BROKER_RESOURCE: [str(b) for b in sorted(image.brokers)],
-        GROUP_RESOURCE: [],
+        GROUP_RESOURCE: sorted(image.group_configs),
     }
     resources = [
         {"resource_name": name, "resource_type": rtype}

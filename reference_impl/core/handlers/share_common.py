@@ -13,18 +13,25 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
+from ..configs.tables import reset_duration_ms
 from ..group.share_fetch import (
     MAX_ACK_BATCHES,
     MAX_REQUEST_PARTITIONS,
     MAX_SESSION_PARTITIONS,
     SharePartitions,
 )
-from ..group.share_partition import MAX_ACK_SPAN, AckBatch, SharePartition
+from ..group.share_partition import (
+    MAX_ACK_SPAN,
+    AckBatch,
+    AutoOffsetReset,
+    SharePartition,
+    SharePartitionConfig,
+)
 from ..group.share_session import INITIAL_EPOCH, ShareSession
 from .access import GROUP, TOPIC, Op, allowed
 
@@ -109,10 +116,40 @@ def open_session(
     return leader, session
 
 
+def group_config(broker: HandlerHost, leader: SharePartitions, group_id: str) -> SharePartitionConfig:
+    """The broker's share-partition config with the group's overrides (resource type 32, Kafka's
+    ``GroupConfig``): ``share.auto.offset.reset`` (where a new share-partition starts) and
+    ``share.record.lock.duration.ms`` (``SharePartition.recordLockDurationMsOrDefault``)."""
+    overrides = broker.image.group_configs.get(group_id)
+    if not overrides:
+        return leader.config
+    lock = overrides.get("share.record.lock.duration.ms")
+    reset = overrides.get("share.auto.offset.reset", "latest")
+    return replace(
+        leader.config,
+        lock_duration_ms=int(lock) if lock is not None else leader.config.lock_duration_ms,
+        # by_duration: starts like earliest, from the offset locate() finds by timestamp
+        auto_offset_reset=AutoOffsetReset.LATEST if reset == "latest" else AutoOffsetReset.EARLIEST,
+    )
+
+
+def _start_by_duration(broker: HandlerHost, part: Partition, group_id: str, now_ms: int) -> int | None:
+    """Where a new share-partition of a ``share.auto.offset.reset=by_duration:<d>`` group starts: the
+    first record stamped at or after ``now - d``, else the log end (Kafka's
+    ``SharePartition``/``ShareGroupAutoOffsetResetStrategy`` BY_DURATION); None for another reset."""
+    reset = broker.image.group_configs.get(group_id, {}).get("share.auto.offset.reset", "")
+    duration_ms = reset_duration_ms(reset)
+    if duration_ms is None:
+        return None
+    found = part.log.offset_for_timestamp(now_ms - duration_ms)
+    return found[0] if found is not None else max(part.high_watermark, part.log.log_start_offset)
+
+
 def locate(
     broker: HandlerHost, ctx: RequestContext, leader: SharePartitions, group_id: str, tp: TP
 ) -> Located:
-    """The share-partition of ``tp`` on this broker, created at the log end on first use."""
+    """The share-partition of ``tp`` on this broker, created on first use at the log end, or at the
+    log start for a group with ``share.auto.offset.reset=earliest``."""
     topic = broker.image.topic_by_id(tp[0]) if tp[0] is not None else None
     if topic is None:
         return Located(tp, None, None, ErrorCode.unknown_topic_id)
@@ -125,14 +162,22 @@ def locate(
     part = broker.partition(topic.name, tp[1])
     if part is None or not part.is_leader:
         return Located(tp, None, part, ErrorCode.not_leader_or_follower, known)
+    config = group_config(broker, leader, group_id)
+    log_end = max(part.high_watermark, part.log.log_start_offset)
+    first = part.log.log_start_offset
+    if (group_id, *tp) not in leader.partitions:
+        start = _start_by_duration(broker, part, group_id, ctx.received_ms)
+        first = first if start is None else min(max(start, first), log_end)
     try:
         sp = leader.get_or_create(
             (group_id, tp[0], tp[1]),
-            log_start=part.log.log_start_offset,
-            log_end=max(part.high_watermark, part.log.log_start_offset),
+            log_start=first,
+            log_end=log_end,
+            config=config,
         )
     except KafkaError as exc:
         return Located(tp, None, part, exc.code)
+    sp.config = config  # the lock duration is read at each acquisition, so a change applies at once
     sp.log_start_moved(part.log.log_start_offset)
     return Located(tp, sp, part, ErrorCode.none)
 

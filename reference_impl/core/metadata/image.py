@@ -32,6 +32,8 @@ TOPIC_RESOURCE = 2
 BROKER_RESOURCE = 4
 CLIENT_METRICS_RESOURCE = 16
 """KIP-714's client-metrics subscriptions (Kafka's ``ConfigResource.Type.CLIENT_METRICS``)."""
+GROUP_RESOURCE = 32
+"""KIP-848/KIP-932's group configs (Kafka's ``ConfigResource.Type.GROUP``)."""
 NO_LEADER = -1
 
 
@@ -89,6 +91,8 @@ class MetadataImage:
     broker_configs: dict[str, str] = field(default_factory=dict)
     client_metrics: dict[str, dict[str, str]] = field(default_factory=dict)
     """Subscription name → its client-metrics configs (KIP-714; a subscription with none is gone)."""
+    group_configs: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Group id → its group config overrides (Kafka's ``GroupConfig``; a group with none is gone)."""
     next_producer_id: int = 0
     acls: AclStore = field(default_factory=AclStore)
     """The ACLs (issue 18), which the authorizer reads."""
@@ -138,12 +142,13 @@ class MetadataImage:
                 if rtype == TOPIC_RESOURCE:
                     topic = self.topics.get(rname)
                     target = topic.configs if topic is not None else None
-                elif rtype == CLIENT_METRICS_RESOURCE:
-                    target = self.client_metrics.setdefault(rname, {})
+                elif rtype in (CLIENT_METRICS_RESOURCE, GROUP_RESOURCE):
+                    named = self.client_metrics if rtype == CLIENT_METRICS_RESOURCE else self.group_configs
+                    target = named.setdefault(rname, {})
                     if value is None:
                         target.pop(name, "")
                         if not target:
-                            del self.client_metrics[rname]
+                            del named[rname]
                         target = None
                 else:
                     target = self.broker_configs
