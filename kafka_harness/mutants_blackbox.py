@@ -127,6 +127,9 @@ STALE_EPOCH_PROBE = Campaign("probe: fetch with the previous leader epoch", (), 
 """After a leader change, Fetch/ListOffsets/OffsetForLeaderEpoch naming the old epoch: FENCED_LEADER_EPOCH."""
 AVAILABILITY_PROBE = Campaign("probe: acks=all with a follower paused", (), 0, probe="acks-all-availability")
 """RF 3, min.insync.replicas 2, one follower paused: acks=all still acknowledged within 20 s."""
+UNCLEAN_PROBE = Campaign("probe: the only in-sync replica dies", (), 0, probe="unclean-election")
+"""RF 2, min.insync.replicas 1, unclean election off: the follower left the ISR, records acknowledged by
+the leader alone, the leader killed: no leader until it returns, nothing acknowledged lost."""
 
 PLANS: dict[str, tuple[Campaign, ...]] = {
     "truncate-to-hw": (PEERS_KILL,),
@@ -138,7 +141,7 @@ PLANS: dict[str, tuple[Campaign, ...]] = {
     "lso-above-hw": (ONE_BROKER_EARLY_READ,),
     "no-dedup": (ONE_BROKER_TIMEOUT,),
     "stale-epoch-accepted": (STALE_EPOCH_PROBE, STRAND_KILL),
-    "unclean-election": (STRAND,),
+    "unclean-election": (UNCLEAN_PROBE, STRAND),
 }
 """Each mode's campaigns, tried in order until one catches it. Earlier rounds (chaos/README.md) tried
 kill and partition-leader with the default failover (nothing caught but no-dedup), then

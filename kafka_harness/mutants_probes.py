@@ -1,4 +1,4 @@
-"""Cluster probes for ``kafka-harness mutants --black-box``: two checks a user of any Kafka-compatible
+"""Cluster probes for ``kafka-harness mutants --black-box``: checks a user of any Kafka-compatible
 cluster wants, which the chaos campaigns' histories cannot show (issue 21).
 
 ``stale-epoch``: after a leader change, requests naming the partition's *previous* leader epoch as
@@ -14,6 +14,15 @@ the paused follower leaves the ISR after ``replica.lag.time.max.ms``). The verdi
 write is acknowledged within :data:`WRITE_BOUND_S` (many times the lag bound); the time it took is a
 printed figure, not judged.
 
+``unclean-election``: replication factor 2, ``min.insync.replicas=1``, unclean leader election off;
+the follower paused until it left the ISR, records acknowledged by the leader alone, then the leader
+killed and the follower resumed before it could fetch them. Kafka's controller elects only an ISR
+member unless unclean election is enabled (``PartitionChangeBuilder.electLeader``,
+metadata/src/main/java/org/apache/kafka/controller/PartitionChangeBuilder.java): the partition stays
+leaderless until the old leader returns, and nothing acknowledged is lost. (The chaos campaign that
+aimed at this, a stranded leader killed, needs a follower out of the ISR at the moment of the kill,
+which its random timing rarely gives, and overran its budget under load.)
+
 Run as ``python -m kafka_harness.mutants_probes PROBE [--broker-config k=v]... [--topic-config k=v]...``;
 each launches its own three reference brokers and ends them (also on SIGTERM). Prints one
 ``VERDICT: valid|invalid name=count ...`` line; exit 0 valid, 1 invalid, 2 could not judge.
@@ -26,6 +35,7 @@ import signal
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from types import FrameType
 from typing import Any
 
@@ -51,18 +61,27 @@ def _address(target: Target, node_id: int) -> str:
     return f"{node.host}:{node.advertised_port}"
 
 
-def _partition_state(target: Target, caps: Capabilities, alive: list[int]) -> tuple[int, int, list[int]]:
-    """(leader id, leader epoch, ISR) of the probe partition as a live broker's Metadata shows it."""
+def _partition_view(
+    target: Target, caps: Capabilities, alive: list[int]
+) -> tuple[int, int, list[int], list[int]]:
+    """(leader id, leader epoch, ISR, replicas) of the probe partition as a live broker's Metadata
+    shows it."""
     last: Exception | None = None
     for node_id in alive:
         try:
             with WireClient(_address(target, node_id), timeout_s=5.0) as wire:
                 meta = ops.metadata(wire, caps, [TOPIC], version=caps.best("metadata", lo=7))
             p = meta.topics[0].partitions[0]
-            return int(p.leader_id), int(p.leader_epoch), [int(i) for i in p.isr_nodes]
+            return (int(p.leader_id), int(p.leader_epoch), [int(i) for i in p.isr_nodes],
+                    [int(i) for i in p.replica_nodes])  # fmt: skip
         except (OSError, IndexError) as exc:
             last = exc
     raise ProbeError(f"no live broker answered Metadata: {last}")
+
+
+def _partition_state(target: Target, caps: Capabilities, alive: list[int]) -> tuple[int, int, list[int]]:
+    """(leader id, leader epoch, ISR) of the probe partition as a live broker's Metadata shows it."""
+    return _partition_view(target, caps, alive)[:3]
 
 
 def _wait(what: str, ready: Callable[[], bool]) -> None:
@@ -74,7 +93,11 @@ def _wait(what: str, ready: Callable[[], bool]) -> None:
     raise ProbeError(f"{what} within {WAIT_S:.0f} s")
 
 
-def _setup(brokers: list[str], topic_configs: dict[str, str]) -> tuple[Target, Capabilities, Router]:
+def _setup(
+    brokers: list[str], topic_configs: dict[str, str], replication_factor: int = 3
+) -> tuple[Target, Capabilities, Router]:
+    """Three reference brokers and the probe topic (one partition, ``replication_factor`` replicas, every
+    one in the ISR, three records written)."""
     target = launch("reference", brokers=3, broker_configs=[*FAST, *brokers])
     try:
         first = WireClient(_address(target, 1))
@@ -83,11 +106,12 @@ def _setup(brokers: list[str], topic_configs: dict[str, str]) -> tuple[Target, C
             first, WireClient, {n.node_id: _address(target, n.node_id) for n in target.nodes}, caps
         )
         configs = {"min.insync.replicas": "2", **topic_configs}
-        ops.check(ops.create_topic(router, caps, TOPIC, 1, configs, replication_factor=3).error_code,
-                  "CreateTopics")  # fmt: skip
+        created = ops.create_topic(router, caps, TOPIC, 1, configs, replication_factor=replication_factor)
+        ops.check(created.error_code, "CreateTopics")
         router.wait_for_topic(TOPIC, 1)
         everyone = [n.node_id for n in target.nodes]
-        _wait("all three replicas in the ISR", lambda: len(_partition_state(target, caps, everyone)[2]) == 3)
+        _wait("every replica in the ISR",
+              lambda: len(_partition_state(target, caps, everyone)[2]) == replication_factor)  # fmt: skip
         ops.check(ops.produce_values(router, caps, TOPIC, [b"a", b"b", b"c"]).error_code, "Produce")
     except BaseException:
         target.close()
@@ -178,9 +202,116 @@ def acks_all_availability(target: Target, caps: Capabilities, router: Router) ->
     return {"acks_all_unavailable": 0 if acknowledged else 1}
 
 
-PROBES: dict[str, Callable[[Target, Capabilities, Router], dict[str, int]]] = {
-    "stale-epoch": stale_epoch,
-    "acks-all-availability": acks_all_availability,
+UNCLEAN_WINDOW_S = 20.0
+"""How long the probe watches for a leader after the only in-sync replica died: several session timeouts
+(the dead leader is fenced after one; the returning follower is unfenced at its first heartbeat)."""
+ACKED = [b"acked-%d" % i for i in range(10)]
+
+
+def unclean_election(target: Target, caps: Capabilities, router: Router) -> dict[str, int]:
+    """Replication factor 2, ``min.insync.replicas=1``, ``unclean.leader.election.enable=false``.
+    The follower is paused until it has left the ISR; acks=all writes go to the leader alone (an ISR
+    of one meets min.insync 1); the leader is killed and the follower resumed at once, so it never
+    fetches what was acknowledged. Kafka must not elect the follower (KRaft's
+    ``PartitionChangeBuilder.electLeader``: a replica outside the ISR only when unclean election is
+    enabled): the partition stays leaderless until the old leader returns, then everything
+    acknowledged is readable. Counts: a leader elected outside the last ISR during the window
+    (``leader_outside_isr``) and acknowledged records not readable once the old leader is back
+    (``acked_lost``)."""
+    everyone = [n.node_id for n in target.nodes]
+    leader, epoch, _, replicas = _partition_view(target, caps, everyone)
+    follower = next(r for r in replicas if r != leader)
+    target.node(follower).pause()
+    try:
+        _wait(
+            f"follower {follower} out of the ISR",
+            lambda: _partition_state(target, caps, [leader])[2] == [leader],
+        )
+        with WireClient(_address(target, leader)) as wire:
+            for value in ACKED:
+                ops.check(ops.produce_values(wire, caps, TOPIC, [value]).error_code, "acks=all Produce")
+        target.node(leader).kill()
+    finally:
+        target.node(follower).resume()
+    alive = [n for n in everyone if n != leader]
+    print(
+        f"replicas {replicas}: follower {follower} paused out of the ISR, {len(ACKED)} records acknowledged "
+        f"by leader {leader} (ISR [{leader}]) at epoch {epoch}; leader killed, follower resumed",
+        flush=True,
+    )
+    elected = -1
+    deadline = time.monotonic() + UNCLEAN_WINDOW_S
+    while time.monotonic() < deadline and elected < 0:
+        try:
+            now_leader, now_epoch, isr = _partition_state(target, caps, alive)
+        except ProbeError:
+            now_leader = -1
+        if now_leader in alive:
+            elected = now_leader
+            print(
+                f"  leader {now_leader} elected at epoch {now_epoch} (ISR {isr}) while {leader} is down",
+                flush=True,
+            )
+        time.sleep(0.25)
+    if elected < 0:
+        print(
+            f"  no leader within {UNCLEAN_WINDOW_S:.0f} s while the only in-sync replica is down", flush=True
+        )
+    target.node(leader).start()
+    _wait(
+        "a leader after the old leader's restart",
+        lambda: _partition_state(target, caps, everyone)[0] in everyone,
+    )
+    found = _read_all(target, caps, everyone)
+    lost = [v for v in ACKED if v not in found]
+    print(
+        f"  after {leader}'s restart: {len(found)} records readable, {len(lost)} acknowledged lost",
+        flush=True,
+    )
+    return {"leader_outside_isr": int(elected >= 0), "acked_lost": len(lost)}
+
+
+def _read_all(target: Target, caps: Capabilities, everyone: list[int]) -> set[bytes]:
+    """Every value below the high watermark, read from the partition's leader (bounded: a retry on
+    a leader change, at most 1,000 fetches)."""
+    deadline = time.monotonic() + WAIT_S
+    while True:
+        leader = _partition_state(target, caps, everyone)[0]
+        try:
+            values: set[bytes] = set()
+            offset = 0
+            with WireClient(_address(target, leader)) as wire:
+                for _ in range(1000):
+                    _, entry = ops.fetch(wire, caps, TOPIC, offset, max_wait_ms=0)
+                    ops.check(entry.error_code, "Fetch")
+                    got = ops.data_records(entry)
+                    values.update(r.value for r in got if r.value is not None)
+                    if not got or offset >= entry.high_watermark:
+                        return values
+                    offset = got[-1].offset + 1
+                    if offset >= entry.high_watermark:
+                        return values
+            raise ProbeError("the partition did not end within 1,000 fetches")
+        except (OSError, ops.UnexpectedErrorCode) as exc:
+            if time.monotonic() > deadline:
+                raise ProbeError(f"reading the partition from leader {leader}: {exc}") from exc
+            time.sleep(0.5)
+
+
+@dataclass(frozen=True)
+class Probe:
+    run: Callable[[Target, Capabilities, Router], dict[str, int]]
+    replication_factor: int = 3
+    topic_configs: tuple[tuple[str, str], ...] = ()
+    """The probe's own topic configs (the command line's ``--topic-config`` come after)."""
+
+
+PROBES: dict[str, Probe] = {
+    "stale-epoch": Probe(stale_epoch),
+    "acks-all-availability": Probe(acks_all_availability),
+    "unclean-election": Probe(
+        unclean_election, 2, (("min.insync.replicas", "1"), ("unclean.leader.election.enable", "false"))
+    ),
 }
 
 
@@ -195,14 +326,15 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--topic-config", action="append", default=[], metavar="K=V")
     args = parser.parse_args(argv)
     signal.signal(signal.SIGTERM, _terminate)
-    topic_configs = dict(kv.partition("=")[::2] for kv in args.topic_config)
+    probe = PROBES[args.probe]
+    topic_configs = {**dict(probe.topic_configs), **dict(kv.partition("=")[::2] for kv in args.topic_config)}
     try:
-        target, caps, router = _setup(args.broker_config, topic_configs)
+        target, caps, router = _setup(args.broker_config, topic_configs, probe.replication_factor)
     except (ProbeError, OSError, ops.UnexpectedErrorCode) as exc:
         print(f"probe {args.probe}: setup failed: {exc}\nVERDICT: could not run")
         return 2
     try:
-        counts = PROBES[args.probe](target, caps, router)
+        counts = probe.run(target, caps, router)
     except (ProbeError, OSError, ops.UnexpectedErrorCode) as exc:
         print(f"probe {args.probe}: {exc}\nVERDICT: could not run")
         return 2
