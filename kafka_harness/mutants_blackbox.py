@@ -127,6 +127,9 @@ STALE_EPOCH_PROBE = Campaign("probe: fetch with the previous leader epoch", (), 
 """After a leader change, Fetch/ListOffsets/OffsetForLeaderEpoch naming the old epoch: FENCED_LEADER_EPOCH."""
 AVAILABILITY_PROBE = Campaign("probe: acks=all with a follower paused", (), 0, probe="acks-all-availability")
 """RF 3, min.insync.replicas 2, one follower paused: acks=all still acknowledged within 20 s."""
+ISR_PROBE = Campaign("probe: a follower rejoining at a stale high watermark", (), 0, probe="isr-expand-early")
+"""A preferred election right after an acks=all write: the new leader's high watermark lags its epoch's
+start; a follower that received nothing must not be shown in the ISR."""
 UNCLEAN_PROBE = Campaign("probe: the only in-sync replica dies", (), 0, probe="unclean-election")
 """RF 2, min.insync.replicas 1, unclean election off: the follower left the ISR, records acknowledged by
 the leader alone, the leader killed: no leader until it returns, nothing acknowledged lost."""
@@ -137,7 +140,7 @@ PLANS: dict[str, tuple[Campaign, ...]] = {
     "hw-over-all-replicas": (AVAILABILITY_PROBE, STRAND),
     "hw-without-followers": (PEERS_KILL,),
     "acks-all-early": (PEERS,),
-    "isr-expand-early": (STRAND_KILL,),
+    "isr-expand-early": (ISR_PROBE, STRAND_KILL),
     "lso-above-hw": (ONE_BROKER_EARLY_READ,),
     "no-dedup": (ONE_BROKER_TIMEOUT,),
     "stale-epoch-accepted": (STALE_EPOCH_PROBE, STRAND_KILL),

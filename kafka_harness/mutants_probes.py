@@ -31,6 +31,7 @@ each launches its own three reference brokers and ends them (also on SIGTERM). P
 from __future__ import annotations
 
 import argparse
+import contextlib
 import signal
 import sys
 import time
@@ -41,8 +42,9 @@ from typing import Any
 
 from kio.schema.errors import ErrorCode
 
-from fixtures.targets import Target, launch
-from fixtures.wire import Capabilities, Router, WireClient, ops
+from fixtures.targets import Target, free_port, launch
+from fixtures.wire import Capabilities, Router, WireClient, WireError, ops
+from kafka_harness.probe_links import Relay
 
 TOPIC = "probe"
 WAIT_S = 45.0
@@ -74,7 +76,7 @@ def _partition_view(
             p = meta.topics[0].partitions[0]
             return (int(p.leader_id), int(p.leader_epoch), [int(i) for i in p.isr_nodes],
                     [int(i) for i in p.replica_nodes])  # fmt: skip
-        except (OSError, IndexError) as exc:
+        except (OSError, WireError, IndexError) as exc:
             last = exc
     raise ProbeError(f"no live broker answered Metadata: {last}")
 
@@ -93,12 +95,30 @@ def _wait(what: str, ready: Callable[[], bool]) -> None:
     raise ProbeError(f"{what} within {WAIT_S:.0f} s")
 
 
+Links = dict[tuple[int, int], Relay]
+"""The relay through which broker ``a`` reaches broker ``b`` (empty for a probe without them)."""
+
+
 def _setup(
-    brokers: list[str], topic_configs: dict[str, str], replication_factor: int = 3
-) -> tuple[Target, Capabilities, Router]:
+    brokers: list[str], topic_configs: dict[str, str], replication_factor: int = 3, links: bool = False
+) -> tuple[Target, Capabilities, Router, Links]:
     """Three reference brokers and the probe topic (one partition, ``replication_factor`` replicas, every
-    one in the ISR, three records written)."""
-    target = launch("reference", brokers=3, broker_configs=[*FAST, *brokers])
+    one in the ISR, three records written); with ``links``, the brokers reach each other through
+    relays (:mod:`kafka_harness.probe_links`), their links to the controller quorum untouched."""
+    ports = [free_port() for _ in range(3)]
+    relays: Links = {}
+    if links:
+        relays = {(a, b): Relay(free_port(), ports[b - 1]) for a in (1, 2, 3) for b in (1, 2, 3) if a != b}
+        for relay in relays.values():
+            relay.start()
+    try:
+        target = launch("reference", brokers=3, listen_ports=ports, broker_configs=[*FAST, *brokers],
+                        peer_ports={link: r.listen_port for link, r in relays.items()} or None)  # fmt: skip
+    except BaseException:
+        for relay in relays.values():
+            relay.close()
+        raise
+    target.cleanups += [r.close for r in relays.values()]
     try:
         first = WireClient(_address(target, 1))
         caps = Capabilities(first.api_versions())
@@ -116,10 +136,10 @@ def _setup(
     except BaseException:
         target.close()
         raise
-    return target, caps, router
+    return target, caps, router, relays
 
 
-def stale_epoch(target: Target, caps: Capabilities, router: Router) -> dict[str, int]:
+def stale_epoch(target: Target, caps: Capabilities, router: Router, _links: Links) -> dict[str, int]:
     """Kill the leader; ask the new one with the old epoch. Counts: answers other than
     FENCED_LEADER_EPOCH (``stale_epoch_served``), and whether the current epoch is served (``control``
     must be 0: the probe is only meaningful when the new leader serves its own epoch)."""
@@ -170,7 +190,9 @@ def _ask_all(wire: WireClient, caps: Capabilities, current: int, epoch: int) -> 
     return answers
 
 
-def acks_all_availability(target: Target, caps: Capabilities, router: Router) -> dict[str, int]:
+def acks_all_availability(
+    target: Target, caps: Capabilities, router: Router, _links: Links
+) -> dict[str, int]:
     """Pause one follower; an acks=all write (retried on retriable errors, as a producer does) must be
     acknowledged within :data:`WRITE_BOUND_S`. Count ``acks_all_unavailable`` 1 if it was not."""
     everyone = [n.node_id for n in target.nodes]
@@ -208,7 +230,7 @@ UNCLEAN_WINDOW_S = 20.0
 ACKED = [b"acked-%d" % i for i in range(10)]
 
 
-def unclean_election(target: Target, caps: Capabilities, router: Router) -> dict[str, int]:
+def unclean_election(target: Target, caps: Capabilities, router: Router, _links: Links) -> dict[str, int]:
     """Replication factor 2, ``min.insync.replicas=1``, ``unclean.leader.election.enable=false``.
     The follower is paused until it has left the ISR; acks=all writes go to the leader alone (an ISR
     of one meets min.insync 1); the leader is killed and the follower resumed at once, so it never
@@ -292,23 +314,136 @@ def _read_all(target: Target, caps: Capabilities, everyone: list[int]) -> set[by
                     if offset >= entry.high_watermark:
                         return values
             raise ProbeError("the partition did not end within 1,000 fetches")
-        except (OSError, ops.UnexpectedErrorCode) as exc:
+        except (OSError, WireError, ops.UnexpectedErrorCode) as exc:
             if time.monotonic() > deadline:
                 raise ProbeError(f"reading the partition from leader {leader}: {exc}") from exc
             time.sleep(0.5)
 
 
+ISR_WINDOW_S = 15.0
+"""How long the probe watches the new leader's ISR (the follower's fetch comes within a second or two)."""
+ISR_PROBE_CONFIGS = ("replica.lag.time.max.ms=8000", "replica.fetch.wait.max.ms=2000")
+"""A follower's fetch at the log end waits up to 2 s for data, so the follower learns a moved high
+watermark only with the next data or 2 s later; 8 s of lag leaves time for the preferred election, and
+the leader's lag check every 4 s leaves a follower admitted behind in the ISR for long enough to be
+seen (it is dropped at the next check: it never caught up)."""
+
+
+def _elect_preferred(target: Target, caps: Capabilities, alive: list[int]) -> None:
+    """ElectLeaders(PREFERRED) for the probe partition, through a live broker (it forwards)."""
+    with WireClient(_address(target, alive[0]), timeout_s=20.0) as wire:
+        answer = wire.request(
+            "elect_leaders", caps.best("elect_leaders"), election_type=0, timeout=15_000,
+            topic_partitions=[{"topic": TOPIC, "partitions": [0]}],
+        )  # fmt: skip
+    code = answer.replica_election_results[0].partition_result[0].error_code
+    ops.check(code, "ElectLeaders(PREFERRED)")
+
+
+def isr_expand_early(target: Target, caps: Capabilities, router: Router, links: Links) -> dict[str, int]:
+    """A follower may rejoin the ISR only once it has reached the high watermark *and* the first
+    offset of the leader's current epoch (Kafka's ``Partition.isFollowerInSync``, the fix of
+    KAFKA-7128, core/src/main/scala/kafka/cluster/Partition.scala): a new leader's high watermark can
+    lag its log end, and a replica admitted on that stale mark is a leader candidate without records
+    already acknowledged.
+
+    The scenario: leader Q, the preferred replica P and a third replica R, all in sync. R is cut from
+    Q and leaves the ISR (it keeps its links to the controllers); its requests to P pass, P's answers
+    to its Fetch requests are dropped. A batch is acknowledged (acks=all) by Q and P; P learns the
+    new high watermark only from its next fetch answer, so Q and P are cut apart at once, and a
+    preferred election makes P the leader: its high watermark is still where R's log ends, below the
+    start of its epoch. R's next fetch reaches P; R received nothing since, so it cannot hold the
+    batch. Count: R shown in the ISR while nothing reached it (``isr_joined_behind``): every ISR
+    member is a leader candidate and must hold everything acknowledged. (Killing P then would not
+    show the loss: the controller takes the first live ISR member in replica order, and Q, elected
+    as the first live replica after P, comes before R and is still in the ISR while R is.)"""
+    everyone = [n.node_id for n in target.nodes]
+    preferred = _partition_view(target, caps, everyone)[3][0]
+    others = [n for n in everyone if n != preferred]
+    target.node(preferred).pause()
+    try:
+        _wait("a leader other than the paused preferred replica",
+              lambda: _partition_state(target, caps, others)[0] in others)  # fmt: skip
+    finally:
+        target.node(preferred).resume()
+    _wait(
+        "the preferred replica back in the ISR", lambda: len(_partition_state(target, caps, everyone)[2]) == 3
+    )
+    leader, epoch, _ = _partition_state(target, caps, everyone)
+    behind = next(n for n in everyone if n not in (preferred, leader))
+    links[(behind, leader)].cut()
+    links[(behind, preferred)].drop_fetch_answers()
+    passed_before = links[(behind, preferred)].fetch_answers_passed
+    in_sync = sorted([preferred, leader])
+    _wait(
+        f"replica {behind} out of the ISR",
+        lambda: sorted(_partition_state(target, caps, everyone)[2]) == in_sync,
+    )
+    with WireClient(_address(target, leader)) as wire:
+        ops.check(ops.produce_values(wire, caps, TOPIC, ACKED).error_code, "acks=all Produce")
+    links[(preferred, leader)].cut()
+    links[(leader, preferred)].cut()
+    print(
+        f"leader {leader} (epoch {epoch}), ISR {in_sync}: {len(ACKED)} records acknowledged; "
+        f"replica {behind} "
+        f"out of the ISR, its fetch answers from {preferred} dropped; {preferred} cut from {leader}",
+        flush=True,
+    )
+    _elect_preferred(target, caps, everyone)
+    _wait(f"{preferred} leading", lambda: _partition_state(target, caps, everyone)[0] == preferred)
+    joined = False
+    deadline = time.monotonic() + ISR_WINDOW_S
+    isr: list[int] = []
+    new_epoch = epoch
+    version = caps.best("metadata", lo=7)
+    high_watermark = -1
+    with WireClient(_address(target, preferred), timeout_s=5.0) as wire:  # R's stay in the ISR may be short
+        with contextlib.suppress(OSError, WireError, ops.UnexpectedErrorCode):
+            high_watermark = ops.list_offset(wire, caps, TOPIC, ops.LATEST_TIMESTAMP).offset
+        while time.monotonic() < deadline and not joined:
+            try:
+                p = ops.metadata(wire, caps, [TOPIC], version=version).topics[0].partitions[0]
+            except (OSError, WireError, IndexError):
+                time.sleep(0.2)
+                continue
+            new_epoch, isr = int(p.leader_epoch), [int(i) for i in p.isr_nodes]
+            joined = behind in isr and links[(behind, preferred)].fetch_answers_passed == passed_before
+            time.sleep(0.02)
+    link = links[(behind, preferred)]
+    print(
+        f"  {preferred}'s high watermark when it took over: {high_watermark} (records up to "
+        f"{len(ACKED) + 3} acknowledged); fetch answers from {preferred} to {behind}: "
+        f"{link.fetch_answers_dropped} dropped, {link.fetch_answers_passed - passed_before} passed",
+        flush=True,
+    )
+    for relay in links.values():
+        relay.release()
+    state = "JOINED the ISR" if joined else f"stayed out of the ISR for {ISR_WINDOW_S:.0f} s"
+    print(f"  {preferred} leads epoch {new_epoch}; ISR {isr}: replica {behind} {state} with nothing received",
+          flush=True)  # fmt: skip
+    # the scenario reached its window only if the new leader's high watermark was stale (-1: not read)
+    stale = high_watermark < len(ACKED) + 3
+    return {"isr_joined_behind": int(joined), "control": 0 if joined or stale else 1}
+
+
 @dataclass(frozen=True)
 class Probe:
-    run: Callable[[Target, Capabilities, Router], dict[str, int]]
+    run: Callable[[Target, Capabilities, Router, Links], dict[str, int]]
     replication_factor: int = 3
     topic_configs: tuple[tuple[str, str], ...] = ()
     """The probe's own topic configs (the command line's ``--topic-config`` come after)."""
+    broker_configs: tuple[str, ...] = ()
+    """The probe's own broker configs (after :data:`FAST`, before the command line's)."""
+    links: bool = False
+    """Relays on the links between brokers (:mod:`kafka_harness.probe_links`)."""
 
 
 PROBES: dict[str, Probe] = {
     "stale-epoch": Probe(stale_epoch),
     "acks-all-availability": Probe(acks_all_availability),
+    "isr-expand-early": Probe(
+        isr_expand_early, 3, (("min.insync.replicas", "1"),), ISR_PROBE_CONFIGS, links=True
+    ),
     "unclean-election": Probe(
         unclean_election, 2, (("min.insync.replicas", "1"), ("unclean.leader.election.enable", "false"))
     ),
@@ -329,13 +464,14 @@ def main(argv: list[str]) -> int:
     probe = PROBES[args.probe]
     topic_configs = {**dict(probe.topic_configs), **dict(kv.partition("=")[::2] for kv in args.topic_config)}
     try:
-        target, caps, router = _setup(args.broker_config, topic_configs, probe.replication_factor)
-    except (ProbeError, OSError, ops.UnexpectedErrorCode) as exc:
+        target, caps, router, links = _setup([*probe.broker_configs, *args.broker_config], topic_configs,
+                                             probe.replication_factor, probe.links)  # fmt: skip
+    except (ProbeError, OSError, WireError, ops.UnexpectedErrorCode) as exc:
         print(f"probe {args.probe}: setup failed: {exc}\nVERDICT: could not run")
         return 2
     try:
-        counts = probe.run(target, caps, router)
-    except (ProbeError, OSError, ops.UnexpectedErrorCode) as exc:
+        counts = probe.run(target, caps, router, links)
+    except (ProbeError, OSError, WireError, ops.UnexpectedErrorCode) as exc:
         print(f"probe {args.probe}: {exc}\nVERDICT: could not run")
         return 2
     finally:
@@ -344,7 +480,7 @@ def main(argv: list[str]) -> int:
         target.close()
     bad = {k: v for k, v in counts.items() if v}
     if "control" in bad:
-        print(f"VERDICT: could not run control={bad['control']} (the current epoch is not served)")
+        print(f"VERDICT: could not run control={bad['control']} (the probe's precondition did not hold)")
         return 2
     word = "invalid" if bad else "valid"
     print(f"VERDICT: {word} " + " ".join(f"{k}={v}" for k, v in counts.items() if k != "control"))
