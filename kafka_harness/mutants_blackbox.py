@@ -130,13 +130,17 @@ AVAILABILITY_PROBE = Campaign("probe: acks=all with a follower paused", (), 0, p
 ISR_PROBE = Campaign("probe: a follower rejoining at a stale high watermark", (), 0, probe="isr-expand-early")
 """A preferred election right after an acks=all write: the new leader's high watermark lags its epoch's
 start; a follower that received nothing must not be shown in the ISR."""
+KIP279_PROBE = Campaign("probe: a replica whose last epoch its new leader never had", (), 0,
+                        probe="kip279-divergence")  # fmt: skip
+"""Two quick leader changes (each new leader cut from the last): the returning replica must truncate
+to the end of the epoch it shares with the leader, then serve what the leader serves."""
 UNCLEAN_PROBE = Campaign("probe: the only in-sync replica dies", (), 0, probe="unclean-election")
 """RF 2, min.insync.replicas 1, unclean election off: the follower left the ISR, records acknowledged by
 the leader alone, the leader killed: no leader until it returns, nothing acknowledged lost."""
 
 PLANS: dict[str, tuple[Campaign, ...]] = {
     "truncate-to-hw": (PEERS_KILL,),
-    "kip279-hole": (STRAND_KILL,),
+    "kip279-hole": (KIP279_PROBE, STRAND_KILL),
     "hw-over-all-replicas": (AVAILABILITY_PROBE, STRAND),
     "hw-without-followers": (PEERS_KILL,),
     "acks-all-early": (PEERS,),

@@ -23,6 +23,15 @@ leaderless until the old leader returns, and nothing acknowledged is lost. (The 
 aimed at this, a stranded leader killed, needs a follower out of the ISR at the moment of the kill,
 which its random timing rarely gives, and overran its budget under load.)
 
+``isr-expand-early`` and ``kip279-divergence`` need a window that process signals alone do not
+open: the brokers reach each other through loopback relays (:mod:`kafka_harness.probe_links`) that
+can cut a link or drop the Fetch answers carrying records, their links to the controller quorum
+untouched. ``isr-expand-early``: a follower that received nothing since a preferred election, when
+the new leader's high watermark still lagged the start of its epoch, must not be shown in the ISR
+(``Partition.isFollowerInSync``, KAFKA-7128). ``kip279-divergence``: after two quick leader changes
+a returning replica holds an epoch its leader never had; it must truncate to the end of the epoch
+they share and then serve what the leader serves (KIP-279). See each function.
+
 Run as ``python -m kafka_harness.mutants_probes PROBE [--broker-config k=v]... [--topic-config k=v]...``;
 each launches its own three reference brokers and ends them (also on SIGTERM). Prints one
 ``VERDICT: valid|invalid name=count ...`` line; exit 0 valid, 1 invalid, 2 could not judge.
@@ -426,6 +435,105 @@ def isr_expand_early(target: Target, caps: Capabilities, router: Router, links: 
     return {"isr_joined_behind": int(joined), "control": 0 if joined or stale else 1}
 
 
+REJOIN_BOUND_S = 60.0
+"""A restarted replica with its links up is back in the ISR well within this (clean: about 5-10 s)."""
+KIP279_CONFIGS = ("replica.lag.time.max.ms=15000",)
+"""Replicas cut from a leader stay in its ISR for 15 s: the two leader changes happen within that."""
+
+
+def _values_by_offset(target: Target, caps: Capabilities, node_id: int, end: int) -> dict[int, bytes | None]:
+    """Records below ``end`` as ``node_id`` serves them to a consumer (from a follower too: Fetch v11+
+    with client metadata, KIP-392), retried until it serves them all (bounded by :data:`WAIT_S`)."""
+    deadline = time.monotonic() + WAIT_S
+    got: dict[int, bytes | None] = {}
+    while time.monotonic() < deadline:
+        got = {}
+        try:
+            with WireClient(_address(target, node_id), timeout_s=5.0) as wire:
+                for _ in range(100):
+                    offset = max(got, default=-1) + 1
+                    if offset >= end:
+                        return got
+                    _, entry = ops.fetch(wire, caps, TOPIC, offset, max_wait_ms=0, rack_id="",
+                                         version=caps.best("fetch", lo=11))  # fmt: skip
+                    records = ops.data_records(entry) if entry.error_code == ErrorCode.none else []
+                    if not records:
+                        break
+                    got.update((r.offset, r.value) for r in records)
+        except (OSError, WireError):
+            pass
+        time.sleep(0.5)
+    raise ProbeError(f"broker {node_id} did not serve offsets below {end} (it served {sorted(got)})")
+
+
+def kip279_divergence(target: Target, caps: Capabilities, router: Router, links: Links) -> dict[str, int]:
+    """Two quick leader changes leave a replica whose last epoch the new leader never had (KIP-279):
+    it must truncate to where its log and the leader's agree, i.e. to the end of the last epoch they
+    share *as the replica's own log has it* (Kafka's follower truncation, ``AbstractFetcherThread``
+    with the leader's diverging epoch, KIP-320/KIP-279), then fetch again; after that every replica
+    serves the same record at every committed offset.
+
+    Replicas in order [A, C, B], A leading epoch E1, everything in sync. C's fetch answers are
+    dropped while A takes three records (acks=1, offsets 3-5): A and B hold them, C does not. A is
+    killed with B cut from C, so C (in the ISR, before B in replica order) leads E2 with a log ending
+    at 3 and takes two records of its own (acks=1, offsets 3-4). A returns, cut from C; C is killed
+    and B (still in the ISR) leads E3 with E1's records to 6. Every link restored, C returns: the
+    leader answers its fetch with the diverging epoch (E1 ends at 6 there, at 3 in C's log); C must
+    truncate to 3. A record is written acks=all once all three are in sync, then each replica serves
+    offsets 0-6 to a consumer. Counts: replicas not back in the ISR :data:`REJOIN_BOUND_S` after
+    every link was restored (``replica_stuck``: a replica that kept records the leader does not
+    have below the offset it then fetches from cannot append the leader's batch there), else offsets
+    where a replica serves another record than the leader (``replicas_diverge``)."""
+    everyone = [n.node_id for n in target.nodes]
+    leader, _, _, replicas = _partition_view(target, caps, everyone)
+    first, second, third = replicas
+    if leader != first:
+        raise ProbeError(f"the first replica {first} does not lead (leader {leader})")
+    links[(second, first)].drop_fetch_answers()
+    before = links[(third, first)].fetch_answers_passed
+    with WireClient(_address(target, first)) as wire:
+        batch = [b"e1-%d" % i for i in range(3, 6)]
+        ops.check(ops.produce_values(wire, caps, TOPIC, batch, acks=1).error_code, "Produce")
+    _wait(f"the batch to reach {third}", lambda: links[(third, first)].fetch_answers_passed > before)
+    links[(third, second)].cut()
+    target.node(first).kill()
+    alive = [second, third]
+    _wait(f"{second} leading", lambda: _partition_state(target, caps, alive)[0] == second)
+    with WireClient(_address(target, second)) as wire:
+        batch = [b"e2-%d" % i for i in range(3, 5)]
+        ops.check(ops.produce_values(wire, caps, TOPIC, batch, acks=1).error_code, "Produce")
+    links[(first, second)].cut()
+    target.node(first).start()
+    target.node(second).kill()
+    alive = [first, third]
+    _wait(f"{third} leading", lambda: _partition_state(target, caps, alive)[0] == third)
+    for relay in links.values():
+        relay.release()
+    target.node(second).start()
+    print(f"replicas {replicas}: {first} led with 3-5 written (acks=1) while {second} lagged; {second} led "
+          f"with 3-4 of its own; {third} leads now and {second} is back", flush=True)  # fmt: skip
+    deadline = time.monotonic() + REJOIN_BOUND_S
+    isr: list[int] = []
+    while time.monotonic() < deadline and len(isr) < 3:
+        time.sleep(0.5)
+        with contextlib.suppress(ProbeError):
+            isr = _partition_state(target, caps, everyone)[2]
+    if len(isr) < 3:
+        print(f"  ISR {isr} {REJOIN_BOUND_S:.0f} s after every link was restored: a live replica did not "
+              "catch up", flush=True)  # fmt: skip
+        return {"replicas_diverge": 0, "replica_stuck": 3 - len(isr)}
+    with WireClient(_address(target, third)) as wire:
+        ops.check(ops.produce_values(wire, caps, TOPIC, [b"e3-6"]).error_code, "acks=all Produce")
+    truth = _values_by_offset(target, caps, third, 7)
+    diverge = 0
+    for node in (first, second):
+        served = _values_by_offset(target, caps, node, 7)
+        differ = sorted(o for o in truth if served.get(o) != truth[o])
+        print(f"  {node} serves offsets 0-6; differing from the leader at {differ or 'none'}", flush=True)
+        diverge += len(differ)
+    return {"replicas_diverge": diverge, "replica_stuck": 0}
+
+
 @dataclass(frozen=True)
 class Probe:
     run: Callable[[Target, Capabilities, Router, Links], dict[str, int]]
@@ -443,6 +551,9 @@ PROBES: dict[str, Probe] = {
     "acks-all-availability": Probe(acks_all_availability),
     "isr-expand-early": Probe(
         isr_expand_early, 3, (("min.insync.replicas", "1"),), ISR_PROBE_CONFIGS, links=True
+    ),
+    "kip279-divergence": Probe(
+        kip279_divergence, 3, (("min.insync.replicas", "1"),), KIP279_CONFIGS, links=True
     ),
     "unclean-election": Probe(
         unclean_election, 2, (("min.insync.replicas", "1"), ("unclean.leader.election.enable", "false"))
