@@ -132,19 +132,29 @@ STALE_EPOCH_PROBE = Campaign("probe: fetch with the previous leader epoch", (), 
 """After a leader change, Fetch/ListOffsets/OffsetForLeaderEpoch naming the old epoch: FENCED_LEADER_EPOCH."""
 AVAILABILITY_PROBE = Campaign("probe: acks=all with a follower paused", (), 0, probe="acks-all-availability")
 """RF 3, min.insync.replicas 2, one follower paused: acks=all still acknowledged within 20 s."""
+ISR_PROBE = Campaign("probe: a follower rejoining at a stale high watermark", (), 0, probe="isr-expand-early")
+"""A preferred election right after an acks=all write: the new leader's high watermark lags its epoch's
+start; a follower that received nothing must not be shown in the ISR."""
+KIP279_PROBE = Campaign("probe: a replica whose last epoch its new leader never had", (), 0,
+                        probe="kip279-divergence")  # fmt: skip
+"""Two quick leader changes (each new leader cut from the last): the returning replica must truncate
+to the end of the epoch it shares with the leader, then serve what the leader serves."""
+UNCLEAN_PROBE = Campaign("probe: the only in-sync replica dies", (), 0, probe="unclean-election")
+"""RF 2, min.insync.replicas 1, unclean election off: the follower left the ISR, records acknowledged by
+the leader alone, the leader killed: no leader until it returns, nothing acknowledged lost."""
 
 PLANS: dict[str, tuple[Campaign, ...]] = {
     "answer-before-caught-up": (KILL_PROBED,),
     "truncate-to-hw": (PEERS_KILL,),
-    "kip279-hole": (STRAND_KILL,),
+    "kip279-hole": (KIP279_PROBE, STRAND_KILL),
     "hw-over-all-replicas": (AVAILABILITY_PROBE, STRAND),
     "hw-without-followers": (PEERS_KILL,),
     "acks-all-early": (PEERS,),
-    "isr-expand-early": (STRAND_KILL,),
+    "isr-expand-early": (ISR_PROBE, STRAND_KILL),
     "lso-above-hw": (ONE_BROKER_EARLY_READ,),
     "no-dedup": (ONE_BROKER_TIMEOUT,),
     "stale-epoch-accepted": (STALE_EPOCH_PROBE, STRAND_KILL),
-    "unclean-election": (STRAND,),
+    "unclean-election": (UNCLEAN_PROBE, STRAND),
 }
 """Each mode's campaigns, tried in order until one catches it. Earlier rounds (chaos/README.md) tried
 kill and partition-leader with the default failover (nothing caught but no-dedup), then

@@ -109,3 +109,28 @@ def test_the_command_refuses(argv: list[str]) -> None:
     done = subprocess.run([sys.executable, "-m", "kafka_harness", "mutants", *argv], cwd=ROOT,
                           capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
     assert done.returncode == 2, done.stdout + done.stderr
+
+
+def test_the_stale_epoch_probe_is_valid_on_a_clean_reference() -> None:
+    """The light check of the probes: three clean reference brokers, the leader killed, the new one
+    asked with the old epoch (about 15 s). A probe that called a clean broker invalid could catch
+    nothing (its baseline would not be valid)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("KH_TARGET", "KH_BROKER_CONFIGS")}
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "kafka_harness.mutants_probes", "stale-epoch"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    print(done.stdout, f"\nwall {time.monotonic() - started:.1f} s")
+    lines = done.stdout.strip().splitlines()
+    assert lines[-1] == "VERDICT: valid stale_epoch_served=0", done.stdout + done.stderr
+    assert any("FENCED_LEADER_EPOCH" in line.upper() for line in lines), lines
+    assert done.returncode == 0
+
+
+def test_every_probe_campaign_names_a_probe() -> None:
+    from kafka_harness.mutants_probes import PROBES
+
+    named = {c.probe for plans in PLANS.values() for c in plans if c.probe is not None}
+    assert named and named <= set(PROBES)
+    assert PLANS["unclean-election"][0].probe == "unclean-election"
