@@ -190,6 +190,7 @@ def acl(wire_factory: Callable[..., WireClient], caps: Capabilities, router: Rou
     yield world
     if world.added:
         delete_acls(admin, [b.as_filter() for b in world.added])
+        world.settle(absent=world.added)  # the next test's "without an ACL" must not meet these
 
 
 # -- the ACL APIs ------------------------------------------------------------------------------------
