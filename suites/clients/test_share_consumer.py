@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from fixtures.wire import Capabilities, Router
+from fixtures.wire import Capabilities, Router, ops
 from fixtures.wire.capabilities import describe_absence
 from fixtures.wire.security import default_security
 
@@ -128,7 +128,7 @@ def test_two_share_consumers_split_a_topic_each_record_once(
 
 
 def test_share_auto_offset_reset_earliest_through_the_admin_client(
-    bootstrap_servers: str, caps: Capabilities, topic_factory: Callable[..., str]
+    bootstrap_servers: str, router: Router, caps: Capabilities, topic_factory: Callable[..., str]
 ) -> None:
     """KIP-932 / Kafka's GroupConfig: ``share.auto.offset.reset=earliest``, set on the group (config
     resource type GROUP) with confluent-kafka's ``AdminClient.incremental_alter_configs``, makes the
@@ -151,6 +151,10 @@ def test_share_auto_offset_reset_earliest_through_the_admin_client(
     admin = admin_module.AdminClient(_settings(bootstrap_servers))
     for future in admin.incremental_alter_configs([resource]).values():
         future.result(BOUND_S)  # raises KafkaException with the broker's error
+    applied = ops.wait_config_everywhere(
+        router, caps, ops.GROUP_RESOURCE, group, "share.auto.offset.reset", "earliest"
+    )  # the partition's leader decides where its share-partition starts, from its own image
+    assert applied, f"a broker did not apply share.auto.offset.reset in {ops.CONFIG_APPLY_BOUND_S} s"
     member = confluent_kafka.ShareConsumer(
         {**_settings(bootstrap_servers), "group.id": group, "log_level": 3}
     )

@@ -64,6 +64,8 @@ def test_librdkafka_pushes_subscribed_metrics(
     configs: dict[str, str | None] = {"metrics": "*", "interval.ms": "500", "match": f"client_id={client_id}"}
     altered = ops.alter_client_metrics(wire, caps, subscription, configs)
     assert altered.error_code.value == 0, altered
+    applied = ops.wait_config_everywhere(router, caps, ops.CLIENT_METRICS, subscription, "interval.ms", "500")
+    assert applied, f"not every broker applied the subscription within {ops.CONFIG_APPLY_BOUND_S} s"
     try:
         settings = {**client.security.confluent(), "bootstrap.servers": client.bootstrap}
         settings["client.id"] = client_id
