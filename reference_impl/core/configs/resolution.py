@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from reference_impl.log.config import LogConfig, LogConfigError
 
 from ..security.settings import listener_prefixed
+from .group_configs import GROUP_CONFIGS
 from .model import ConfigDef, ConfigError, ConfigSource, ConfigType
-from .tables import BROKER_CONFIGS, GROUP_CONFIGS, TOPIC_CONFIGS
+from .tables import BROKER_CONFIGS, TOPIC_CONFIGS
 
 
 @dataclass(frozen=True, slots=True)

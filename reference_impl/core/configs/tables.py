@@ -7,7 +7,6 @@ converter into the topic config's unit; every synonym is registered as a broker 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
 from reference_impl.defects import ALL as DEFECTS
@@ -21,27 +20,6 @@ from ..mutants import TXN_MODES as TXN_MUTANTS
 from ..replication.read_replica import SELECTORS as READ_SELECTORS
 from ..security.settings import SECURITY_CONFIGS
 from .model import INT_MAX, LONG_MAX, ConfigDef, ConfigType, parse_peer_addresses, parse_quorum_voters
-
-_DURATION = re.compile(
-    r"P(?:(\d{1,9})D)?(?:T(?=\d)(?:(\d{1,9})H)?(?:(\d{1,9})M)?(?:(\d{1,12})(?:\.(\d{1,9}))?S)?)?",
-    re.IGNORECASE,
-)
-BY_DURATION = "by_duration:"
-
-
-def reset_duration_ms(value: str) -> int | None:
-    """``by_duration:<duration>`` of ``share.auto.offset.reset`` (Kafka's
-    ``ShareGroupAutoOffsetResetStrategy``: a ``java.time.Duration`` in ISO-8601 form PnDTnHnMn.nS,
-    not negative) in milliseconds; None when ``value`` is not one. Signs are not taken."""
-    if not value.startswith(BY_DURATION):
-        return None
-    text = value[len(BY_DURATION) :]
-    match = _DURATION.fullmatch(text)
-    if match is None or text.upper() in ("P", "PT"):
-        return None
-    days, hours, minutes, seconds, fraction = match.groups()
-    whole = ((int(days or 0) * 24 + int(hours or 0)) * 60 + int(minutes or 0)) * 60 + int(seconds or 0)
-    return whole * 1000 + int((fraction or "0").ljust(9, "0")[:3])
 
 
 def _same(v: str) -> str:
@@ -768,40 +746,6 @@ CLIENT_METRICS_CONFIGS: dict[str, ConfigDef] = {
             valid=lambda v: 100 <= int(v) <= 3600000,
         ),
         ConfigDef("match", _T.LIST, "", "key=regex selectors of the clients this subscription is for."),
-    )
-}
-
-GROUP_CONFIGS: dict[str, ConfigDef] = {
-    # KIP-848/KIP-932's group config resources (resource type 32): Kafka's GroupConfig
-    # (group-coordinator/src/main/java/org/apache/kafka/coordinator/group/GroupConfig.java). The
-    # synonym is the broker config a group without an override runs with (its default).
-    d.name: d
-    for d in (
-        *(
-            ConfigDef(
-                name,
-                _T.INT,
-                None,
-                f"Overrides {broker} for this group.",
-                synonyms=((broker, _same),),
-                valid=_at_least(1000 if name == "share.record.lock.duration.ms" else 1),
-            )
-            for name, broker in (
-                ("consumer.session.timeout.ms", "group.consumer.session.timeout.ms"),
-                ("consumer.heartbeat.interval.ms", "group.consumer.heartbeat.interval.ms"),
-                ("share.session.timeout.ms", "group.share.session.timeout.ms"),
-                ("share.heartbeat.interval.ms", "group.share.heartbeat.interval.ms"),
-                ("share.record.lock.duration.ms", "group.share.record.lock.duration.ms"),
-            )
-        ),
-        ConfigDef(
-            "share.auto.offset.reset",
-            _T.STRING,
-            "latest",
-            "The strategy to initialize the share-partition start offset: latest, earliest or "
-            "by_duration:<ISO-8601 duration> (the first record at most that old).",
-            valid=lambda v: v in ("latest", "earliest") or reset_duration_ms(v) is not None,
-        ),
     )
 }
 

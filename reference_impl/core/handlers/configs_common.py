@@ -10,9 +10,10 @@ from reference_impl.protocol.apis import response_class
 from reference_impl.protocol.build import build
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
+from ..configs.group_configs import GROUP_CONFIGS
 from ..configs.model import ConfigError
 from ..configs.resolution import validate_group_configs
-from ..configs.tables import BROKER_CONFIGS, GROUP_CONFIGS, TOPIC_CONFIGS
+from ..configs.tables import BROKER_CONFIGS, TOPIC_CONFIGS
 from ..metadata.image import BROKER_RESOURCE, CLIENT_METRICS_RESOURCE, GROUP_RESOURCE, TOPIC_RESOURCE
 from ..telemetry import check_subscription
 from .access import CLUSTER, GROUP, TOPIC, Op, allowed

@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
+from ..configs.group_configs import GROUP_CONFIGS
 from ..configs.model import ConfigType
 from ..configs.resolution import effective_group_configs, effective_topic_configs
-from ..configs.tables import BROKER_CONFIGS, CLIENT_METRICS_CONFIGS, GROUP_CONFIGS, TOPIC_CONFIGS
+from ..configs.tables import BROKER_CONFIGS, CLIENT_METRICS_CONFIGS, TOPIC_CONFIGS
 from ..metadata.image import CLIENT_METRICS_RESOURCE, GROUP_RESOURCE, TOPIC_RESOURCE
 from .configs_common import alter_resources, check_changes, refuse_null_group_values
 from .registry import Reply, handles

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
-from ..configs.tables import reset_duration_ms
+from ..configs.group_configs import reset_duration_ms
 from ..group.share_fetch import (
     MAX_ACK_BATCHES,
     MAX_REQUEST_PARTITIONS,

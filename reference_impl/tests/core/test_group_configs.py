@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from reference_impl.core.configs.group_configs import reset_duration_ms
 from reference_impl.core.configs.model import ConfigError, ConfigSource
 from reference_impl.core.configs.resolution import BrokerConfig, validate_group_configs
-from reference_impl.core.configs.tables import reset_duration_ms
 from reference_impl.core.controller.records import ControllerImage, decode_snapshot, encode_snapshot
 from reference_impl.core.group.share_partition import AutoOffsetReset
 from reference_impl.core.handlers.share_common import group_config
