@@ -34,12 +34,13 @@ from chaos.toxiproxy.finder import find_toxiproxy
 from chaos.workloads.probes import PROBES, ProbeWorkload
 from chaos.workloads.queue import FINAL, QueueOptions, QueueWorkload, high_watermarks
 from chaos.workloads.restart import run_restart_phase
+from chaos.workloads.share import ShareWorkload
 from chaos.workloads.transactional import TransactionalWorkload
 from chaos.workloads.txn_append import TxnAppendWorkload
 from fixtures.targets import adopt_security, check_broker_configs, launch, parse_target
 from fixtures.wire.security import with_run_security
 
-WORKLOADS = ("queue", "transactional", "txn-append", *PROBES)
+WORKLOADS = ("queue", "transactional", "txn-append", "share", *PROBES)
 READ_COMMITTED = ("transactional", "txn-append", *PROBES)
 LAUNCHED = ("reference", "tansu", "noida")
 UNPROXIED = ("noida",)
@@ -264,6 +265,8 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
             if c.min_isr is not None:
                 configs.append(f"min.insync.replicas={c.min_isr}")
             configs.append(f"unclean.leader.election.enable={'true' if c.unclean_election else 'false'}")
+            if c.workload == "share":  # the share group's short lock (Kafka's floor for it is 15 s)
+                configs.append(f"{SHARE_MIN_LOCK}=1000")
         try:
             target: Any = SpecTarget(node_spec) if node_spec is not None else stack.enter_context(
                 launch(
@@ -299,7 +302,8 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
         for name in topics:
             _create_topic(topology.bootstrap, name, c.partitions, c.rf, topic_configs)
         workload, parts = _workloads(c, recorder, topology.bootstrap, topics)
-        nemesis = Nemesis(recorder, topology, target, topic, clock=clock, disk=disk)
+        group = _group_of(workload)
+        nemesis = Nemesis(recorder, topology, target, topic, clock=clock, disk=disk, group=group)
         if c.restart_probe:
             first = topology.bootstrap.split(",")[0]
             nemesis.probe = RestartProbe(recorder, topic, topic_id=topic_id_of(first, topic))
@@ -309,12 +313,20 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
         stop = threading.Event()
         for part in parts:
             stack.callback(part.stop)
-            part.start()
+            try:
+                part.start()
+            except RuntimeError as exc:  # the share workload's group configs (or no share groups)
+                raise CampaignError(f"{c.workload}: {exc}") from exc
         if isinstance(workload, TxnAppendWorkload | ProbeWorkload):  # faults begin once transactions commit
             ready = workload.wait_ready(60.0)
             if ready is None:
                 raise CampaignError(f"{c.workload}: no transaction committed within 60 s of the start")
             progress(f"{c.workload}: first commit after {ready:.1f} s")
+        if isinstance(workload, ShareWorkload):  # faults begin once the share consumers get records
+            ready = workload.wait_ready(60.0)
+            if ready is None:
+                raise CampaignError(f"{c.workload}: no share consumer was given a record within 60 s")
+            progress(f"{c.workload}: first delivery after {ready:.1f} s")
         load = None
         if c.load_spec is not None:
             load = LoadAlongside(c.load_spec, topology.bootstrap, c.out_dir)
@@ -412,6 +424,10 @@ def _progress_loop(
             )
 
 
+SHARE_MIN_LOCK = "group.share.min.record.lock.duration.ms"
+"""Lowered for the share workload on reference brokers, so its group may lock records for 3 s
+(:data:`chaos.workloads.share.LOCK_MS`) and locks run out within a campaign."""
+
 DISK_MB = 256
 """The brokers' tmpfs under disk faults: room for a campaign's logs, small enough to fill fast."""
 
@@ -496,6 +512,10 @@ def _workloads(
             crash_clients=c.crash_clients,
         )
         return appender, [appender]
+    if c.workload == "share":
+        options.consumers = 0
+        share = ShareWorkload(recorder, bootstrap, options, group=f"{topics[0]}-share", seed=c.seed)
+        return share, [share]
     if c.workload in PROBES:
         probe = ProbeWorkload(
             recorder, bootstrap, topics[0], kind=c.workload, partitions=c.partitions,
@@ -508,6 +528,14 @@ def _workloads(
     observers = QueueWorkload(recorder, bootstrap, observe, group=f"{topics[1]}-observers")
     processors = TransactionalWorkload(recorder, bootstrap, topics[0], topics[1], group=f"{topics[0]}-txn")
     return main, [main, processors, observers]
+
+
+def _group_of(workload: QueueWorkload) -> str | None:
+    """The group whose coordinator ``partition-coordinator`` isolates: the share group, or the queue
+    workload's consumer group."""
+    if isinstance(workload, ShareWorkload) or workload.options.consumer_mode == "group":
+        return workload.group
+    return None
 
 
 def needs_links(faults: list[str]) -> bool:
