@@ -16,7 +16,9 @@ so the history exercises every path: most are ACCEPTed; some are RELEASEd once, 
 (redelivered with count 2); some REJECTed (archived); a few "poison" records always RELEASEd until
 the delivery limit archives them; and now and then (seeded) a record is not acknowledged at all, so
 its lock runs out and it comes back. A consumer that meets a connection error or a lost routing
-starts over as a new member (a new process id in the history).
+reconnects (a new share session on that leader, the same member); one whose bootstrap broker
+stops answering, or that fails :data:`MAX_FAILURES` times in a row, starts over as a new member (a
+new process id in the history) after leaving the group if it can.
 
 History ops (the checker is :mod:`chaos.checkers.share`):
 
@@ -68,6 +70,8 @@ MAX_RECORDS = 100
 HEARTBEAT_CAP_S = 1.0
 MAX_INCARNATIONS = 1000
 RESTART_PAUSE_S = 0.5
+MAX_FAILURES = 50
+FAILURE_PAUSE_S = 0.2
 FORGET_PROBABILITY = 0.003
 DEFINITE = {
     ErrorCode.invalid_record_state,
@@ -149,11 +153,17 @@ class ShareWorkload(QueueWorkload):
             opened.append(client)
             return client
 
-        first = open_connection(self.bootstrap.split(",")[0])
-        caps = Capabilities(first.api_versions())
-        router = Router(first, open_connection, {}, caps)
-        router.refresh([self.options.topic])
-        return router, caps
+        failure: Exception | None = None
+        for address in self.bootstrap.split(","):  # the first broker that answers
+            try:
+                first = open_connection(address)
+                caps = Capabilities(first.api_versions())
+                router = Router(first, open_connection, {}, caps)
+                router.refresh([self.options.topic])
+                return router, caps
+            except (WireError, OSError) as exc:
+                failure = exc
+        raise WireError(f"no broker of {self.bootstrap} answers: {failure}")
 
     def prepare(self) -> None:
         """The group's configs, applied on every broker, before any member joins."""
@@ -274,6 +284,9 @@ class _Member:
         )
         self.sessions: dict[int, ShareConsumer] = {}
         self.next_heartbeat = 0.0
+        self.coordinator_lost = False
+        self.failures = 0
+        """Connection failures in a row; past :data:`MAX_FAILURES` the member gives up (raises)."""
 
     def _coordinator(self) -> WireClient:
         return self.router.to_coordinator(self.w.group)
@@ -288,17 +301,39 @@ class _Member:
                 if not fetched:
                     self.w._stop_consuming.wait(0.1)
         finally:
-            with contextlib.suppress(Exception):
-                for session in self.sessions.values():
-                    if session.session_epoch != 0:
+            for session in self.sessions.values():
+                if session.session_epoch != 0:
+                    with contextlib.suppress(Exception):
                         session.close()  # what it holds goes back at once
-                self.member.leave()
+            with contextlib.suppress(Exception):
+                self.member.leave()  # its partitions go to the others now, not after its session timeout
+
+    def _failed(self, client: WireClient | None) -> None:
+        """A connection failed (or could not be opened: None): forget it (the next request opens a
+        new one), and give up after :data:`MAX_FAILURES` failures in a row."""
+        if client is not None:
+            self.router.disconnect(client)
+        self.failures += 1
+        if self.failures > MAX_FAILURES:
+            raise WireError(f"{self.failures} connection failures in a row")
+        self.w._stop_consuming.wait(FAILURE_PAUSE_S)
 
     # --- membership ---------------------------------------------------------------------------
 
     def _heartbeat(self, join: bool = False) -> None:
+        if self.coordinator_lost:
+            self.member.coordinator = self._coordinator()
+            self.coordinator_lost = False
         join = join or self.member.member_epoch == 0
-        answer = self.member.heartbeat([self.topic] if join else None, epoch=0 if join else None)
+        try:
+            answer = self.member.heartbeat([self.topic] if join else None, epoch=0 if join else None)
+        except (WireError, OSError):
+            self.router.forget("coordinator", (self.w.group, 0))
+            self.coordinator_lost = True
+            self.next_heartbeat = time.monotonic() + FAILURE_PAUSE_S
+            self._failed(self.member.coordinator)
+            return
+        self.failures = 0
         code = _code(answer.error_code)
         if code in COORDINATOR_MOVED:
             self.router.forget("coordinator", (self.w.group, 0))
@@ -342,7 +377,14 @@ class _Member:
         for leader, tps in sorted(by_leader.items()):
             if self.w._stop_consuming.is_set():
                 break
-            got += self._fetch(leader, tps)
+            try:
+                got += self._fetch(leader, tps)
+                self.failures = 0
+            except (WireError, OSError):  # the leader died or was cut off: a new session elsewhere
+                session = self.sessions.pop(leader, None)
+                for tp in tps:
+                    self.router.forget("leader", (self.topic, tp[1]))
+                self._failed(session.leader if session is not None else None)
         return got
 
     def _session(self, leader: int) -> ShareConsumer:
