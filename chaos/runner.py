@@ -34,6 +34,7 @@ from chaos.toxiproxy.finder import find_toxiproxy
 from chaos.workloads.probes import PROBES, ProbeWorkload
 from chaos.workloads.queue import FINAL, QueueOptions, QueueWorkload, high_watermarks
 from chaos.workloads.restart import run_restart_phase
+from chaos.workloads.share import DRAIN_FACTOR as SHARE_DRAIN_FACTOR
 from chaos.workloads.share import ShareWorkload
 from chaos.workloads.transactional import TransactionalWorkload
 from chaos.workloads.txn_append import TxnAppendWorkload
@@ -265,8 +266,8 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
             if c.min_isr is not None:
                 configs.append(f"min.insync.replicas={c.min_isr}")
             configs.append(f"unclean.leader.election.enable={'true' if c.unclean_election else 'false'}")
-            if c.workload == "share":  # the share group's short lock (Kafka's floor for it is 15 s)
-                configs.append(f"{SHARE_MIN_LOCK}=1000")
+            if c.workload == "share":  # the share group's short lock and session (Kafka's floors: 15 s, 45 s)
+                configs += [f"{SHARE_MIN_LOCK}=1000", f"{SHARE_MIN_SESSION}=6000"]
         try:
             target: Any = SpecTarget(node_spec) if node_spec is not None else stack.enter_context(
                 launch(
@@ -348,7 +349,8 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
         workload.stop_producers()
         if c.workload in READ_COMMITTED:
             _wait_stable(topology.bootstrap, topics, c.partitions, STABLE_WAIT_S, progress)
-        caught_up = _drain(parts, topology.bootstrap, topics, c.partitions, c.drain_s, progress)
+        drain_s = c.drain_s * SHARE_DRAIN_FACTOR if c.workload == "share" else c.drain_s
+        caught_up = _drain(parts, topology.bootstrap, topics, c.partitions, drain_s, progress)
         recorder.history.meta["final_drain"] = caught_up
         highs = high_watermarks(topology.bootstrap, topics, c.partitions)
         if highs is not None:
@@ -425,8 +427,10 @@ def _progress_loop(
 
 
 SHARE_MIN_LOCK = "group.share.min.record.lock.duration.ms"
+SHARE_MIN_SESSION = "group.share.min.session.timeout.ms"
 """Lowered for the share workload on reference brokers, so its group may lock records for 3 s
-(:data:`chaos.workloads.share.LOCK_MS`) and locks run out within a campaign."""
+(:data:`chaos.workloads.share.LOCK_MS`: locks run out within a campaign) and drop a member that died
+without leaving after 10 s (:data:`chaos.workloads.share.SESSION_MS`)."""
 
 DISK_MB = 256
 """The brokers' tmpfs under disk faults: room for a campaign's logs, small enough to fill fast."""

@@ -59,6 +59,11 @@ END_PROCESS = "share"
 CONSUMERS = 4
 LOCK_MS = 3000
 LOCK_CONFIG = "share.record.lock.duration.ms"
+SESSION_CONFIG = "share.session.timeout.ms"
+SESSION_MS = 10_000
+"""The group's session timeout when the target allows it (Kafka's floor is
+``group.share.min.session.timeout.ms``, 45 s by default): a member that died without leaving keeps
+its partitions until then, which a drain of 30 s would not outlast."""
 DEFAULT_LOCK_MS = 30_000
 """``group.share.record.lock.duration.ms``'s default: the lock when the group's own is refused (Kafka
 bounds a group's lock by the broker's ``group.share.min.record.lock.duration.ms``, 15 s by default)."""
@@ -69,7 +74,11 @@ FETCH_WAIT_MS = 250
 MAX_RECORDS = 100
 HEARTBEAT_CAP_S = 1.0
 MAX_INCARNATIONS = 1000
-RESTART_PAUSE_S = 0.5
+RESTART_PAUSE_S = 1.0
+DRAIN_FACTOR = 3
+"""The campaign's drain bound for this workload is its ``drain_s`` times this (90 s by default; it
+ends as soon as every acknowledged send is finished): a share-partition that lost its state
+delivers its whole log again, at the pace of four Python consumers on a loaded machine."""
 MAX_FAILURES = 50
 FAILURE_PAUSE_S = 0.2
 FORGET_PROBABILITY = 0.003
@@ -178,6 +187,8 @@ class ShareWorkload(QueueWorkload):
                 effective = ops.config_value(router.any(), caps, ops.GROUP_RESOURCE, self.group, LOCK_CONFIG)
                 self.lock_ms = int(effective) if effective and effective.isdigit() else DEFAULT_LOCK_MS
             self.recorder.history.meta["share"]["lock_ms"] = self.lock_ms
+            session = self._set(router, caps, SESSION_CONFIG, str(SESSION_MS), required=False)
+            self.recorder.history.meta["share"]["session_timeout_ms"] = SESSION_MS if session else None
         finally:
             for client in opened:
                 client.close()
@@ -226,7 +237,8 @@ class ShareWorkload(QueueWorkload):
             return len(self._produced - self._finished)
 
     def caught_up(self, highs: dict[tuple[str, int], int]) -> bool:
-        """Every send acknowledged to a producer has been finished by some consumer."""
+        """Every send acknowledged to a producer has been finished by some consumer (the drain's end:
+        :data:`DRAIN_FACTOR` times the campaign's bound at most)."""
         return self.pending() == 0
 
     def final_read(self, highs: dict[tuple[str, int], int], timeout_s: float, **kwargs: Any) -> bool:
@@ -252,17 +264,35 @@ class ShareWorkload(QueueWorkload):
                 return
             opened: list[WireClient] = []
             process = BASE + slot + 10 * incarnation
+            member: _Member | None = None
             try:
                 router, caps = self._router(opened)
-                _Member(self, process, router, caps, rng).run()
+                member = _Member(self, process, router, caps, rng)
+                member.run()
             except (WireError, RoutingError, OSError, RuntimeError) as exc:
                 self._count_error(f"share:{type(exc).__name__}")
                 ended = self.recorder.invoke(process, "share-restart")
                 self.recorder.complete(ended, "info", error=f"{type(exc).__name__}: {str(exc)[:300]}")
+                if member is not None and not member.left:
+                    self._leave(member.member.member_id)
                 self._stop_consuming.wait(RESTART_PAUSE_S)
             finally:
                 for client in opened:
                     client.close()
+
+    def _leave(self, member_id: str) -> None:
+        """A member given up on leaves the group over fresh connections, if a broker answers: until it
+        does (or its session times out) the assignor keeps giving it partitions."""
+        opened: list[WireClient] = []
+        try:
+            router, caps = self._router(opened)
+            ShareConsumer(router.to_coordinator(self.group), router.any(), caps, self.group,
+                          member_id=member_id).leave()  # fmt: skip
+        except (WireError, RoutingError, OSError):
+            self._count_error("share:leave")
+        finally:
+            for client in opened:
+                client.close()
 
     def finish(self, value: str) -> None:
         with self._lock:
@@ -285,6 +315,7 @@ class _Member:
         self.sessions: dict[int, ShareConsumer] = {}
         self.next_heartbeat = 0.0
         self.coordinator_lost = False
+        self.left = False
         self.failures = 0
         """Connection failures in a row; past :data:`MAX_FAILURES` the member gives up (raises)."""
 
@@ -306,7 +337,8 @@ class _Member:
                     with contextlib.suppress(Exception):
                         session.close()  # what it holds goes back at once
             with contextlib.suppress(Exception):
-                self.member.leave()  # its partitions go to the others now, not after its session timeout
+                answer = self.member.leave()  # its partitions go to the others now, not at its timeout
+                self.left = _code(answer.error_code) == ErrorCode.none
 
     def _failed(self, client: WireClient | None) -> None:
         """A connection failed (or could not be opened: None): forget it (the next request opens a
@@ -461,10 +493,10 @@ class _Member:
     ) -> None:
         by_partition: dict[int, list[tuple[int, int, str, int]]] = {}
         for (_t, partition, offset, value), count in zip(records, counts, strict=True):
+            if count >= DELIVERY_LIMIT:
+                self.w.finish(value)  # at the limit: archived unless accepted (or rejected) now
             kind = decide(value, count, self.rng)
             if kind is None:
-                if count >= DELIVERY_LIMIT:
-                    self.w.finish(value)  # its lock runs out at the limit: archived
                 continue
             by_partition.setdefault(partition, []).append((offset, kind, value, count))
         for partition, acks in sorted(by_partition.items()):
@@ -503,8 +535,8 @@ class _Member:
         if outcome == "fail":
             self.w._count_error(f"ack:{code.name}")
             return
-        for _offset, kind, value, count in acks:
-            if kind in (ACCEPT, REJECT) or count >= DELIVERY_LIMIT:
+        for _offset, kind, value, _count in acks:
+            if kind in (ACCEPT, REJECT):
                 self.w.finish(value)
 
 
