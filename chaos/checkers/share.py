@@ -27,8 +27,9 @@ SharePartition.java``; KIP-932 "Managing durable share-partition state"):
   ``SharePartition.acknowledge`` checks the member), with no other delivery to A in between; or (b)
   B's fetch was sent after A's returned it and answered before A's lock could end (A's fetch sent +
   the lock duration), A had not acknowledged it, A's session was not reopened, A recorded no error,
-  and no fault was active around either fetch (a killed or isolated leader, or a closed session,
-  may legitimately release A's records).
+  and no fault was active around either fetch, nor within a session timeout before A's (a killed or
+  isolated leader, a closed session, or A removed from the group after its heartbeats failed may
+  legitimately release A's records).
 * ``delivery_over_limit``: a delivery count above the limit (``share.delivery.attempt.limit``;
   ``group.share.delivery.count.limit`` in the Kafka this was read from), or a delivery after a
   delivery at the limit was RELEASEd without error (then archived, never AVAILABLE again).
@@ -64,6 +65,7 @@ FETCH, ACK, OPEN, END = "share-fetch", "share-ack", "share-open", "share-end"
 ACCEPT, RELEASE, REJECT = 1, 2, 3
 DEFAULT_LIMIT = 5
 DEFAULT_LOCK_MS = 30_000
+DEFAULT_SESSION_MS = 45_000
 LOCK_MARGIN_S = 0.5
 """Slack taken off A's lock in evidence (b): the broker's clock and ours may differ a little."""
 FAULT_MARGIN_S = 1.0
@@ -217,7 +219,7 @@ def redelivered(s: ShareOps, kind: int, name: str) -> list[Anomaly]:
     return out
 
 
-def concurrent(history: History, s: ShareOps, lock_ms: int) -> list[Anomaly]:
+def concurrent(history: History, s: ShareOps, lock_ms: int, session_ms: int) -> list[Anomaly]:
     windows = [(start, end if end is not None else float("inf")) for _f, start, end in fault_windows(history)]
     out = []
     for value, deliveries in s.deliveries.items():
@@ -230,7 +232,9 @@ def concurrent(history: History, s: ShareOps, lock_ms: int) -> list[Anomaly]:
             for b in deliveries:
                 if b.process == a.process or b.sent <= a.answered or b.answered >= min(released, next_mine):
                     continue
-                evidence = _held_by_ack(own_acks, b) or _held_by_lock(s, windows, a, b, lock_ms, released)
+                evidence = _held_by_ack(own_acks, b) or _held_by_lock(
+                    s, windows, a, b, (lock_ms, session_ms), released
+                )
                 if evidence:
                     out.append(
                         Anomaly(
@@ -255,12 +259,20 @@ def _held_by_ack(own_acks: list[Ack], b: Delivery) -> str:
 
 
 def _held_by_lock(
-    s: ShareOps, windows: list[tuple[float, float]], a: Delivery, b: Delivery, lock_ms: int, released: float
+    s: ShareOps,
+    windows: list[tuple[float, float]],
+    a: Delivery,
+    b: Delivery,
+    timeouts_ms: tuple[int, int],
+    released: float,
 ) -> str:
+    lock_ms, session_ms = timeouts_ms
     lock_end = a.sent + lock_ms / 1000 - LOCK_MARGIN_S
     if b.answered >= lock_end or released < b.answered:
         return ""
-    span = (a.sent - FAULT_MARGIN_S, b.answered + FAULT_MARGIN_S)
+    # a fault up to a session timeout earlier may still remove A from the group (its heartbeats
+    # failed meanwhile), which releases what it holds
+    span = (a.sent - session_ms / 1000 - FAULT_MARGIN_S, b.answered + FAULT_MARGIN_S)
     if any(start < span[1] and end > span[0] for start, end in windows):
         return ""
     if any(a.sent <= t <= b.answered for t in s.reopened.get(a.process, [])):
@@ -363,11 +375,12 @@ def check_share(history: History) -> tuple[dict[str, list[Anomaly]], dict[str, A
     settings: dict[str, Any] = raw if isinstance(raw, dict) else {}
     limit = int(settings.get("delivery_limit", DEFAULT_LIMIT))
     lock_ms = int(settings.get("lock_ms", DEFAULT_LOCK_MS))
+    session_ms = int(settings.get("session_timeout_ms") or DEFAULT_SESSION_MS)
     found = {
         "share_lost": lost(history, s, limit),
         "redelivered_accepted": redelivered(s, ACCEPT, "redelivered_accepted"),
         "redelivered_rejected": redelivered(s, REJECT, "redelivered_rejected"),
-        "concurrent_acquire": concurrent(history, s, lock_ms),
+        "concurrent_acquire": concurrent(history, s, lock_ms, session_ms),
         "delivery_over_limit": over_limit(s, limit),
         "delivery_count_regressed": regressed(s),
         "unproduced_delivery": unproduced(history, s),

@@ -243,3 +243,14 @@ def test_a_share_history_with_no_delivery_is_unknown() -> None:
     h.history.meta["final_drain"] = True
     h.op("invoke", 999, "poll").op("ok", 999, "poll", records=[(T, 0, 0, "a")])
     assert check(h.history).valid == "unknown"
+
+
+def test_lock_evidence_is_void_within_a_session_timeout_after_a_fault() -> None:
+    """A member whose heartbeats failed during a fault may be removed from the group up to a session
+    timeout later, which releases what it holds."""
+    for gap_s, expected in ((5.0, 0), (12.0, 1)):
+        h = H(lock_ms=30_000)
+        h.history.meta["share"]["session_timeout_ms"] = 10_000
+        h.send("a").fault("partition-coordinator").heal("partition-coordinator").wait(gap_s)
+        h.fetch(1, (0, "a", 1)).fetch(2, (0, "a", 2))
+        assert len(h.found("concurrent_acquire")) == expected, gap_s
