@@ -13,8 +13,10 @@ SharePartition.java``; KIP-932 "Managing durable share-partition state"):
   drain: no acknowledgement ACCEPT or REJECT that may have been applied (``ok`` or ``info``), and
   never delivered with its count at the delivery limit (it may then have been archived by a
   release or a lock timeout: ``InFlightState.tryUpdateState`` archives instead of making it
-  AVAILABLE once ``deliveryCount >= maxDeliveryCount``). Counted only when the workload ran its
-  drain (``share-end`` op); sends after it (the restart phase's) are not the workload's.
+  AVAILABLE once ``deliveryCount >= maxDeliveryCount``), counting as deliveries the fetches of its
+  partition that got no answer after its last seen one (they may have acquired it unseen). Counted
+  only when the workload ran its drain (``share-end`` op); sends after it (the restart phase's) are
+  not the workload's.
 * ``redelivered_accepted`` / ``redelivered_rejected``: a record delivered by a fetch sent after an
   ACCEPT (→ ACKNOWLEDGED) or REJECT (→ ARCHIVED) of it was answered without error: both states are
   terminal (``RecordState.validateTransition``), and the answer is sent only once the new state was
@@ -103,6 +105,9 @@ class ShareOps:
     reopened: dict[int | str, list[float]]
     troubled: dict[int | str, list[float]]
     """Per process, when a share op of it ended in fail or info."""
+    unseen: dict[int, list[float]]
+    """Per partition, when fetches of it that got no answer were sent (they may have acquired
+    records nobody saw, raising their delivery counts)."""
     end_index: int | None
 
 
@@ -112,6 +117,7 @@ def collect(history: History) -> ShareOps:
     acks: dict[Any, list[Ack]] = defaultdict(list)
     reopened: dict[int | str, list[float]] = defaultdict(list)
     troubled: dict[int | str, list[float]] = defaultdict(list)
+    unseen: dict[int, list[float]] = defaultdict(list)
     invoked: dict[tuple[int | str, str], Op] = {}
     end_index = None
     for op in history.ops:
@@ -130,6 +136,9 @@ def collect(history: History) -> ShareOps:
         if op.type != "ok":
             troubled[op.process].append(op.mono)
         value = op.value if isinstance(op.value, dict) else {}
+        if op.f == FETCH and op.type == "info":
+            for partition in value.get("partitions") or []:
+                unseen[int(partition)].append(start.mono)
         if op.f == FETCH and op.type == "ok":
             counts = value.get("counts") or []
             for i, (_topic, partition, offset, record_value) in enumerate(op.records or []):
@@ -150,7 +159,7 @@ def collect(history: History) -> ShareOps:
             asked = value.get("acks") or (start.value or {}).get("acks") or []
             for _offset, kind, record_value in asked:
                 acks[record_value].append(Ack(op.process, int(kind), op.type, start.mono, op.mono, op.index))
-    return ShareOps(deliveries, acks, reopened, troubled, end_index)
+    return ShareOps(deliveries, acks, reopened, troubled, unseen, end_index)
 
 
 def _sends(history: History, before: int | None) -> tuple[dict[Any, str], dict[Any, int]]:
@@ -179,10 +188,9 @@ def lost(history: History, s: ShareOps, limit: int) -> list[Anomaly]:
             continue
         acks = s.acks.get(value, [])
         finished = any(a.kind in (ACCEPT, REJECT) and a.status in ("ok", "info") for a in acks)
-        at_limit = any(d.count >= limit for d in s.deliveries.get(value, []))
-        if finished or at_limit:
-            continue
         got = s.deliveries.get(value, [])
+        if finished or _may_be_archived(s, got, limit):
+            continue
         out.append(
             Anomaly(
                 "share_lost",
@@ -193,6 +201,17 @@ def lost(history: History, s: ShareOps, limit: int) -> list[Anomaly]:
             )
         )
     return out
+
+
+def _may_be_archived(s: ShareOps, got: list[Delivery], limit: int) -> bool:
+    """Delivered at the limit, or close enough that fetches of its partition that got no answer
+    (sent after its last seen delivery) may have taken it there: archived, never delivered again."""
+    if not got:
+        return False
+    last = max(got, key=lambda d: d.answered)
+    top = max(d.count for d in got)
+    unseen = sum(1 for t in s.unseen.get(last.partition, []) if t > last.answered)
+    return top + unseen >= limit
 
 
 def redelivered(s: ShareOps, kind: int, name: str) -> list[Anomaly]:

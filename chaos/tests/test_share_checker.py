@@ -254,3 +254,14 @@ def test_lock_evidence_is_void_within_a_session_timeout_after_a_fault() -> None:
         h.send("a").fault("partition-coordinator").heal("partition-coordinator").wait(gap_s)
         h.fetch(1, (0, "a", 1)).fetch(2, (0, "a", 2))
         assert len(h.found("concurrent_acquire")) == expected, gap_s
+
+
+def test_fetches_without_an_answer_may_have_taken_a_record_to_the_limit() -> None:
+    """A record released at count LIMIT - 1, then a fetch of its partition that got no answer: it may
+    have been acquired (count LIMIT) and archived when that lock ran out; not lost."""
+    h = H().send("a").fetch(1, (0, "a", LIMIT - 1)).ack(1, RELEASE, 0, "a")
+    h.fetch_open(2).op("info", 2, "share-fetch", value={"partitions": [0]}).end()
+    assert h.found("share_lost") == []
+    other = H().send("a").fetch(1, (0, "a", LIMIT - 1)).ack(1, RELEASE, 0, "a")
+    other.fetch_open(2).op("info", 2, "share-fetch", value={"partitions": [1]}).end()  # another partition
+    assert len(other.found("share_lost")) == 1

@@ -26,7 +26,7 @@ def test_share_group_on_the_reference_broker_under_coordinator_isolation_is_vali
         target="reference",
         workload="share",
         faults=["partition-coordinator"],
-        time_s=8,
+        time_s=6,
         rate=200,
         seed=5,
         restart_check=False,
