@@ -82,6 +82,10 @@ delivers its whole log again, at the pace of four Python consumers on a loaded m
 MAX_FAILURES = 50
 FAILURE_PAUSE_S = 0.2
 FORGET_PROBABILITY = 0.003
+POISON_PERCENT = 2
+"""Records (by value) released at every delivery until the delivery limit archives them."""
+REJECT_PERCENT = 3
+RELEASE_ONCE_PERCENT = 7
 DEFINITE = {
     ErrorCode.invalid_record_state,
     ErrorCode.invalid_request,
@@ -114,11 +118,11 @@ def decide(value: str, count: int, rng: random.Random) -> int | None:
     """What every consumer does with ``value`` at delivery ``count``: an acknowledgement type, or None
     (leave it, its lock runs out)."""
     bucket = zlib.crc32(value.encode()) % 100
-    if bucket < 2:
+    if bucket < POISON_PERCENT:
         return RELEASE  # poison: released until the delivery limit archives it
-    if bucket < 5:
+    if bucket < POISON_PERCENT + REJECT_PERCENT:
         return REJECT
-    if bucket < 12 and count == 1:
+    if bucket < POISON_PERCENT + REJECT_PERCENT + RELEASE_ONCE_PERCENT and count == 1:
         return RELEASE
     if rng.random() < FORGET_PROBABILITY:
         return None
