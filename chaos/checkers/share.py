@@ -41,11 +41,18 @@ SharePartition.java``; KIP-932 "Managing durable share-partition state"):
   reads it), so the count only grows; KIP-932 notes the one thing a crash may lose, the *acquired*
   state ("an Acquired record with a delivery count of 1 is recorded as Available with a delivery
   count of 0"), so deliveries never released are not held to it.
+* ``delivery_count_skipped``: two deliveries of a record whose counts differ by more than one, more
+  than the fetches of its partition that went unanswered meanwhile (each of which may have acquired
+  it) explain: an acquisition raised the count and reached no consumer, so the record sat locked
+  for a lock duration, and at the limit it is archived undelivered. The count rises only on
+  acquisition (``InFlightState.tryUpdateState`` with ``incrementDeliveryCount``), and every
+  acquisition is answered to the fetch that made it.
 * ``unproduced_delivery``: a delivered value no producer ever sent, or whose send certainly failed.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
@@ -61,8 +68,13 @@ NAMES = (
     "concurrent_acquire",
     "delivery_over_limit",
     "delivery_count_regressed",
+    "delivery_count_skipped",
     "unproduced_delivery",
 )
+NOT_RETURNED = "ACQUIRED_WITHOUT_RECORD"
+"""The workload's mark on a fetch that acquired offsets whose records the answer did not carry."""
+UNSEEN_SLACK_S = 0.25
+"""A fetch given up on may still be served by the broker a moment later (the request in flight)."""
 FETCH, ACK, OPEN, END = "share-fetch", "share-ack", "share-open", "share-end"
 ACCEPT, RELEASE, REJECT = 1, 2, 3
 DEFAULT_LIMIT = 5
@@ -105,9 +117,10 @@ class ShareOps:
     reopened: dict[int | str, list[float]]
     troubled: dict[int | str, list[float]]
     """Per process, when a share op of it ended in fail or info."""
-    unseen: dict[int, list[float]]
-    """Per partition, when fetches of it that got no answer were sent (they may have acquired
-    records nobody saw, raising their delivery counts)."""
+    unseen: dict[int, list[tuple[float, float]]]
+    """Per partition, (sent, given up) of fetches of it that got no answer (or acquired offsets
+    without returning their records): they may have acquired records nobody saw, raising their
+    delivery counts."""
     end_index: int | None
 
 
@@ -117,7 +130,7 @@ def collect(history: History) -> ShareOps:
     acks: dict[Any, list[Ack]] = defaultdict(list)
     reopened: dict[int | str, list[float]] = defaultdict(list)
     troubled: dict[int | str, list[float]] = defaultdict(list)
-    unseen: dict[int, list[float]] = defaultdict(list)
+    unseen: dict[int, list[tuple[float, float]]] = defaultdict(list)
     invoked: dict[tuple[int | str, str], Op] = {}
     end_index = None
     for op in history.ops:
@@ -138,7 +151,11 @@ def collect(history: History) -> ShareOps:
         value = op.value if isinstance(op.value, dict) else {}
         if op.f == FETCH and op.type == "info":
             for partition in value.get("partitions") or []:
-                unseen[int(partition)].append(start.mono)
+                unseen[int(partition)].append((start.mono, op.mono))
+        if op.f == FETCH and op.type == "ok":
+            for partition, error in (value.get("errors") or {}).items():
+                if error == NOT_RETURNED:
+                    unseen[int(partition)].append((start.mono, op.mono))
         if op.f == FETCH and op.type == "ok":
             counts = value.get("counts") or []
             for i, (_topic, partition, offset, record_value) in enumerate(op.records or []):
@@ -210,8 +227,39 @@ def _may_be_archived(s: ShareOps, got: list[Delivery], limit: int) -> bool:
         return False
     last = max(got, key=lambda d: d.answered)
     top = max(d.count for d in got)
-    unseen = sum(1 for t in s.unseen.get(last.partition, []) if t > last.answered)
-    return top + unseen >= limit
+    return top + _unseen(s, last.partition, last.sent, float("inf")) >= limit
+
+
+def _unseen(s: ShareOps, partition: int, low: float, high: float) -> int:
+    """Fetches of ``partition`` without an answer that the broker may have served between ``low``
+    and ``high`` (sent before ``high``, given up on after ``low``)."""
+    return sum(1 for sent, gone in s.unseen.get(partition, []) if sent < high and gone + UNSEEN_SLACK_S > low)
+
+
+def skipped(s: ShareOps) -> list[Anomaly]:
+    """Counts that rose by more than one between two seen deliveries, beyond what fetches without
+    an answer could have taken: an acquisition handed to no one."""
+    out = []
+    for value, deliveries in s.deliveries.items():
+        ordered = sorted(deliveries, key=lambda d: d.sent)
+        for first, then in itertools.pairwise(ordered):
+            if then.sent <= first.answered or then.count <= first.count + 1:
+                continue
+            missing = then.count - first.count - 1
+            if missing > _unseen(s, then.partition, first.sent, then.answered):
+                out.append(
+                    Anomaly(
+                        "delivery_count_skipped",
+                        f"{value!r} was delivered with count {first.count} (fetch answered at "
+                        f"{first.answered:.3f} s), then with count {then.count} (fetch sent at "
+                        f"{then.sent:.3f} s): {missing} acquisition(s) in between reached no consumer, "
+                        "and no fetch of its partition went unanswered then",
+                        sorted({first.index, then.index}),
+                        {"value": value, "counts": [first.count, then.count]},
+                    )
+                )
+                break
+    return out
 
 
 def redelivered(s: ShareOps, kind: int, name: str) -> list[Anomaly]:
@@ -402,6 +450,7 @@ def check_share(history: History) -> tuple[dict[str, list[Anomaly]], dict[str, A
         "concurrent_acquire": concurrent(history, s, lock_ms, session_ms),
         "delivery_over_limit": over_limit(s, limit),
         "delivery_count_regressed": regressed(s),
+        "delivery_count_skipped": skipped(s),
         "unproduced_delivery": unproduced(history, s),
     }
     kinds: dict[str, int] = defaultdict(int)

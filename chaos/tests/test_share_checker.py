@@ -265,3 +265,15 @@ def test_fetches_without_an_answer_may_have_taken_a_record_to_the_limit() -> Non
     other = H().send("a").fetch(1, (0, "a", LIMIT - 1)).ack(1, RELEASE, 0, "a")
     other.fetch_open(2).op("info", 2, "share-fetch", value={"partitions": [1]}).end()  # another partition
     assert len(other.found("share_lost")) == 1
+
+
+def test_a_count_rising_by_two_with_no_unanswered_fetch_is_skipped() -> None:
+    h = H().send("a").fetch(1, (0, "a", 1)).ack(1, RELEASE, 0, "a").fetch(2, (0, "a", 3))
+    h.ack(2, ACCEPT, 0, "a").end()
+    found = h.found("delivery_count_skipped")
+    assert len(found) == 1 and found[0].detail["counts"] == [1, 3]
+    _invalid_with(h, "delivery_count_skipped")
+    excused = H().send("a").fetch(1, (0, "a", 1)).ack(1, RELEASE, 0, "a")
+    excused.fetch_open(3).op("info", 3, "share-fetch", value={"partitions": [0]})
+    excused.fetch(2, (0, "a", 3)).ack(2, ACCEPT, 0, "a").end()
+    assert excused.found("delivery_count_skipped") == []

@@ -47,6 +47,7 @@ from typing import Any
 
 from kio.schema.errors import ErrorCode
 
+from chaos.checkers.share import NOT_RETURNED
 from chaos.history import Op, Recorder
 from fixtures.wire import Capabilities, Router, RoutingError, WireClient, WireError, ops
 from fixtures.wire.share import ACCEPT, REJECT, RELEASE, TP, ShareConsumer, acquired_offsets, partition_of
@@ -495,7 +496,7 @@ class _Member:
             for offset, count in sorted(acquired_offsets(answer, tp).items()):
                 raw = values.get(offset)
                 if raw is None:
-                    errors.setdefault(tp[1], "ACQUIRED_WITHOUT_RECORD")
+                    errors.setdefault(tp[1], NOT_RETURNED)
                     continue
                 records.append((self.topic, tp[1], offset, raw.decode(errors="replace")))
                 counts.append(count)
