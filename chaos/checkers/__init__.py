@@ -16,7 +16,8 @@ promise to prevent count only with ``meta.strict_cycles``. The probe workloads' 
 (:mod:`.probes`: ``early_read``, ``fenced_write``, ``rewind_skip``, ``rewind_behind``) are looked for
 in every history (they need ops only those workloads record) and always count, as do the share-group
 workload's (:mod:`.share`: ``share_lost``, ``redelivered_accepted``, ``redelivered_rejected``,
-``concurrent_acquire``, ``delivery_over_limit``, ``delivery_count_regressed``, ``unproduced_delivery``).
+``concurrent_acquire``, ``delivery_over_limit``, ``delivery_count_regressed``, ``delivery_count_skipped``,
+``unproduced_delivery``).
 """
 
 from __future__ import annotations
