@@ -237,13 +237,14 @@ def _unseen(s: ShareOps, partition: int, low: float, high: float) -> int:
 
 
 def skipped(s: ShareOps) -> list[Anomaly]:
-    """Counts that rose by more than one between two seen deliveries, beyond what fetches without
-    an answer could have taken: an acquisition handed to no one."""
+    """Counts missing between two seen deliveries (in count order), beyond what fetches without an
+    answer could have taken: an acquisition handed to no one."""
     out = []
     for value, deliveries in s.deliveries.items():
-        ordered = sorted(deliveries, key=lambda d: d.sent)
+        # by count, not by time: two members' fetches may be served in the other order than sent
+        ordered = sorted(deliveries, key=lambda d: (d.count, d.sent))
         for first, then in itertools.pairwise(ordered):
-            if then.sent <= first.answered or then.count <= first.count + 1:
+            if then.count <= first.count + 1:
                 continue
             missing = then.count - first.count - 1
             if missing > _unseen(s, then.partition, first.sent, then.answered):

@@ -277,3 +277,11 @@ def test_a_count_rising_by_two_with_no_unanswered_fetch_is_skipped() -> None:
     excused.fetch_open(3).op("info", 3, "share-fetch", value={"partitions": [0]})
     excused.fetch(2, (0, "a", 3)).ack(2, ACCEPT, 0, "a").end()
     assert excused.found("delivery_count_skipped") == []
+
+
+def test_counts_are_compared_in_count_order_not_in_the_order_fetches_were_sent() -> None:
+    """Member 2's fetch sent first may be served after member 1's: counts 1, 3 (sent first), 2."""
+    h = H().send("a").fetch(1, (0, "a", 1)).ack(1, RELEASE, 0, "a").fetch_open(2)
+    h.fetch(1, (0, "a", 2)).ack(1, RELEASE, 0, "a").fetch_done(2, (0, "a", 3)).ack(2, ACCEPT, 0, "a").end()
+    assert h.found("delivery_count_skipped") == []
+    assert check(h.history).valid is True

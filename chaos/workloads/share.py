@@ -465,11 +465,14 @@ class _Member:
     def _fetch(self, leader: int, tps: list[TP]) -> int:
         session = self._session(leader)
         recorder = self.w.recorder
+        forgotten = sorted(session.assigned - set(tps)) if session.session_epoch != 0 else []
         partitions = [p for _, p in tps]
         shown = {"member": self.member.member_id, "leader": leader, "partitions": partitions}
         invoked = recorder.invoke(self.process, "share-fetch", value=shown)
         try:
-            answer = session.fetch(tps, max_records=MAX_RECORDS, max_wait_ms=FETCH_WAIT_MS)
+            answer = session.fetch(
+                tps, max_records=MAX_RECORDS, max_wait_ms=FETCH_WAIT_MS, forgotten=forgotten
+            )
         except WireError as exc:
             recorder.complete(invoked, "info", error=str(exc)[:200])
             self.w.unseen_fetch(partitions)
@@ -479,12 +482,16 @@ class _Member:
             recorder.complete(invoked, "fail", error=code.name)
             self._top_level(code, session, leader)
             return 0
+        session.assigned = set(tps)  # a fetch session's partitions (its own assignment goes unused)
         records: list[tuple[str, int, int, Any]] = []
         counts: list[int] = []
         errors: dict[int, str] = {}
-        for tp in tps:
+        # every partition the answer carries: the session may hold partitions this fetch did not
+        # name (a forget that did not reach the leader), and the leader acquires on them all
+        answered = {(t.topic_id, int(p.partition_index)) for t in answer.responses for p in t.partitions}
+        for tp in sorted(answered | set(tps), key=lambda x: x[1]):
             entry = partition_of(answer, tp)
-            if entry is None:
+            if entry is None or tp[0] != self.topic_id:
                 continue
             part_code = _code(entry.error_code)
             if part_code != ErrorCode.none:
