@@ -1,8 +1,10 @@
 """AlterConfigs: v0-2. Replace a resource's dynamic configs with exactly the given set.
 
 Behaviour: the legacy, non-incremental API: configs not listed lose their
-override. INVALID_CONFIG for an unknown name or a bad value,
-INVALID_REQUEST for a config that cannot change at run time;
+override. INVALID_CONFIG for an unknown name or a bad value of a topic or group;
+a broker resource (its id, or "" for the cluster-wide defaults) as Kafka's
+``ConfigAdminManager`` checks it (configs_common.check_broker_changes: INVALID_REQUEST for a
+read-only config, a bad value, a per-broker config at the default; custom names stored);
 ``validate_only`` checks without applying. Group resources (32) as Kafka's
 ``ControllerApis.handleLegacyAlterConfigs`` takes them: ALTER_CONFIGS on the group, then
 ``ControllerConfigurationValidator``'s group checks (a null value is INVALID_CONFIG).
@@ -12,7 +14,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .configs_common import alter_resources, check_changes, current_overrides, refuse_null_group_values
+from reference_impl.protocol.errors import ErrorCode, KafkaError
+
+from ..metadata.image import BROKER_RESOURCE
+from .configs_common import (
+    alter_resources,
+    check_broker_changes,
+    check_changes,
+    current_overrides,
+    refuse_null_broker_values,
+    refuse_null_group_values,
+)
 from .registry import Reply, handles
 
 if TYPE_CHECKING:
@@ -24,8 +36,15 @@ if TYPE_CHECKING:
 def handle_alter_configs(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
     def changes_of(rtype: int, rname: str, resource: Any) -> dict[str, str | None]:
         wanted: dict[str, str | None] = {c.name: c.value for c in resource.configs}
-        refuse_null_group_values(rtype, [name for name, value in wanted.items() if value is None])
-        check_changes(rtype, wanted)
+        if rtype == BROKER_RESOURCE:
+            # ConfigAdminManager.preprocess(AlterConfigsRequestData), on the broker
+            if len(wanted) < len(resource.configs):
+                raise KafkaError(ErrorCode.invalid_request, "Error due to duplicate config keys")
+            refuse_null_broker_values([name for name, value in wanted.items() if value is None])
+            check_broker_changes(rname, {k: v for k, v in wanted.items() if v is not None})
+        else:
+            refuse_null_group_values(rtype, [name for name, value in wanted.items() if value is None])
+            check_changes(rtype, wanted)
         current = current_overrides(broker, rtype, rname)
         return wanted | {name: None for name in current if name not in wanted}
 
