@@ -14,15 +14,16 @@ import pytest
 
 from reference_impl.core.configs.catalogue import BROKER_SCOPES, NOT_ENFORCED, not_enforced
 from reference_impl.core.configs.kafka_broker_catalogue import KAFKA_BROKER_CONFIGS, KAFKA_COMMIT
-from reference_impl.core.configs.kafka_topic_catalogue import KAFKA_TOPIC_CONFIGS
-from reference_impl.core.configs.model import ConfigError, ConfigType
+from reference_impl.core.configs.kafka_topic_catalogue import KAFKA_TOPIC_CONFIGS, KAFKA_TOPIC_SYNONYMS
+from reference_impl.core.configs.model import ConfigError, ConfigSource, ConfigType
+from reference_impl.core.configs.resolution import BrokerConfig, describe_topic_configs
 from reference_impl.core.configs.tables import (
     BROKER_CONFIGS,
     OWN_BROKER_CONFIGS,
     OWN_TOPIC_CONFIGS,
     TOPIC_CONFIGS,
 )
-from reference_impl.tools import kafka_configs_gen
+from reference_impl.tools import config_ledger, kafka_configs_gen
 
 MIRROR = kafka_configs_gen.MIRROR
 
@@ -102,3 +103,19 @@ def test_the_ledger_gives_a_reason_for_every_config_without_effect() -> None:
         f"after: broker {len(BROKER_CONFIGS)}, topic {len(TOPIC_CONFIGS)}; "
         f"stored without effect: broker {len(broker_only)}, topic {len(topic_only)}"
     )
+
+
+def test_the_ledger_document_is_up_to_date() -> None:
+    assert config_ledger.DOC.read_text() == config_ledger.render(), (
+        "docs/CONFIGS.md is stale: run python -m reference_impl.tools.config_ledger --write docs/CONFIGS.md"
+    )
+
+
+def test_topic_configs_default_from_kafkas_broker_synonym() -> None:
+    """ServerTopicConfigSynonyms: each topic config's first broker synonym is the reference's too, and a
+    catalogue-only topic config takes its default from it."""
+    for topic, broker in KAFKA_TOPIC_SYNONYMS.items():
+        assert TOPIC_CONFIGS[topic].synonyms[0][0] == broker, topic
+    config = BrokerConfig.parse(1, ["compression.gzip.level=5"])
+    (entry,) = describe_topic_configs({}, config, ["compression.gzip.level"])
+    assert (entry.value, entry.source) == ("5", ConfigSource.STATIC_BROKER_CONFIG)

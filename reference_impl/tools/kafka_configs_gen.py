@@ -377,7 +377,13 @@ def scope_of(name: str, dynamic: set[str], per_broker: set[str]) -> str:
 
 
 def render(
-    variable: str, title: str, rows: list[Definition], scopes: dict[str, str], commit: str, excluded: int
+    variable: str,
+    title: str,
+    rows: list[Definition],
+    scopes: dict[str, str],
+    commit: str,
+    excluded: int,
+    synonyms: dict[str, str] | None = None,
 ) -> str:
     if variable == "KAFKA_BROKER_CONFIGS":
         lines = [
@@ -417,6 +423,15 @@ def render(
             f"{d.origin!r}, {d.internal!r}),"
         )
     lines.append(")")
+    if synonyms is not None:
+        lines += [
+            "",
+            "KAFKA_TOPIC_SYNONYMS: dict[str, str] = {",
+            "    # ServerTopicConfigSynonyms.TOPIC_CONFIG_SYNONYMS: a topic config -> the broker config",
+            "    # that sets its default (the first of its synonyms)",
+            *(f"    {t!r}: {b!r}," for t, b in sorted(synonyms.items())),
+            "}",
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -449,6 +464,7 @@ def generate(mirror_dir: Path) -> dict[Path, str]:
             topic_scopes,
             mirror.commit,
             0,
+            topic_synonyms(ev),
         ),
     }
 

@@ -16,7 +16,7 @@ from dataclasses import replace
 from typing import Any
 
 from .kafka_broker_catalogue import KAFKA_BROKER_CONFIGS
-from .kafka_topic_catalogue import KAFKA_TOPIC_CONFIGS
+from .kafka_topic_catalogue import KAFKA_TOPIC_CONFIGS, KAFKA_TOPIC_SYNONYMS
 from .model import ConfigDef, ConfigType
 
 READ_ONLY, PER_BROKER, CLUSTER_WIDE = "read-only", "per-broker", "cluster-wide"
@@ -116,8 +116,13 @@ def validator(
     return None, ()  # non_null: a value is never null here
 
 
+def _same(value: str) -> str:
+    return value
+
+
 def definition(row: Row, kind_of_resource: str) -> ConfigDef:
-    """A catalogue row as a definition of a config the reference does not act on."""
+    """A catalogue row as a definition of a config the reference does not act on (a topic config's
+    default from its broker synonym, as Kafka's)."""
     name, type_name, default, rule, scope, origin, internal = row
     kind = _TYPES[type_name]
     check, choices = validator(kind, rule)
@@ -129,6 +134,9 @@ def definition(row: Row, kind_of_resource: str) -> ConfigDef:
         kind,
         default,
         f"Kafka's {name} ({origin}); stored and described, without effect on the reference broker: {reason}",
+        synonyms=((KAFKA_TOPIC_SYNONYMS[name], _same),)
+        if kind_of_resource == "topic" and name in KAFKA_TOPIC_SYNONYMS
+        else (),
         valid=check,
         choices=choices,
         read_only=scope == READ_ONLY,
