@@ -120,6 +120,27 @@ def _same(value: str) -> str:
     return value
 
 
+def rule_text(kind: ConfigType, rule: tuple[Any, ...] | None) -> str | Callable[[str], str]:
+    """Why a validator refuses a value, as Kafka's ConfigDef validators say it (``Range.ensureValid``
+    names the bound crossed)."""
+    if rule is None:
+        return ""
+    if rule[0] == "at_least":
+        return f"Value must be at least {rule[1]}"
+    if rule[0] == "between":
+        low, high = rule[1], rule[2]
+        return lambda v: (
+            f"Value must be at least {low}" if _bound(kind, v) < low else f"Value must be no more than {high}"
+        )
+    if rule[0] == "in_ci":
+        return f"String must be one of (case insensitive): {', '.join(str(c) for c in rule[1])}"
+    if rule[0] == "non_empty_string":
+        return "String may not be empty"
+    if rule[0] == "gzip_level":
+        return "Value must be -1 or between 1 and 9"
+    return ""
+
+
 def definition(row: Row, kind_of_resource: str) -> ConfigDef:
     """A catalogue row as a definition of a config the reference does not act on (a topic config's
     default from its broker synonym, as Kafka's)."""
@@ -141,6 +162,7 @@ def definition(row: Row, kind_of_resource: str) -> ConfigDef:
         choices=choices,
         read_only=scope == READ_ONLY,
         hidden=internal,
+        rule=rule_text(kind, rule),
     )
 
 
