@@ -179,3 +179,37 @@ def test_a_topic_lists_kafkas_topic_configs(router: Router, caps: Capabilities, 
     expect(not missing, "LogConfig", f"topic configs not described: {missing}")
     writable = [n for n in KAFKA_TOPIC_CONFIGS if described[n].read_only]
     expect(not writable, "ConfigHelper read_only", f"described read-only: {writable}")
+
+
+@pytest.mark.requires("alter_configs")
+def test_librdkafka_admin_alter_configs(router: Router, caps: Capabilities, topic: str, unique: Any) -> None:
+    """librdkafka's admin test (tests/0081-admin.c, do_test_AlterConfigs): one AlterConfigs request,
+    sent to a broker, sets topic configs (NONE), sasl.kerberos.min.time.before.relogin=58000 on that
+    broker (NONE) and topic configs of a topic that does not exist (UNKNOWN_TOPIC_OR_PARTITION)."""
+    node = a_broker(router, caps)
+    resources = [
+        (TOPIC, topic, {"compression.type": "gzip", "flush.ms": "12345678"}),
+        (BROKER, str(node), {RELOGIN: "58000"}),
+        (TOPIC, unique("absent"), {"compression.type": "lz4", "max.compaction.lag.ms": "3600000"}),
+    ]
+    answer = router.node(node).request(
+        "alter_configs",
+        caps.best("alter_configs"),
+        validate_only=False,
+        resources=[
+            {
+                "resource_type": kind,
+                "resource_name": name,
+                "configs": [{"name": k, "value": v} for k, v in configs.items()],
+            }
+            for kind, name, configs in resources
+        ],
+    )
+    try:
+        wanted = ("NONE", "NONE", "UNKNOWN_TOPIC_OR_PARTITION")
+        for response, (kind, name, _), code in zip(answer.responses, resources, wanted, strict=True):
+            expect_code(
+                response.error_code, code, rule="librdkafka 0081-admin", where=f"resource {kind}:{name}"
+            )
+    finally:
+        alter_broker(router, caps, str(node), [(RELOGIN, DELETE, None)])
