@@ -76,6 +76,12 @@ BROKER_SOURCES: tuple[tuple[str, str], ...] = (
     ("DelegationTokenManagerConfigs", "CONFIG_DEF"),
     ("PasswordEncoderConfigs", "CONFIG_DEF"),
 )
+DYNAMIC_ONLY_SOURCES: tuple[tuple[str, str], ...] = (
+    # broker configs that exist only as dynamic ones: DynamicConfig.Broker adds them to KafkaConfig's
+    # dynamic configs (core/src/main/scala/kafka/server/DynamicConfig.scala); settable per broker and at
+    # the cluster default, described only when set
+    ("QuotaConfig", "brokerQuotaConfigs()"),
+)
 EXCLUDED_SOURCES = ("ZkConfigs",)
 TOPIC_SOURCE = ("LogConfig", "CONFIG")
 
@@ -395,7 +401,8 @@ def render(
             "the default as Kafka prints it (None: none), the validator as data (None: none;",
             "``('custom', NAME)``: Kafka's own code, not checked here), the dynamic scope (read-only /",
             "per-broker / cluster-wide; topic: every topic config may be set on a topic), the class",
-            "defining it, and whether it is ``defineInternal``.",
+            "defining it, and whether DescribeConfigs leaves it out unless it is set (``defineInternal``,",
+            "or a dynamic-only config).",
             '"""',
         ]
         constants = [
@@ -445,6 +452,11 @@ def generate(mirror_dir: Path) -> dict[Path, str]:
             broker.setdefault(d.name, d)  # Utils.mergeConfigs: the first definition of a name wins
     excluded = sum(len(definitions(ev, mirror.java(c), "CONFIG_DEF")) for c in EXCLUDED_SOURCES)
     dynamic, per_broker = dynamic_scopes(ev)
+    for cls_name, def_name in DYNAMIC_ONLY_SOURCES:
+        for d in definitions(ev, mirror.java(cls_name), def_name):
+            d.internal = True  # listed by DescribeConfigs only when set
+            broker.setdefault(d.name, d)
+            dynamic.add(d.name)
     topic = {d.name: d for d in definitions(ev, mirror.java(TOPIC_SOURCE[0]), TOPIC_SOURCE[1])}
     broker_scopes = {n: scope_of(n, dynamic, per_broker) for n in broker}
     topic_scopes = dict.fromkeys(topic, "topic")

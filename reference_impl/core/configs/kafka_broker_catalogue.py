@@ -6,7 +6,8 @@ A row is ``(name, type, default, validator, scope, origin, internal)``: the Conf
 the default as Kafka prints it (None: none), the validator as data (None: none;
 ``('custom', NAME)``: Kafka's own code, not checked here), the dynamic scope (read-only /
 per-broker / cluster-wide; topic: every topic config may be set on a topic), the class
-defining it, and whether it is ``defineInternal``.
+defining it, and whether DescribeConfigs leaves it out unless it is set (``defineInternal``,
+or a dynamic-only config).
 """
 
 # ruff: noqa: E501
@@ -68,6 +69,7 @@ KAFKA_BROKER_CONFIGS: tuple[tuple[str, str, str | None, tuple[Any, ...] | None, 
     ('eligible.leader.replicas.enable', 'BOOLEAN', 'false', None, 'read-only', 'KRaftConfigs', False),
     ('fetch.max.bytes', 'INT', '57671680', ('at_least', 1024), 'read-only', 'ServerConfigs', False),
     ('fetch.purgatory.purge.interval.requests', 'INT', '1000', None, 'read-only', 'ReplicationConfigs', False),
+    ('follower.replication.throttled.rate', 'LONG', '9223372036854775807', ('at_least', 0), 'cluster-wide', 'QuotaConfig', True),
     ('group.consumer.assignors', 'LIST', 'org.apache.kafka.coordinator.group.assignor.UniformAssignor,org.apache.kafka.coordinator.group.assignor.RangeAssignor', None, 'read-only', 'GroupCoordinatorConfig', False),
     ('group.consumer.heartbeat.interval.ms', 'INT', '5000', ('at_least', 1), 'read-only', 'GroupCoordinatorConfig', False),
     ('group.consumer.max.heartbeat.interval.ms', 'INT', '15000', ('at_least', 1), 'read-only', 'GroupCoordinatorConfig', False),
@@ -106,6 +108,7 @@ KAFKA_BROKER_CONFIGS: tuple[tuple[str, str, str | None, tuple[Any, ...] | None, 
     ('kafka.metrics.reporters', 'LIST', '', None, 'read-only', 'MetricConfigs', False),
     ('leader.imbalance.check.interval.seconds', 'LONG', '300', ('at_least', 1), 'read-only', 'ReplicationConfigs', False),
     ('leader.imbalance.per.broker.percentage', 'INT', '10', None, 'read-only', 'ReplicationConfigs', False),
+    ('leader.replication.throttled.rate', 'LONG', '9223372036854775807', ('at_least', 0), 'cluster-wide', 'QuotaConfig', True),
     ('listener.security.protocol.map', 'STRING', 'SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT', None, 'per-broker', 'SocketServerConfigs', False),
     ('listeners', 'STRING', 'PLAINTEXT://:9092', None, 'per-broker', 'SocketServerConfigs', False),
     ('log.cleaner.backoff.ms', 'LONG', '15000', ('at_least', 0), 'cluster-wide', 'CleanerConfig', False),
@@ -230,6 +233,7 @@ KAFKA_BROKER_CONFIGS: tuple[tuple[str, str, str | None, tuple[Any, ...] | None, 
     ('remote.log.storage.manager.class.path', 'STRING', None, None, 'read-only', 'RemoteLogManagerConfig', False),
     ('remote.log.storage.manager.impl.prefix', 'STRING', 'rsm.config.', ('non_empty_string',), 'read-only', 'RemoteLogManagerConfig', False),
     ('remote.log.storage.system.enable', 'BOOLEAN', 'false', None, 'read-only', 'RemoteLogManagerConfig', False),
+    ('replica.alter.log.dirs.io.max.bytes.per.second', 'LONG', '9223372036854775807', ('at_least', 0), 'cluster-wide', 'QuotaConfig', True),
     ('replica.fetch.backoff.ms', 'INT', '1000', ('at_least', 0), 'read-only', 'ReplicationConfigs', False),
     ('replica.fetch.max.bytes', 'INT', '1048576', ('at_least', 0), 'read-only', 'ReplicationConfigs', False),
     ('replica.fetch.min.bytes', 'INT', '1', None, 'read-only', 'ReplicationConfigs', False),

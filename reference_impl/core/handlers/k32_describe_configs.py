@@ -44,7 +44,7 @@ def _entry(e: ConfigEntry, synonyms: bool, docs: bool) -> dict[str, Any]:
         "config_source": int(e.source),
         "is_sensitive": sensitive,
         "config_type": int(e.type),
-        "documentation": e.doc if docs else None,
+        "documentation": (e.doc or None) if docs else None,  # none for a config Kafka does not define
         "synonyms": [
             {"name": n, "value": None if sensitive else v, "source": int(s)} for n, v, s in e.synonyms
         ]

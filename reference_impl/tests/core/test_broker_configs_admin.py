@@ -162,6 +162,7 @@ def test_a_config_kafka_does_not_define_is_stored_and_described_as_sensitive() -
         UNKNOWN_TYPE,
         DYNAMIC_BROKER,
     )
+    assert entry.documentation is None
     assert incremental(h, "1", ("custom.plugin.setting", DELETE, None)).error_code == ErrorCode.none
     assert describe(h, BROKER, "1", ["custom.plugin.setting"]) == {}
 
@@ -174,3 +175,18 @@ def test_a_brokers_own_configs_and_the_defaults_replay_and_survive_a_snapshot() 
     image.apply(ConfigRecord(resource_type=BROKER, resource_name="2", name="a.b", value=None), 3)
     again = decode_snapshot(encode_snapshot(image), "c", 4)
     assert (again.node_configs, again.broker_configs) == ({"1": {"a.b": "x"}}, {"log.retention.ms": "5"})
+
+
+def test_replication_throttle_rates_are_dynamic_only() -> None:
+    """QuotaConfig.brokerQuotaConfigs (DynamicConfig.Broker): settable at the cluster default and per
+    broker, a LONG of at least 0, described only once set."""
+    h = BrokerHarness()
+    rate = "leader.replication.throttled.rate"
+    assert rate not in describe(h, BROKER, "1")
+    assert incremental(h, "", (rate, SET, "1048576")).error_code == ErrorCode.none
+    assert describe(h, BROKER, "1", [rate])[rate].config_source == DYNAMIC_DEFAULT
+    refused = incremental(h, "1", (rate, SET, "-1"))
+    assert (refused.error_code, refused.error_message) == (
+        ErrorCode.invalid_request,
+        f"Invalid value -1 for configuration {rate}: Value must be at least 0",
+    )
