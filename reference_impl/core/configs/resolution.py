@@ -117,8 +117,8 @@ class BrokerConfig:
         entries = []
         for name in wanted:
             definition = BROKER_CONFIGS.get(name)
-            if definition is not None and definition.hidden and self.get(name) is None:
-                continue
+            if definition is not None and definition.hidden and not self._is_set(name):
+                continue  # defineInternal, dynamic-only and seeded-bug configs: listed once set
             chain = self._synonyms(name)
             if not per_broker:
                 chain = [link for link in chain if link[2] is ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG]
@@ -134,6 +134,9 @@ class BrokerConfig:
                 )
             )
         return entries
+
+    def _is_set(self, name: str) -> bool:
+        return any(name in store for store in (self.dynamic, self.dynamic_default, self.static))
 
     def _synonyms(self, name: str) -> list[tuple[str, str | None, ConfigSource]]:
         chain: list[tuple[str, str | None, ConfigSource]] = []

@@ -59,6 +59,7 @@ def test_a_broker_describes_every_kafka_config_and_a_topic_every_topic_config() 
     entries = describe(h, BROKER, "1")
     visible = {r[0] for r in KAFKA_BROKER_CONFIGS if not r[6]}  # defineInternal ones are not listed
     assert visible <= set(entries)
+    assert not {r[0] for r in KAFKA_BROKER_CONFIGS if r[6]} & set(entries)
     print(f"broker 1 described {len(entries)} configs ({len(visible)} of Kafka's, not internal)")
     relogin = entries["sasl.kerberos.min.time.before.relogin"]
     assert (relogin.value, relogin.config_source, relogin.config_type, relogin.read_only) == (
