@@ -213,3 +213,35 @@ def test_librdkafka_admin_alter_configs(router: Router, caps: Capabilities, topi
             )
     finally:
         alter_broker(router, caps, str(node), [(RELOGIN, DELETE, None)])
+
+
+@pytest.mark.requires("incremental_alter_configs")
+def test_a_topic_config_set_to_null_is_invalid_request(
+    router: Router, caps: Capabilities, topic: str
+) -> None:
+    """ConfigAdminManager.preprocess, on the broker, for every resource: a config SET to null (not
+    DELETEd) is INVALID_REQUEST 'Null value not supported for : NAME'."""
+    answer = ops.controller_request(
+        router,
+        "incremental_alter_configs",
+        caps.best("incremental_alter_configs"),
+        {
+            "validate_only": False,
+            "resources": [
+                {
+                    "resource_type": TOPIC,
+                    "resource_name": topic,
+                    "configs": [{"name": "retention.ms", "config_operation": SET, "value": None}],
+                }
+            ],
+        },
+        lambda a: a.responses[0].error_code,
+    )
+    result = answer.responses[0]
+    expect_code(result.error_code, "INVALID_REQUEST", rule="ConfigAdminManager.preprocess")
+    expect_equal(
+        result.error_message,
+        "Null value not supported for : retention.ms",
+        "ConfigAdminManager.preprocess",
+        "error message",
+    )

@@ -3,6 +3,7 @@ alter APIs' round over their resources."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -153,8 +154,12 @@ def check_broker_changes(resource_name: str, props: dict[str, str]) -> None:
         )
 
 
-def refuse_null_broker_values(null_names: list[str]) -> None:
-    """``ConfigAdminManager.preprocess`` on the broker: a config set to null is INVALID_REQUEST."""
+def preprocess(names: list[str], null_names: list[str]) -> None:
+    """``ConfigAdminManager.preprocess``, on the broker, for every resource of AlterConfigs and
+    IncrementalAlterConfigs before anything else: a config named twice, or set to null (not deleted),
+    is INVALID_REQUEST."""
+    if len(set(names)) < len(names):
+        raise KafkaError(ErrorCode.invalid_request, "Error due to duplicate config keys")
     if null_names:
         raise KafkaError(ErrorCode.invalid_request, f"Null value not supported for : {', '.join(null_names)}")
 
@@ -181,15 +186,6 @@ def check_changes(resource_type: int, changes: dict[str, str | None]) -> None:
                 definition.validate(value)
             except ConfigError as exc:
                 raise KafkaError(ErrorCode.invalid_config, str(exc)) from None
-
-
-def refuse_null_group_values(resource_type: int, null_names: list[str]) -> None:
-    """Kafka's ``ControllerConfigurationValidator`` for a group: a config set to null (not deleted) is
-    INVALID_CONFIG."""
-    if resource_type == GROUP_RESOURCE and null_names:
-        raise KafkaError(
-            ErrorCode.invalid_config, f"Null value not supported for group configs: {','.join(null_names)}"
-        )
 
 
 def check_group_changes(broker: HandlerHost, group_id: str, changes: dict[str, str | None]) -> None:
@@ -219,6 +215,7 @@ def alter_resources(
     them) written through the controller (or only checked with ``validate_only``), an error per
     resource."""
     responses = []
+    named = Counter((int(r.resource_type), r.resource_name) for r in request.resources)
     for r in request.resources:
         rtype, rname = int(r.resource_type), r.resource_name
         entry: dict[str, Any] = {
@@ -228,6 +225,8 @@ def alter_resources(
             "error_message": None,
         }
         try:
+            if named[(rtype, rname)] > 1:  # ConfigAdminManager.preprocess
+                raise KafkaError(ErrorCode.invalid_request, "Each resource must appear at most once.")
             check_access(broker, ctx, rtype, rname, Op.ALTER_CONFIGS)
             check_resource(broker, rtype, rname, altering=True, received_by=_forwarded_by(ctx))
             changes = changes_of(rtype, rname, r)

@@ -1,16 +1,16 @@
 """IncrementalAlterConfigs: v0-1. SET, DELETE, APPEND or SUBTRACT single configs (KIP-339).
 
 Behaviour: APPEND and SUBTRACT apply to list configs only (INVALID_CONFIG
-otherwise) and work on the current effective value; a config named twice
-in one resource is INVALID_REQUEST; unknown names and bad values are
-INVALID_CONFIG; ``validate_only`` checks without applying. Group resources
-(32, Kafka's ``GroupConfig``) are checked whole after the change
-(configs_common.check_group_changes).
+otherwise) and work on the current effective value; a resource named twice, a config named twice
+in one resource or set to null (Kafka's ``ConfigAdminManager.preprocess``) are INVALID_REQUEST;
+unknown names and bad values of topics and groups are INVALID_CONFIG; a broker resource is checked
+whole after the change as Kafka's broker checks it (configs_common.check_broker_changes,
+INVALID_REQUEST); ``validate_only`` checks without applying. Group resources (32, Kafka's
+``GroupConfig``) are checked whole after the change (configs_common.check_group_changes).
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from reference_impl.protocol.errors import ErrorCode, KafkaError
@@ -25,8 +25,7 @@ from .configs_common import (
     check_broker_changes,
     check_changes,
     current_overrides,
-    refuse_null_broker_values,
-    refuse_null_group_values,
+    preprocess,
 )
 from .registry import Reply, handles
 
@@ -40,25 +39,20 @@ SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 @handles(44, 0, 1)
 def handle_incremental_alter_configs(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
     def changes_of(rtype: int, rname: str, resource: Any) -> dict[str, str | None]:
-        names = Counter(c.name for c in resource.configs)
-        if any(n > 1 for n in names.values()):
-            raise KafkaError(ErrorCode.invalid_request, "Error due to duplicate config keys")
+        preprocess(
+            [c.name for c in resource.configs],
+            [c.name for c in resource.configs if int(c.config_operation) != DELETE and c.value is None],
+        )
         if rtype == TOPIC_RESOURCE:
             effective = effective_topic_configs(broker.image.topics[rname].configs, broker.config)
         elif rtype == CLIENT_METRICS_RESOURCE:
             effective = dict(broker.image.client_metrics.get(rname, {}))
         elif rtype == GROUP_RESOURCE:
             effective = effective_group_configs(broker.image.group_configs.get(rname, {}), broker.config)
-        else:  # a broker resource: ConfigAdminManager.preprocess, on the broker
-            refuse_null_broker_values(
-                [c.name for c in resource.configs if int(c.config_operation) != DELETE and c.value is None]
-            )
+        else:  # a broker resource: its stored values, else the defaults
             stored = current_overrides(broker, rtype, rname)
             defaults = {k: d.default for k, d in BROKER_CONFIGS.items() if d.default is not None}
             effective = defaults | stored
-        refuse_null_group_values(
-            rtype, [c.name for c in resource.configs if int(c.config_operation) == SET and c.value is None]
-        )
         changes = {
             c.name: _apply(rtype, c.name, int(c.config_operation), c.value, effective)
             for c in resource.configs

@@ -191,3 +191,18 @@ def test_replication_throttle_rates_are_dynamic_only() -> None:
         ErrorCode.invalid_request,
         f"Invalid value -1 for configuration {rate}: Value must be at least 0",
     )
+
+
+def test_a_resource_named_twice_is_invalid_request_for_both() -> None:
+    """ConfigAdminManager.preprocess: each resource must appear at most once in a request."""
+    h = BrokerHarness()
+    resource = {
+        "resource_type": BROKER,
+        "resource_name": "1",
+        "configs": [{"name": "log.retention.ms", "value": "9"}],
+    }
+    answers = h.call(request(33, 2, resources=[resource, resource], validate_only=False)).responses
+    assert [(r.error_code, r.error_message) for r in answers] == [
+        (ErrorCode.invalid_request, "Each resource must appear at most once.")
+    ] * 2
+    assert h.broker.image.node_configs == {}
