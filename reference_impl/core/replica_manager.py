@@ -82,7 +82,8 @@ class ReplicaManager:
         disk would look like a topic deleted while it was down, and be deleted."""
         if self.host.quorum is not None and not self.host.quorum.ready:
             return
-        self.config.dynamic = dict(self.host.image.broker_configs)
+        self.config.dynamic_default = dict(self.host.image.broker_configs)
+        self.config.dynamic = dict(self.host.image.node_configs.get(str(self.node_id), {}))
         wanted: set[TopicPartition] = set()
         moved: list[TopicPartition] = []
         checkpointed: dict[TopicPartition, int] | None = None  # read once, when a partition opens

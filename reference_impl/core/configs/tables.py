@@ -19,6 +19,7 @@ from ..mutants import STARTUP_MODES as STARTUP_MUTANTS
 from ..mutants import TXN_MODES as TXN_MUTANTS
 from ..replication.read_replica import SELECTORS as READ_SELECTORS
 from ..security.settings import SECURITY_CONFIGS
+from .catalogue import register as _register_kafka_catalogue
 from .model import INT_MAX, LONG_MAX, ConfigDef, ConfigType, parse_peer_addresses, parse_quorum_voters
 
 
@@ -787,3 +788,5 @@ def _register_security_configs() -> None:
 
 
 _register_security_configs()
+OWN_BROKER_CONFIGS, OWN_TOPIC_CONFIGS = frozenset(BROKER_CONFIGS), frozenset(TOPIC_CONFIGS)
+_register_kafka_catalogue(BROKER_CONFIGS, TOPIC_CONFIGS)  # all of Kafka's, configs/catalogue.py

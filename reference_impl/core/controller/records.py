@@ -167,6 +167,7 @@ def image_records(image: ControllerImage) -> list[ControllerRecord]:
     for name, value in sorted(image.broker_configs.items()):
         out.append(ConfigRecord(resource_type=BROKER_RESOURCE, resource_name="", name=name, value=value))
     for rtype, named in (
+        (BROKER_RESOURCE, image.node_configs),
         (CLIENT_METRICS_RESOURCE, image.client_metrics),
         (GROUP_RESOURCE, image.group_configs),
     ):

@@ -89,6 +89,9 @@ class MetadataImage:
     topics: dict[str, TopicInfo] = field(default_factory=dict)
     topic_names: dict[uuid.UUID, str] = field(default_factory=dict)
     broker_configs: dict[str, str] = field(default_factory=dict)
+    """The cluster-wide dynamic broker configs (resource name "": DYNAMIC_DEFAULT_BROKER_CONFIG)."""
+    node_configs: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Broker id (the resource name) → its own dynamic broker configs (DYNAMIC_BROKER_CONFIG)."""
     client_metrics: dict[str, dict[str, str]] = field(default_factory=dict)
     """Subscription name → its client-metrics configs (KIP-714; a subscription with none is gone)."""
     group_configs: dict[str, dict[str, str]] = field(default_factory=dict)
@@ -142,8 +145,11 @@ class MetadataImage:
                 if rtype == TOPIC_RESOURCE:
                     topic = self.topics.get(rname)
                     target = topic.configs if topic is not None else None
-                elif rtype in (CLIENT_METRICS_RESOURCE, GROUP_RESOURCE):
-                    named = self.client_metrics if rtype == CLIENT_METRICS_RESOURCE else self.group_configs
+                elif rtype in (CLIENT_METRICS_RESOURCE, GROUP_RESOURCE) or rname:
+                    named = {
+                        CLIENT_METRICS_RESOURCE: self.client_metrics,
+                        GROUP_RESOURCE: self.group_configs,
+                    }.get(rtype, self.node_configs)  # a broker's own configs (resource name: its id)
                     target = named.setdefault(rname, {})
                     if value is None:
                         target.pop(name, "")
