@@ -35,10 +35,9 @@ def unregister_broker(
     (the offset of its ``RegisterBrokerRecord``; -1 where the image keeps no epochs)."""
     broker_id = body.broker_id
     if broker_id not in image.brokers:
+        # Kafka's ControllerApis.handleUnregisterBroker sets the error code alone (no message).
         return [], cm.UnregisterBrokerResponse(
-            correlation_id=body.correlation_id,
-            error_code=ErrorCode.broker_id_not_registered,
-            error_message=f"Broker ID {broker_id} is not currently registered",
+            correlation_id=body.correlation_id, error_code=ErrorCode.broker_id_not_registered
         )
     records: list[MetadataRecord] = list(
         changes_removing_broker(_as_controller_image(image), broker_id, live, unclean_default)

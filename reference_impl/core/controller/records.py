@@ -113,9 +113,9 @@ class ControllerImage(MetadataImage):
         if isinstance(record, UnregisterBrokerRecord):
             # Kafka's ClusterControlManager.replay refuses a record naming another registration
             # (a broker that registered again since): ignored here, as records that no longer
-            # match the image are.
+            # match the image are. Epoch -1 is a one-node controller's (its image keeps no epochs).
             known = self.broker_epochs.get(record.broker_id)
-            if known is not None and known != record.broker_epoch:
+            if known is not None and record.broker_epoch >= 0 and known != record.broker_epoch:
                 self.offset = offset
                 return
             self.broker_epochs.pop(record.broker_id, None)

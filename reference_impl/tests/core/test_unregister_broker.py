@@ -14,7 +14,7 @@ from .harness import BrokerHarness, request
 def test_unknown_id_is_refused_and_own_id_registers_again() -> None:
     h = BrokerHarness()
     answer = h.call(request(64, 0, broker_id=42))
-    assert answer.error_code == ErrorCode.broker_id_not_registered and answer.error_message
+    assert answer.error_code == ErrorCode.broker_id_not_registered and answer.error_message is None
     before = h.broker.image.offset
     answer = h.call(request(64, 0, broker_id=h.broker.node_id))
     assert answer.error_code == ErrorCode.none

@@ -73,3 +73,6 @@ def test_the_record_round_trips_and_a_stale_epoch_is_ignored() -> None:
     assert 7 in image.brokers and image.broker_epochs[7] == 42
     image.apply(UnregisterBrokerRecord(broker_id=7, broker_epoch=42), 44)
     assert 7 not in image.brokers and 7 not in image.broker_epochs and image.offset == 44
+    image.apply(RegisterBrokerRecord(broker_id=7, host="h", port=1), 45)
+    image.apply(UnregisterBrokerRecord(broker_id=7, broker_epoch=-1), 46)  # a one-node controller's
+    assert 7 not in image.brokers
