@@ -76,3 +76,14 @@ def test_the_record_round_trips_and_a_stale_epoch_is_ignored() -> None:
     image.apply(RegisterBrokerRecord(broker_id=7, host="h", port=1), 45)
     image.apply(UnregisterBrokerRecord(broker_id=7, broker_epoch=-1), 46)  # a one-node controller's
     assert 7 not in image.brokers
+
+
+def test_a_running_broker_that_is_unregistered_registers_again_on_its_next_heartbeat() -> None:
+    """Its heartbeat is refused BROKER_ID_NOT_REGISTERED, so it registers anew (a new epoch) and is
+    unfenced once caught up: operators stop a broker before unregistering it for good."""
+    sim, _ = cluster()
+    old_epoch = sim.node(103).broker_epoch
+    assert unregister(sim, 103) == ErrorCode.none
+    assert sim.run_until_true(lambda: sim.node(103).broker_epoch > old_epoch, 15_000)
+    assert sim.run_until_true(lambda: not sim.node(103).fenced, 15_000)
+    assert 103 in active(sim).image.brokers
