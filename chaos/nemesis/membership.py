@@ -6,8 +6,10 @@ nemesis op (``f`` = ``membership``, ``step`` names it, with its figures):
 1. ``add``: a new broker-only node (the next free id, never reused in a campaign) starts from one
    of the cluster's commands (:mod:`fixtures.targets.membership`) and registers with the
    controllers (BrokerRegistration); the step waits until Metadata lists it.
-2. ``reassign-onto``: a seeded half (at least one) of the campaign's partitions each swap one
-   seeded replica for the new broker (AlterPartitionReassignments, KIP-455: the new replica
+2. ``reassign-onto``: a seeded half (at least one) of the campaign's partitions, and up to two
+   partitions of the internal topics (``__consumer_offsets``, ``__transaction_state``: their group
+   and transaction coordinators move with the leadership), each swap one seeded replica for the new
+   broker (AlterPartitionReassignments, KIP-455: the new replica
    catches up and joins the ISR before the old one leaves; the leader may be the one leaving).
    A move that has not completed by the window's end is cancelled (null target replicas).
 3. ``decommission`` at the window's end: Kafka's ``remove-broker`` order
@@ -19,7 +21,9 @@ Controllers are not added or removed: that is the metadata quorum's own membersh
 would go (None: not available, the steps above only).
 
 The steps run on a worker thread per window (starting a process and waiting for a move take
-seconds: the schedule's other faults go on meanwhile); ``heal`` waits for every worker, bounded.
+seconds: the schedule's other faults go on meanwhile), one window at a time (a window planned
+while another's moves are in flight would take their replica lists, targets and leaving replicas
+together, for assignments); ``heal`` waits for every worker, bounded.
 """
 
 from __future__ import annotations
@@ -46,7 +50,6 @@ from fixtures.wire.membership import (
     view,
     wait_moved,
     wait_registered,
-    wait_until,
 )
 
 MEMBERSHIP_FAULTS = ("membership",)
@@ -56,6 +59,9 @@ JOIN_TIMEOUT_S = 240.0
 """How long ``heal`` waits for a window's worker (its steps' waits together, with room)."""
 MAX_MOVED = 64
 """At most this many partitions move onto a new broker in one window."""
+INTERNAL_MOVED = 2
+"""At most this many partitions of the internal topics move onto it in one window."""
+INTERNAL_TOPICS = ("__consumer_offsets", "__transaction_state")
 VOTER_CHANGE_HOOK: Callable[[Sequence[str], int], None] | None = None
 """AddRaftVoter/RemoveRaftVoter (KIP-853) for a node, when the reference has it (voters853's
 work): None here, so the nemesis changes brokers only."""
@@ -79,17 +85,27 @@ class MembershipPlan:
 
 
 def plan_window(
-    pick: int, placements: Sequence[Placement], topics: Sequence[str], new_broker: int
+    pick: int,
+    placements: Sequence[Placement],
+    topics: Sequence[str],
+    new_broker: int,
+    internal: Sequence[str] = (),
 ) -> MembershipPlan:
     """The seeded plan of one window: half of ``topics``' partitions (at least one, at most
-    :data:`MAX_MOVED`), each giving the replica at a seeded index to ``new_broker``. Pure."""
+    :data:`MAX_MOVED`) and up to :data:`INTERNAL_MOVED` partitions of the ``internal`` topics (the
+    group and transaction coordinators' logs: their coordinators move with the leadership), each
+    giving the replica at a seeded index to ``new_broker``. Pure."""
     rng = random.Random(pick)
-    ours = sorted(
-        (p for p in placements if p.topic in topics and p.replicas and new_broker not in p.replicas),
-        key=lambda p: (p.topic, p.partition),
-    )
-    count = min(MAX_MOVED, max(1, len(ours) // 2)) if ours else 0
-    chosen = rng.sample(ours, count)
+
+    def held(names: Sequence[str]) -> list[Placement]:
+        return sorted(
+            (p for p in placements if p.topic in names and p.replicas and new_broker not in p.replicas),
+            key=lambda p: (p.topic, p.partition),
+        )
+
+    ours, theirs = held(topics), held(internal)
+    chosen = rng.sample(ours, min(MAX_MOVED, max(1, len(ours) // 2)) if ours else 0)
+    chosen += rng.sample(theirs, min(INTERNAL_MOVED, len(theirs)))
     onto: dict[tuple[str, int], tuple[int, ...]] = {}
     for p in sorted(chosen, key=lambda p: (p.topic, p.partition)):
         index = rng.randrange(len(p.replicas))
@@ -110,6 +126,9 @@ class Membership:
     ends: dict[int, threading.Event] = field(default_factory=dict)
     added: list[int] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    one_at_a_time: threading.Lock = field(default_factory=threading.Lock)
+    """Windows run one after another: a window planning while another's moves are in flight would
+    read their replica lists (targets and leaving replicas together) as assignments."""
 
     def start(self, plan_id: int, pick: int) -> dict[str, Any]:
         """Begin a window: its worker adds a broker and moves partitions onto it."""
@@ -146,18 +165,26 @@ class Membership:
         self.recorder.nemesis("membership", {"fault": "membership", "id": plan_id, "step": step, **value})
 
     def _window(self, plan_id: int, pick: int, end: threading.Event) -> None:
-        node: Node | None = None
+        if not self.one_at_a_time.acquire(timeout=JOIN_TIMEOUT_S):
+            self._record(plan_id, "error", {"error": "the previous window did not finish"})
+            return
         try:
-            node = self._add(plan_id)
-            current = view(self._addresses())
-            plan = plan_window(pick, current.placements, self.topics, node.node_id)
-            self._record(plan_id, "plan", {"steps": plan.steps()})
-            self._onto(plan_id, plan, end)
-        except Exception as exc:  # recorded, never fatal
-            self._record(plan_id, "error", {"error": f"{type(exc).__name__}: {exc}"})
-        end.wait(JOIN_TIMEOUT_S)
-        if node is not None:
-            self._decommission(plan_id, node)
+            node: Node | None = None
+            try:
+                node = self._add(plan_id)
+                addresses = self._addresses()
+                moving = reassigning(addresses)
+                current = [p for p in view(addresses).placements if (p.topic, p.partition) not in moving]
+                plan = plan_window(pick, current, self.topics, node.node_id, INTERNAL_TOPICS)
+                self._record(plan_id, "plan", {"steps": plan.steps()})
+                self._onto(plan_id, plan, end)
+            except Exception as exc:  # recorded, never fatal
+                self._record(plan_id, "error", {"error": f"{type(exc).__name__}: {exc}"})
+            end.wait(JOIN_TIMEOUT_S)
+            if node is not None:
+                self._decommission(plan_id, node)
+        finally:
+            self.one_at_a_time.release()
 
     def _add(self, plan_id: int) -> Node:
         with self.lock:
@@ -215,9 +242,6 @@ class Membership:
     def _decommission(self, plan_id: int, node: Node) -> None:
         addresses = self._addresses(without=node.node_id)
         try:
-            wait_until(
-                lambda: not reassigning(addresses), STEP_TIMEOUT_S, "reassignments in progress to finish"
-            )
             done = decommission(addresses, node.node_id, node.stop, STEP_TIMEOUT_S)
             self._record(plan_id, "decommission", {"nodes": [node.node_id], **done.figures()})
             with self.lock:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from chaos.nemesis.membership import MAX_MOVED, plan_window
+from chaos.nemesis.membership import INTERNAL_MOVED, MAX_MOVED, plan_window
 from chaos.nemesis.schedule import parse_faults
 from fixtures.wire.membership import MembershipError, Placement, moves_away
 
@@ -39,6 +39,14 @@ def test_a_window_is_bounded_and_skips_partitions_already_on_the_broker() -> Non
     held = [Placement("t", 0, 4, (4, 1, 2), (4, 1, 2)), Placement("t", 1, 1, (1, 2, 3), (1, 2, 3))]
     assert list(plan_window(1, held, ["t"], 4).onto) == [("t", 1)]
     assert plan_window(1, [], ["t"], 4).onto == {}
+
+
+def test_a_window_moves_at_most_two_internal_partitions() -> None:
+    placements = [*_placements("t", 2), *_placements("__consumer_offsets", 50)]
+    onto = plan_window(3, placements, ["t"], 4, ["__consumer_offsets", "__transaction_state"]).onto
+    assert sum(1 for topic, _p in onto if topic == "__consumer_offsets") == INTERNAL_MOVED
+    assert sum(1 for topic, _p in onto if topic == "t") == 1
+    assert set(plan_window(3, placements, ["t"], 4).onto) == {k for k in onto if k[0] == "t"}
 
 
 def test_decommission_moves_each_replica_to_the_least_loaded_other_broker() -> None:
