@@ -152,8 +152,6 @@ GAP_LEDGER: dict[int, str] = {
     58: "Envelope (KIP-590's principal-preserving forward): the reference forwards admin writes with its own "
     "request and checks ACLs at the broker first (core/handlers/forwarding.py), so the controller needs no "
     "Envelope.",
-    64: "UnregisterBroker (kafka-cluster remove-broker) is not implemented: brokers cannot be removed from "
-    "the metadata while the cluster serves.",
     70: "ControllerRegistration (KIP-919): controllers are known from controller.quorum.voters; they do not "
     "register their endpoints and features in the metadata log.",
     73: "AssignReplicasToDirs (KIP-858 JBOD) — one log directory per broker.",

@@ -60,6 +60,7 @@ from . import (  # noqa: F401  (imported to register)
     k61_describe_producers,
     k62_broker_registration,
     k63_broker_heartbeat,
+    k64_unregister_broker,
     k65_describe_transactions,
     k66_list_transactions,
     k67_allocate_producer_ids,

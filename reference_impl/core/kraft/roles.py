@@ -45,6 +45,7 @@ CONTROLLER_LISTENER_APIS = frozenset(
         60,  # DescribeCluster (KIP-919)
         62,  # BrokerRegistration
         63,  # BrokerHeartbeat
+        64,  # UnregisterBroker (forwarded by brokers)
         67,  # AllocateProducerIds
     }
 )
