@@ -46,14 +46,15 @@ CONTROLLER_LISTENER_APIS = frozenset(
         62,  # BrokerRegistration
         63,  # BrokerHeartbeat
         67,  # AllocateProducerIds
+        73,  # AssignReplicasToDirs (KIP-858)
     }
 )
 """What a controller listener serves: the APIs Kafka's message definitions list for the
 ``controller`` listener, among those this broker implements."""
 
-CONTROLLER_ONLY_APIS = frozenset({52, 53, 54, 56, 59, 62, 63, 67})
+CONTROLLER_ONLY_APIS = frozenset({52, 53, 54, 56, 59, 62, 63, 67, 73})
 """Vote, BeginQuorumEpoch, EndQuorumEpoch, AlterPartition, FetchSnapshot, BrokerRegistration,
-BrokerHeartbeat, AllocateProducerIds: the implemented APIs whose message definition
+BrokerHeartbeat, AllocateProducerIds, AssignReplicasToDirs: the implemented APIs whose message definition
 (``clients/src/main/resources/common/message/*Request.json``, ``"listeners"``) names the
 ``controller`` listener and not ``broker``. A broker listener neither advertises nor serves them
 (Kafka's ``ApiVersionManager.isApiEnabled`` checks ``ApiKeys.inScope(listenerType)``)."""
