@@ -69,8 +69,11 @@ def _settled(ask: Callable[[], Any], what: str) -> Any:
 def test_a_failed_log_dir_moves_its_leaderships_and_the_broker_keeps_serving(tmp_path: Path) -> None:
     topic = f"jbod-{uuid.uuid4().hex[:6]}"
     node_configs = {n: [f"log.dirs={tmp_path / f'node-{n}'},{tmp_path / f'node-{n}-b'}"] for n in (1, 2, 3)}
+    checkpoints = ["log.retention.check.interval.ms=300"]  # maintenance (and its checkpoints) often
     started = time.monotonic()
-    with launch("reference", workdir=tmp_path, brokers=3, node_configs=node_configs) as target:
+    with launch(
+        "reference", workdir=tmp_path, brokers=3, broker_configs=checkpoints, node_configs=node_configs
+    ) as target:
         addresses = {n.node_id: f"{n.host}:{n.port}" for n in target.nodes}
         wires = {node: WireClient(address) for node, address in addresses.items()}
         try:
