@@ -73,6 +73,11 @@ from . import (  # noqa: F401  (imported to register)
     k77_share_group_describe,
     k78_share_fetch,
     k79_share_acknowledge,
+    k83_initialize_share_group_state,
+    k84_read_share_group_state,
+    k85_write_share_group_state,
+    k86_delete_share_group_state,
+    k87_read_share_group_state_summary,
 )
 from .registry import HANDLERS, Deferred, Handler, NoResponse, Reply, Respond, handles
 

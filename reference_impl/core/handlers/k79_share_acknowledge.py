@@ -14,7 +14,9 @@ hold), INVALID_REQUEST (a malformed batch), UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_P
 NOT_LEADER_OR_FOLLOWER (with the current leader), TOPIC_AUTHORIZATION_FAILED.
 Version notes: v1-v2, as Kafka's newest ShareAcknowledgeRequest.json and kio 0.6.5 define them
 (v0 was 4.0's early access); v2's IsRenewAck (KIP-1222 renew, type 4) is refused (INVALID_REQUEST).
-Not implemented: NodeEndpoints (empty); persisted share state (memory only).
+The changed state is written to the share coordinator (``group/share_persister.py``) before the
+answer goes out when the coordinator is this broker; a remote coordinator's write is not waited for
+(Kafka answers after the write). Not implemented: NodeEndpoints (empty).
 """
 
 from __future__ import annotations
@@ -66,7 +68,10 @@ def _serve(broker: HandlerHost, ctx: RequestContext, request: Any, now: int) -> 
             entry["current_leader"] = leader_of(loc)
         if loc.sp is not None:
             entry["error_code"] = acknowledge(loc.sp, member_id, batches, now)
+        elif loc.loading:  # nothing is held on a share-partition not loaded yet
+            entry["error_code"] = ErrorCode.invalid_record_state
         entries.append((tp, entry))
     if session is None:  # epoch -1 closed the session
         leader.release_member(group_id, member_id)
+    broker.group_coordinator.share.sync.flush()  # the acknowledgements, persisted
     return {"error_code": ErrorCode.none, "responses": group_by_topic(entries)}
