@@ -43,6 +43,7 @@ log = logging.getLogger("reference_impl.share")
 READ_VERSION = 0
 WRITE_VERSION = 1
 RETRY_MS = 500
+MAX_PENDING = 100_000  # share-partitions remembered while their state is being read
 ReadDone = Callable[[ErrorCode, ShareState | None], None]
 WriteDone = Callable[[ErrorCode], None]
 
@@ -181,6 +182,9 @@ class ShareStateSync:
     tracked: dict[SPKey, _Tracked] = field(default_factory=dict)
     loading: dict[SPKey, int] = field(default_factory=dict)  # key -> leader epoch being read
     retry_at: dict[SPKey, int] = field(default_factory=dict)
+    first_seen: dict[SPKey, tuple[int, int]] = field(default_factory=dict)
+    """The log (start, end) the first load attempt saw: where a share-partition without state starts
+    (``latest``: the end at its first use, however many retries its state took to read)."""
 
     def current(self, key: SPKey, leader_epoch: int) -> SharePartition | None:
         """The share-partition if it was loaded under ``leader_epoch``; one loaded under another
@@ -198,10 +202,15 @@ class ShareStateSync:
         key: SPKey,
         leader_epoch: int,
         now_ms: int,
-        create: Callable[[ShareState | None], SharePartition],
+        log_bounds: tuple[int, int],
+        create: Callable[[ShareState | None, tuple[int, int]], SharePartition],
         wake: Callable[[], None],
     ) -> SharePartition | None:
-        """Start (or continue) loading ``key``; the share-partition once loaded, else None."""
+        """Start (or continue) loading ``key``; the share-partition once loaded, else None.
+        ``log_bounds``: where a share-partition without state would start now (start, end)."""
+        if len(self.first_seen) >= MAX_PENDING and key not in self.first_seen:
+            self.first_seen.clear()  # a bound on keys that never load; they start later instead
+        bounds = self.first_seen.setdefault(key, log_bounds)
         if key in self.loading or self.retry_at.get(key, 0) > now_ms:
             return None
         self.loading[key] = leader_epoch
@@ -218,11 +227,12 @@ class ShareStateSync:
                 self.retry_at.pop(key, None)
                 restored = state.start_offset >= 0
                 try:
-                    sp = create(state if restored else None)
+                    sp = create(state if restored else None, bounds)
                 except KafkaError as exc:  # no room for another share-partition: try again later
                     log.info("loading the share-partition %s: %s", key, exc)
                     self.retry_at[key] = self.persister.broker.now_ms + RETRY_MS
                     return
+                self.first_seen.pop(key, None)
                 # a new share-partition is written at once (where it starts), a restored one on change
                 self.tracked[key] = _Tracked(leader_epoch, state.state_epoch, sp.changes if restored else -1)
             if not answered_now:
@@ -252,6 +262,8 @@ class ShareStateSync:
         def done(code: ErrorCode) -> None:
             tracked.in_flight = False
             if code is ErrorCode.none:
+                if self.partitions.partitions.get(key) is sp and sp.changes != tracked.written:
+                    self._write(key, sp, tracked)  # what changed while this write was in flight
                 return
             log.info("writing the share state of %s: %s", key, code.name)
             if code in (ErrorCode.fenced_leader_epoch, ErrorCode.fenced_state_epoch):

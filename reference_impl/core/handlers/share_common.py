@@ -169,17 +169,17 @@ def locate(
     key = (group_id, tp[0], tp[1])
     sync = broker.group_coordinator.share.sync
 
-    # Where a share-partition without state starts: the log as this first use sees it, however
-    # long its state takes to read.
+    # Where a share-partition without state starts: the log as its first use sees it (the persister
+    # keeps the first bounds it was given, however long the state takes to read).
     log_end = max(part.high_watermark, part.log.log_start_offset)
     first = part.log.log_start_offset
     if key not in leader.partitions:
         start = _start_by_duration(broker, part, group_id, ctx.received_ms)
         first = first if start is None else min(max(start, first), log_end)
 
-    def create(state: ShareState | None) -> SharePartition:
-        """The share-partition, from its persisted state, else at the log end (or start)."""
-        sp = leader.get_or_create(key, log_start=first, log_end=log_end, config=config)
+    def create(state: ShareState | None, bounds: tuple[int, int]) -> SharePartition:
+        """The share-partition, from its persisted state, else at the log end (or start) of ``bounds``."""
+        sp = leader.get_or_create(key, log_start=bounds[0], log_end=bounds[1], config=config)
         if state is not None:
             sp.restore(state.start_offset, [astuple(b) for b in state.batches])
         return sp
@@ -189,7 +189,7 @@ def locate(
 
     try:
         sp = sync.current(key, part.leader_epoch) or sync.load(
-            key, part.leader_epoch, ctx.received_ms, create, wake
+            key, part.leader_epoch, ctx.received_ms, (first, log_end), create, wake
         )
     except KafkaError as exc:
         return Located(tp, None, part, exc.code)

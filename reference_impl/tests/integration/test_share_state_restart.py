@@ -13,9 +13,10 @@ new leader of a cluster the released records had delivery count 1.
 
 from __future__ import annotations
 
+import base64
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ import pytest
 
 from fixtures.targets import Target, launch
 from fixtures.wire import Capabilities, Router, WireClient, ops
+from fixtures.wire.routing import RoutingError
 from fixtures.wire.share import ACCEPT, RELEASE, TP, ShareConsumer, acquired_offsets
 
 RECORDS = 10
@@ -30,7 +32,7 @@ ROUNDS = 50  # fetches tried while the restarted leader settles
 PAUSE_S = 0.2
 
 
-def _router(target: Target) -> tuple[Router, Capabilities, list[WireClient]]:
+def _router(address: str) -> tuple[Router, Capabilities, list[WireClient]]:
     opened: list[WireClient] = []
 
     def open_client(addr: str) -> WireClient:
@@ -38,7 +40,7 @@ def _router(target: Target) -> tuple[Router, Capabilities, list[WireClient]]:
         opened.append(client)
         return client
 
-    wire = open_client(target.bootstrap_servers.split(",")[0])
+    wire = open_client(address)
     caps = Capabilities(wire.api_versions())
     listed = wire.request("metadata", caps.best("metadata", lo=1), topics=[], allow_auto_topic_creation=False)
     brokers = {int(b.node_id): f"{b.host}:{int(b.port)}" for b in listed.brokers}
@@ -94,7 +96,7 @@ def _check_resumed(got: dict[int, int]) -> None:
 
 
 def test_a_restarted_broker_resumes_the_share_partition(single: Target) -> None:
-    router, caps, opened = _router(single)
+    router, caps, opened = _router(single.bootstrap_servers)
     topic, group = f"ss-{uuid.uuid4().hex[:8]}", f"sg-{uuid.uuid4().hex[:8]}"
     try:
         ops.ensure_topic(router, caps, topic, 1, None)
@@ -105,7 +107,7 @@ def test_a_restarted_broker_resumes_the_share_partition(single: Target) -> None:
     started = time.monotonic()
     single.nodes[0].kill()
     single.nodes[0].start()
-    router, caps, opened = _router(single)
+    router, caps, opened = _router(single.bootstrap_servers)
     try:
         m, tp = _member(router, caps, group, topic)
         got = _deliveries(m, tp, RECORDS - 5)
@@ -116,7 +118,17 @@ def test_a_restarted_broker_resumes_the_share_partition(single: Target) -> None:
             c.close()
 
 
+CLUSTER_CONFIGS = (
+    "broker.session.timeout.ms=3000",
+    "broker.heartbeat.interval.ms=500",
+    "replica.lag.time.max.ms=3000",
+    "offsets.topic.num.partitions=3",
+    "share.coordinator.state.topic.num.partitions=3",
+)
+
+
 def _summary(router: Router, caps: Capabilities, group: str, tp: TP) -> Any:
+    """ReadShareGroupStateSummary of the share-partition from its share coordinator."""
     key = f"{group}:{_kafka_uuid(tp[0])}:{tp[1]}"
     answer = router.to_coordinator(key, 2).request(
         "read_share_group_state_summary",
@@ -128,6 +140,58 @@ def _summary(router: Router, caps: Capabilities, group: str, tp: TP) -> Any:
 
 
 def _kafka_uuid(value: uuid.UUID) -> str:
-    import base64
-
     return base64.urlsafe_b64encode(value.bytes).decode().rstrip("=")
+
+
+def _until(condition: Callable[[], bool], what: str, timeout_s: float = 60.0) -> float:
+    started = time.monotonic()
+    while time.monotonic() - started < timeout_s:
+        try:
+            if condition():
+                return time.monotonic() - started
+        except (OSError, RoutingError):
+            pass
+        time.sleep(PAUSE_S)
+    raise AssertionError(f"not within {timeout_s:.0f} s: {what}")
+
+
+@pytest.mark.slow
+@pytest.mark.cluster_full  # on demand (KH_CLUSTER_FULL=1): three brokers, a kill, ~60 s
+def test_a_new_leader_resumes_the_share_partition(tmp_path: Path) -> None:
+    """Three brokers, the topic replicated on all: the share-partition's leader is killed; the
+    new leader reads the state the old one wrote through the share coordinator (another broker,
+    or a new one if the coordinator died too: the state topic is replicated)."""
+    with launch("reference", workdir=tmp_path, brokers=3, broker_configs=CLUSTER_CONFIGS) as target:
+        router, caps, opened = _router(target.bootstrap_servers.split(",")[0])
+        topic, group = f"ss-{uuid.uuid4().hex[:8]}", f"sg-{uuid.uuid4().hex[:8]}"
+        try:
+            created = ops.create_topic(router, caps, topic, 1, None, replication_factor=3)
+            assert int(created.error_code) == 0
+            router.wait_for_topic(topic, 1)
+            _ack_some(router, caps, group, topic)
+            tp: TP = (ops.topic_id(router, caps, topic), 0)
+            _until(
+                lambda: int(_summary(router, caps, group, tp).start_offset) == 5, "start offset 5 persisted"
+            )
+            leader = router.leader_of(topic, 0)
+            assert leader is not None
+        finally:
+            for c in opened:
+                c.close()
+        target.node(leader).kill()
+        live = [n for n in target.nodes if n.node_id != leader]
+        print(f"killed the leader {leader}")
+        router, caps, opened = _router(f"{live[0].host}:{live[0].advertised_port}")
+        try:
+
+            def moved() -> bool:
+                router.refresh([topic])
+                return router.leader_of(topic, 0) not in (None, leader)
+
+            took = _until(moved, f"the leadership of {topic}-0 leaves {leader}")
+            print(f"new leader {router.leader_of(topic, 0)} after {took:.2f} s")
+            m, tp = _member(router, caps, group, topic)
+            _check_resumed(_deliveries(m, tp, RECORDS - 5))
+        finally:
+            for c in opened:
+                c.close()
