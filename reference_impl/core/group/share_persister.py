@@ -171,6 +171,15 @@ class _Tracked:
     state_epoch: int
     written: int = -1  # the share-partition's ``changes`` last written (or being written)
     in_flight: bool = False
+    waiters: list[tuple[int, Callable[[], None]]] = field(default_factory=list)
+    """Answers waiting until the state with at least that many changes is written."""
+
+    def wake(self, upto: int | None) -> None:
+        """Call the waiters whose changes are written (``upto``; None: all, the write failed)."""
+        due = [w for w in self.waiters if upto is None or w[0] <= upto]
+        self.waiters = [w for w in self.waiters if w not in due]
+        for _, fn in due:
+            fn()
 
 
 @dataclass
@@ -242,10 +251,21 @@ class ShareStateSync:
         answered_now = False
         return self.partitions.partitions.get(key) if key in self.tracked else None
 
+    def when_written(self, key: SPKey, changes: int, fn: Callable[[], None]) -> bool:
+        """Call ``fn`` once the share-partition's state with ``changes`` is written (or its write
+        failed); False, and ``fn`` is not kept, when no write of it is pending."""
+        tracked = self.tracked.get(key)
+        if tracked is None or not tracked.in_flight:
+            return False
+        tracked.waiters.append((changes, fn))
+        return True
+
     def forget(self, key: SPKey) -> None:
         self.partitions.partitions.pop(key, None)
-        self.tracked.pop(key, None)
+        tracked = self.tracked.pop(key, None)
         self.loading.pop(key, None)
+        if tracked is not None:
+            tracked.wake(None)
 
     def flush(self) -> None:
         """Write every loaded share-partition whose state changed since its last write."""
@@ -262,15 +282,19 @@ class ShareStateSync:
         def done(code: ErrorCode) -> None:
             tracked.in_flight = False
             if code is ErrorCode.none:
+                completed = tracked.written
                 if self.partitions.partitions.get(key) is sp and sp.changes != tracked.written:
                     self._write(key, sp, tracked)  # what changed while this write was in flight
+                tracked.wake(completed)
                 return
             log.info("writing the share state of %s: %s", key, code.name)
             if code in (ErrorCode.fenced_leader_epoch, ErrorCode.fenced_state_epoch):
                 if self.tracked.get(key) is tracked:
                     self.forget(key)  # a newer leader or state: reload before serving again
+                tracked.wake(None)
                 return
             tracked.written = previous  # written again at the next flush
+            tracked.wake(None)
 
         self.persister.write(
             StateKey(key[0], key[1], key[2]),

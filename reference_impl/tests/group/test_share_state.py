@@ -32,6 +32,10 @@ from reference_impl.core.group.share_state_records import (
     encode_update,
 )
 from reference_impl.core.internal_topics import partition_for
+from reference_impl.protocol.errors import ErrorCode
+
+from ..core.harness import BrokerHarness, request
+from ..core.test_acls import ACL_CONFIGS, _login, _topic
 
 TOPIC = uuid.UUID(int=1)
 B = StateBatch
@@ -110,3 +114,30 @@ def test_restore_is_bounded_by_the_record_locks() -> None:
     sp = SharePartition(config, log_start=0, log_end=0)
     sp.restore(0, [(0, 1 << 40, 0, 1)])
     assert sp.in_flight() == 100 and sp.end_offset == 99
+
+
+def test_the_state_apis_need_cluster_action() -> None:
+    """``KafkaApis.handle*ShareGroupState*Request``: CLUSTER_ACTION on the cluster, else every
+    partition CLUSTER_AUTHORIZATION_FAILED; FindCoordinator's share keys need it too."""
+    harness = BrokerHarness(*ACL_CONFIGS)
+    admin = _login(harness, "admin", "admin-secret")
+    alice = _login(harness, "alice", "alice-secret")
+    assert _topic(harness, admin, "t") == ErrorCode.none
+    topic_id = harness.broker.image.topics["t"].topic_id
+    part = {"partition": 0, "state_epoch": 0, "start_offset": 0}
+    bodies = {
+        83: (0, part),
+        84: (0, {"partition": 0, "leader_epoch": 0}),
+        85: (1, {**part, "leader_epoch": 0, "state_batches": []}),
+        86: (0, {"partition": 0}),
+        87: (1, {"partition": 0, "leader_epoch": 0}),
+    }
+    key = StateKey("g", topic_id, 0).coordinator_key()
+    found = harness.call(request(10, 6, key_type=2, coordinator_keys=[key]), alice).coordinators[0]
+    assert found.error_code == ErrorCode.cluster_authorization_failed
+    harness.call(request(10, 6, key_type=2, coordinator_keys=[key]), admin)  # creates __share_group_state
+    for api, (version, partition) in bodies.items():
+        body = request(api, version, group_id="g", topics=[{"topic_id": topic_id, "partitions": [partition]}])
+        refused = harness.call(body, alice).results[0].partitions[0]
+        assert refused.error_code == ErrorCode.cluster_authorization_failed, api
+        assert harness.call(body, admin).results[0].partitions[0].error_code == ErrorCode.none, api
