@@ -16,7 +16,8 @@ locks write the changed state batches). Here:
   back), so a new leader continues from the persisted state;
 * a write carries the whole in-flight state (start offset, every in-flight record as a state batch,
   acquired ones as AVAILABLE with their delivery count): the coordinator lays it over what it holds.
-  One write per share-partition is in flight at a time; a change made meanwhile is written after it.
+  One write per share-partition is in flight at a time; a change made meanwhile is written after it,
+  a failed write again after ``RETRY_MS``; a ShareAcknowledge is answered once its write is done.
   Kafka writes only the batches that changed and never the acquired ones, so a record acquired
   but not acknowledged when its leader fails comes back here with the delivery count it had, where
   Kafka may count it again from the last persisted value.
@@ -34,6 +35,7 @@ from reference_impl.protocol.build import build
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
 from ..internal_topics import SHARE_GROUP_STATE
+from ..purgatory import DelayedOperation
 from .share_fetch import SharePartitions, SPKey
 from .share_partition import SharePartition
 from .share_state import ShareStateCoordinator, ShareStateHost
@@ -165,6 +167,21 @@ def _partition(response: Any) -> Any:
     return response.results[0].partitions[0]
 
 
+class _Retry(DelayedOperation):
+    """Writes that failed are tried again after ``RETRY_MS`` (one timer for all of them)."""
+
+    def __init__(self, sync: ShareStateSync, deadline_ms: int) -> None:
+        super().__init__(deadline_ms)
+        self.sync = sync
+
+    def try_complete(self, now_ms: int) -> bool:
+        return False
+
+    def on_complete(self, now_ms: int) -> None:
+        self.sync.retry = None
+        self.sync.flush()
+
+
 @dataclass
 class _Tracked:
     leader_epoch: int
@@ -191,6 +208,7 @@ class ShareStateSync:
     tracked: dict[SPKey, _Tracked] = field(default_factory=dict)
     loading: dict[SPKey, int] = field(default_factory=dict)  # key -> leader epoch being read
     retry_at: dict[SPKey, int] = field(default_factory=dict)
+    retry: _Retry | None = None
     first_seen: dict[SPKey, tuple[int, int]] = field(default_factory=dict)
     """The log (start, end) the first load attempt saw: where a share-partition without state starts
     (``latest``: the end at its first use, however many retries its state took to read)."""
@@ -275,6 +293,12 @@ class ShareStateSync:
                 continue
             self._write(key, sp, tracked)
 
+    def _arm_retry(self) -> None:
+        if self.retry is None:
+            broker = self.persister.broker
+            self.retry = _Retry(self, broker.now_ms + RETRY_MS)
+            broker.purgatory.try_complete_else_watch(self.retry, (), broker.now_ms)
+
     def _write(self, key: SPKey, sp: SharePartition, tracked: _Tracked) -> None:
         tracked.in_flight = True
         previous, tracked.written = tracked.written, sp.changes
@@ -293,8 +317,9 @@ class ShareStateSync:
                     self.forget(key)  # a newer leader or state: reload before serving again
                 tracked.wake(None)
                 return
-            tracked.written = previous  # written again at the next flush
+            tracked.written = previous  # written again by the next flush, at the latest the retry's
             tracked.wake(None)
+            self._arm_retry()
 
         self.persister.write(
             StateKey(key[0], key[1], key[2]),

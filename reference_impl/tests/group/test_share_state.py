@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import struct
 import uuid
+from typing import Any
 
 import pytest
 
@@ -20,6 +21,7 @@ from reference_impl.core.group.share_partition import (
 )
 from reference_impl.core.group.share_state import combine, complete_count
 from reference_impl.core.group.share_state_records import (
+    SNAPSHOT,
     UPDATE,
     ShareState,
     StateBatch,
@@ -31,11 +33,13 @@ from reference_impl.core.group.share_state_records import (
     encode_snapshot,
     encode_update,
 )
-from reference_impl.core.internal_topics import partition_for
+from reference_impl.core.internal_topics import partition_for, stored_records
 from reference_impl.protocol.errors import ErrorCode
+from reference_impl.protocol.record_set import build_batch
 
 from ..core.harness import BrokerHarness, request
 from ..core.test_acls import ACL_CONFIGS, _login, _topic
+from ..core.test_data_path import create, produce
 
 TOPIC = uuid.UUID(int=1)
 B = StateBatch
@@ -141,3 +145,58 @@ def test_the_state_apis_need_cluster_action() -> None:
         refused = harness.call(body, alice).results[0].partitions[0]
         assert refused.error_code == ErrorCode.cluster_authorization_failed, api
         assert harness.call(body, admin).results[0].partitions[0].error_code == ErrorCode.none, api
+
+
+def _share_round(h: BrokerHarness, topic_id: uuid.UUID, epoch: int, acks: list[tuple[int, int, int]]) -> Any:
+    """One ShareFetch of member ``m`` of group ``g`` at session ``epoch`` (with piggybacked acks)."""
+    batches = [{"first_offset": f, "last_offset": la, "acknowledge_types": [t]} for f, la, t in acks]
+    partition = {"partition_index": 0, "acknowledgement_batches": batches}
+    return h.call(
+        request(
+            78, 1, group_id="g", member_id="m", share_session_epoch=epoch, max_wait=0, min_bytes=0,
+            max_bytes=1 << 20, max_records=500, batch_size=500, forgotten_topics_data=[],
+            topics=[{"topic_id": topic_id, "partitions": [partition]}],
+        )
+    )  # fmt: skip
+
+
+def _join(h: BrokerHarness) -> None:
+    h.call(request(10, 4, key_type=0, coordinator_keys=["g"]))  # creates __consumer_offsets
+    beat = request(
+        76, 1, group_id="g", member_id="m", member_epoch=0, rack_id=None, subscribed_topic_names=["t"]
+    )
+    assert h.call(beat).error_code == ErrorCode.none
+
+
+def _acquired(answer: Any) -> dict[int, int]:
+    return {
+        o: int(a.delivery_count)
+        for a in answer.responses[0].partitions[0].acquired_records
+        for o in range(int(a.first_offset), int(a.last_offset) + 1)
+    }
+
+
+def test_a_new_broker_over_the_same_logs_resumes_the_share_partition() -> None:
+    """In process (a broker restarted over its store): ACCEPTed records are not delivered again,
+    RELEASEd ones come back with delivery count 2, a ShareSnapshot then ShareUpdates are on
+    ``__share_group_state``. Without the persister the new broker starts at the log end."""
+    h = BrokerHarness()
+    create(h, "t")
+    topic_id = h.broker.image.topics["t"].topic_id
+    _join(h)
+    assert _acquired(_share_round(h, topic_id, 0, [])) == {}  # the share-partition starts at the end
+    assert produce(h, "t", 0, build_batch([(None, b"v%d" % i) for i in range(10)])).error_code == 0
+    assert _acquired(_share_round(h, topic_id, 1, [])) == {o: 1 for o in range(10)}
+    acked = h.call(
+        request(79, 1, group_id="g", member_id="m", share_session_epoch=2, topics=[{"topic_id": topic_id,
+                "partitions": [{"partition_index": 0, "acknowledgement_batches": [
+                    {"first_offset": 0, "last_offset": 4, "acknowledge_types": [1]},
+                    {"first_offset": 5, "last_offset": 6, "acknowledge_types": [2]}]}]}])
+    )  # fmt: skip
+    assert acked.responses[0].partitions[0].error_code == ErrorCode.none
+    state_logs = [p for (name, _), p in h.broker.partitions.items() if name == "__share_group_state"]
+    types = [decode_key(r.key)[0] for p in state_logs for r in stored_records(h.store, p) if r.key]  # type: ignore[index]
+    assert types[0] == SNAPSHOT and types.count(UPDATE) >= 1
+    again = BrokerHarness(store=h.store, now_ms=h.now_ms + 1000)
+    _join(again)
+    assert _acquired(_share_round(again, topic_id, 0, [])) == {5: 2, 6: 2, 7: 2, 8: 2, 9: 2}
