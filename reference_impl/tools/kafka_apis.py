@@ -160,13 +160,6 @@ GAP_LEDGER: dict[int, str] = {
     "Envelope.",
     70: "ControllerRegistration (KIP-919): controllers are known from controller.quorum.voters; they do not "
     "register their endpoints and features in the metadata log.",
-    83: "Share-group state (KIP-932, the share coordinator's inter-broker API): ShareFetch/ShareAcknowledge "
-    "(78/79) keep share-partition state in the leader's memory only; nothing is written to "
-    "__share_group_state, so there is no share coordinator (issue 19).",
-    84: "Share-group state (KIP-932): not persisted yet (issue 19).",
-    85: "Share-group state (KIP-932): not persisted yet (issue 19).",
-    86: "Share-group state (KIP-932): not persisted yet (issue 19).",
-    87: "Share-group state (KIP-932): not persisted yet (issue 19).",
     90: "Share-group offsets admin (KIP-932): not built yet (issue 19).",
     91: "Share-group offsets admin (KIP-932): not built yet (issue 19).",
     92: "Share-group offsets admin (KIP-932): not built yet (issue 19).",

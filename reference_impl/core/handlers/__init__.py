@@ -79,6 +79,11 @@ from . import (  # noqa: F401  (imported to register)
     k80_add_raft_voter,
     k81_remove_raft_voter,
     k82_update_raft_voter,
+    k83_initialize_share_group_state,
+    k84_read_share_group_state,
+    k85_write_share_group_state,
+    k86_delete_share_group_state,
+    k87_read_share_group_state_summary,
 )
 from .registry import HANDLERS, Deferred, Handler, NoResponse, Reply, Respond, handles
 
