@@ -16,6 +16,15 @@ java/org/apache/kafka/controller/PartitionChangeBuilder.java``).
 not from clients (Jepsen's classic: an isolated leader that clients can still write to; acks=all
 must not acknowledge what its followers never got).
 
+``partition-coordinator`` isolates the group coordinator of the campaign's group (``Nemesis.group``:
+the share workload's share group, the queue workload's consumer group): the node FindCoordinator
+names for the group with key type 0 (GROUP). Share groups are coordinated like consumer groups:
+Kafka's share consumer finds its coordinator through ``CoordinatorRequestManager``, which asks
+``FindCoordinatorRequest.CoordinatorType.GROUP`` (apache/kafka ``clients/src/main/java/org/apache/
+kafka/clients/consumer/internals/CoordinatorRequestManager.java``); key type 2 (SHARE) names the
+share coordinator, the persister of share-partition state, not the group's. Without a group, or
+when no broker answers, the seeded pick chooses the node.
+
 A network partition is a black hole (a ``timeout`` toxic with timeout 0 on both streams): packets
 vanish and clients wait, as with iptables DROP, instead of being refused at once.
 """
@@ -32,6 +41,7 @@ import requests
 
 from chaos.history import Recorder
 from fixtures.targets import Target
+from fixtures.wire import Capabilities, WireClient, ops
 from fixtures.wire.security import with_run_security
 
 from .clock import CLOCK_FAULTS, Clock
@@ -88,6 +98,8 @@ class Nemesis:
     (:mod:`.restart_probe`); None: not probed."""
     membership: Membership | None = None
     """Adds and decommissions brokers (:mod:`.membership`), only on a reference cluster launched here."""
+    group: str | None = None
+    """The campaign's group, whose coordinator ``partition-coordinator`` isolates."""
 
     # --- what to hit ----------------------------------------------------------------------------
 
@@ -107,11 +119,30 @@ class Nemesis:
         except Exception:  # a partitioned or killed cluster may not answer; fall back to the seeded pick
             return None, None
 
+    def _coordinator(self) -> int | None:
+        """The node FindCoordinator (key type 0) names for :attr:`group`, asked of each proxied
+        address in turn; None when there is no group or no answer."""
+        if self.group is None:
+            return None
+        for address in self.topology.bootstrap.split(","):
+            try:
+                with WireClient(address, timeout_s=3.0) as wire:
+                    caps = Capabilities(wire.api_versions())
+                    code, node, _host, _port = ops.find_coordinator(wire, caps, self.group, 0)
+                if int(code) == 0:
+                    return node
+            except Exception:  # killed or cut off: ask the next one
+                continue
+        return None
+
     def _choose(self, plan: Planned, role: str) -> int:
         nodes = self.topology.node_ids
         picked = nodes[plan.pick % len(nodes)]
         if role == "node" or len(nodes) == 1:
             return picked
+        if role == "coordinator":
+            coordinator = self._coordinator()
+            return coordinator if coordinator in nodes else picked
         leader, controller = self._metadata()
         chosen = leader if role == "leader" else controller
         return chosen if chosen in nodes else picked
@@ -152,7 +183,8 @@ class Nemesis:
                 (ring, nodes) if ring else (self.topology.client_links([self._choose(plan, "node")]), nodes)
             )
         role = {"partition-leader": "leader", "partition-leader-peers": "leader",
-                "partition-controller": "controller"}.get(kind, "node")  # fmt: skip
+                "partition-controller": "controller", "partition-coordinator": "coordinator",
+                }.get(kind, "node")  # fmt: skip
         node = self._choose(plan, role)
         if kind == "partition-leader-peers":  # clients still reach it: it may go on taking writes
             others = [n for n in nodes if n != node]

@@ -18,6 +18,7 @@ FAULTS = (
     "partition-leader-peers",
     "strand-leader",
     "partition-controller",
+    "partition-coordinator",
     "partition-halves",
     "partition-ring",
     "partition-client",
