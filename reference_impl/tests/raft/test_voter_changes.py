@@ -26,6 +26,8 @@ from reference_impl.core.raft.voter_set import (
     VoterSet,
     VoterSetError,
     bootstrap_batch,
+    unwrap_snapshot,
+    wrap_snapshot,
 )
 from reference_impl.log.memory import MemoryLog
 from reference_impl.protocol.records import iter_headers
@@ -223,3 +225,36 @@ def test_a_vote_for_another_directory_is_refused_invalid_voter_key() -> None:
     (answer,) = [e.body for e in step.outbound if isinstance(e.body, VoteResponse)]
     assert answer.error_code == ErrorCode.invalid_voter_key and not answer.vote_granted
     assert client.epoch == 0
+
+
+def test_a_snapshot_carries_the_voter_set_in_force_at_its_end() -> None:
+    """KIP-853 snapshots hold the voter set (Kafka: their first control records); the state
+    machine is handed its own bytes only, and a kraft.version 0 snapshot is unchanged."""
+    voters = VoterSet((Voter(1, uuid.UUID(int=1)), Voter(4, uuid.UUID(int=4))))
+    raw = wrap_snapshot(b"state", voters, 1)
+    assert unwrap_snapshot(raw) == (voters, 1, b"state")
+    assert unwrap_snapshot(b"state") == (None, 0, b"state")
+    with pytest.raises(VoterSetError):
+        unwrap_snapshot(raw[:14])
+    with pytest.raises(ValueError):
+        unwrap_snapshot(raw[:20] + b"\xff" * 4)
+
+
+def test_a_replica_restarted_from_a_snapshot_keeps_the_changed_voters() -> None:
+    """The log's VotersRecord is gone below the snapshot; the snapshot says the set."""
+    dirs = Directories()
+    sim, disks = build(6, 3, 2, RaftConfig(), dirs=dirs, snapshot_every=5)
+    raft = _leader(sim)
+    sim.run_until(sim.now_ms + 1_000)
+    change = raft.change_voters(ADD, dirs.voter(4), sim.now_ms, TIMEOUT_MS)
+    assert _answered(sim, change).error == ErrorCode.none
+    for i in range(4):  # enough records for every replica to snapshot past the VotersRecord
+        leader = current_leader(sim)
+        assert leader is not None
+        sim.node(leader).raft.append([b"x%d" % i] * 3, sim.now_ms)
+        sim.run_until(sim.now_ms + 300)
+    assert disks[5].log.log_start_offset > (change.last_offset or 0)
+    sim.crash(5)
+    sim.restart(5)
+    assert sim.node(5).raft.quorum.voters == (1, 2, 3, 4)
+    assert sim.node(5).loaded_snapshot is not None
