@@ -107,8 +107,12 @@ class Membership:
         return self.history.bootstrap_kraft_version >= 1
 
     def scan(self, log: RaftLog, start: int) -> bool:
-        """Read the control batches from ``start`` to the log's end; True if the set changed."""
+        """Read the control batches from ``start`` to the log's end; True if the set changed. A
+        kraft.version 0 replica reads none: its voters are controller.quorum.voters, and the
+        reference writes no voter records there (so a start does not read the whole log twice)."""
         changed = False
+        if not self.dynamic:
+            return False
         for header, data in log.batches(max(start, self.history.read_to), log.end_offset):
             changed |= self.history.read_batch(header, data)
         return changed
@@ -116,6 +120,8 @@ class Membership:
     def read_fetched(self, records: bytes, log_end: int) -> bool:
         """A follower appended fetched ``records``: read their control batches in hand."""
         changed = False
+        if not self.dynamic:
+            return False
         for header in iter_headers(records):
             if header.next_offset <= log_end:
                 changed |= self.history.read_batch(header, records)
