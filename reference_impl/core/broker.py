@@ -583,6 +583,8 @@ class Broker:
         """Hand a client's admin write to the active controller when it is another node (KIP-590);
         None when this node answers it. Should the controller not answer, the client gets this node's
         own answer (NOT_CONTROLLER), as before forwarding."""
+        if handler.api_key in (80, 81) and self.is_controller_listener(ctx.listener):
+            return None  # ControllerApis asks its own Raft replica (NOT_LEADER_OR_FOLLOWER), as Kafka
         target = self.quorum.forward_target(ctx) if self.quorum is not None else None
         if target is None or self.quorum is None:
             return None

@@ -269,7 +269,7 @@ class RaftClient:
         """Keep the state machine's image up to ``end_offset`` (exclusive); the log may then start there."""
         if end_offset > self.publisher.offset:
             raise ValueError(f"snapshot at {end_offset} is past what was committed ({self.publisher.offset})")
-        return self.log.create_snapshot(end_offset, data)
+        return self.log.create_snapshot(end_offset, self.membership.wrap(end_offset, data))
 
     def resign(self, now_ms: int) -> None:
         """Give up leadership (a controlled shutdown): EndQuorumEpoch to the other voters."""
@@ -782,7 +782,7 @@ class RaftClient:
         if snapshot is not None:
             self._snapshot_fetch = None
             self.log.install_snapshot(snapshot)
-            if self.membership.truncated(self.log.end_offset):
+            if self.membership.installed(snapshot):
                 self._apply_voters(now_ms)
             state.update_high_watermark(snapshot.snapshot_id.offset, self.log.end_offset)
 

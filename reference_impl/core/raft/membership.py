@@ -34,9 +34,18 @@ from reference_impl.log.api import PartitionLog
 from reference_impl.protocol.records import iter_headers
 
 from . import voter_changes as vc
-from .raft_log import RaftLog
+from .raft_log import RaftLog, Snapshot
 from .states import LeaderState
-from .voter_set import KRAFT_VOTERS_KEY, NO_DIRECTORY, Voter, VoterHistory, VoterSet, bootstrap_batch
+from .voter_set import (
+    KRAFT_VOTERS_KEY,
+    NO_DIRECTORY,
+    Voter,
+    VoterHistory,
+    VoterSet,
+    bootstrap_batch,
+    unwrap_snapshot,
+    wrap_snapshot,
+)
 
 if TYPE_CHECKING:
     from .client import RaftClient
@@ -58,6 +67,9 @@ class Membership:
         formatted again has a new one, so the voter its old key names is not it."""
         self.pending: list[vc.VoterChange] = []
         """The change in flight: one at most (a list, so a seeded bug mode could pile up more)."""
+        snapshot = log.latest_snapshot()
+        if snapshot is not None and log.start_offset > 0:
+            self.installed(snapshot)
         self.scan(log, log.start_offset)
 
     @property
@@ -95,8 +107,12 @@ class Membership:
         return self.history.bootstrap_kraft_version >= 1
 
     def scan(self, log: RaftLog, start: int) -> bool:
-        """Read the control batches from ``start`` to the log's end; True if the set changed."""
+        """Read the control batches from ``start`` to the log's end; True if the set changed. A
+        kraft.version 0 replica reads none: its voters are controller.quorum.voters, and the
+        reference writes no voter records there (so a start does not read the whole log twice)."""
         changed = False
+        if not self.dynamic:
+            return False
         for header, data in log.batches(max(start, self.history.read_to), log.end_offset):
             changed |= self.history.read_batch(header, data)
         return changed
@@ -104,6 +120,8 @@ class Membership:
     def read_fetched(self, records: bytes, log_end: int) -> bool:
         """A follower appended fetched ``records``: read their control batches in hand."""
         changed = False
+        if not self.dynamic:
+            return False
         for header in iter_headers(records):
             if header.next_offset <= log_end:
                 changed |= self.history.read_batch(header, records)
@@ -111,6 +129,24 @@ class Membership:
 
     def truncated(self, log_end: int) -> bool:
         return self.history.truncate_to(log_end)
+
+    def installed(self, snapshot: Snapshot) -> bool:
+        """The log starts at ``snapshot``'s end: its voter set (if it carries one) is in force."""
+        before = self.history.latest
+        try:
+            voters, kraft_version, _data = unwrap_snapshot(snapshot.data)
+        except ValueError:
+            return False  # a header this replica cannot read: the log's own records decide
+        if voters is not None:
+            self.history.load_snapshot(snapshot.snapshot_id.offset, voters, kraft_version)
+        return self.history.latest != before
+
+    def wrap(self, end_offset: int, data: bytes) -> bytes:
+        """A snapshot's bytes: with the voter set in force at ``end_offset`` in front (kraft.version 1)."""
+        if not self.dynamic:
+            return data
+        voters, kraft_version = self.history.in_force_at(end_offset)
+        return wrap_snapshot(data, voters, kraft_version)
 
     # -- the leader ------------------------------------------------------------------------------
 

@@ -186,6 +186,34 @@ def bootstrap_batch(voters: VoterSet) -> bytes:
     )
 
 
+SNAPSHOT_MAGIC = b"KH-KIP853\x00"
+"""The start of a kraft.version 1 snapshot here: the voter set and kraft.version in force at its end
+offset, then the state machine's bytes. Kafka writes them as the snapshot's first control records
+(SnapshotHeader, KRaftVersionRecord, VotersRecord: raft/.../internals/RecordsIterator.java); the
+reference's snapshots hold its state machine's own encoding, so they go in front of it. A
+kraft.version 0 snapshot is the state machine's bytes alone, as before."""
+_LEN = struct.Struct(">Ih")
+
+
+def wrap_snapshot(data: bytes, voters: VoterSet, kraft_version: int) -> bytes:
+    encoded = voters.encode()
+    return SNAPSHOT_MAGIC + _LEN.pack(len(encoded), kraft_version) + encoded + data
+
+
+def unwrap_snapshot(raw: bytes) -> tuple[VoterSet | None, int, bytes]:
+    """(voter set, kraft.version, the state machine's bytes) of a snapshot; (None, 0, raw) for one
+    without the voter set. A header that does not fit is VoterSetError."""
+    if not raw.startswith(SNAPSHOT_MAGIC):
+        return None, 0, raw
+    start = len(SNAPSHOT_MAGIC) + _LEN.size
+    if len(raw) < start:
+        raise VoterSetError("a snapshot's voter header is cut short")
+    length, kraft_version = _LEN.unpack_from(raw, len(SNAPSHOT_MAGIC))
+    if start + length > len(raw):
+        raise VoterSetError(f"a snapshot's voter header claims {length} bytes")
+    return VoterSet.decode(raw[start : start + length]), kraft_version, raw[start + length :]
+
+
 @dataclass(frozen=True, slots=True)
 class VotersEntry:
     offset: int
@@ -220,6 +248,18 @@ class VoterHistory:
     @property
     def kraft_version(self) -> int:
         return self.versions[-1][1] if self.versions else self.bootstrap_kraft_version
+
+    def in_force_at(self, offset: int) -> tuple[VoterSet, int]:
+        """The voter set and kraft.version of the log below ``offset`` (a snapshot's end)."""
+        voters = next((e.voters for e in reversed(self.entries) if e.offset < offset), self.bootstrap)
+        version = next((v for o, v in reversed(self.versions) if o < offset), self.bootstrap_kraft_version)
+        return voters, version
+
+    def load_snapshot(self, end_offset: int, voters: VoterSet, kraft_version: int) -> None:
+        """The log now starts at a snapshot's end: what it says replaces everything read before."""
+        self.entries = [VotersEntry(end_offset - 1, voters)]
+        self.versions = [(end_offset - 1, kraft_version)]
+        self.read_to = end_offset
 
     def read_batch(self, header: BatchHeader, data: bytes) -> bool:
         """Take one batch at or past ``read_to``; True if the voter set changed."""

@@ -65,8 +65,8 @@ class Directories:
     def __init__(self) -> None:
         self.generation: dict[int, int] = {}
         self.bootstrap: dict[int, tuple[int, ...]] = {}
-        """A node formatted again finds the quorum through the voters of its time (Kafka's
-        ``controller.quorum.bootstrap.servers``), not the initial ones."""
+        """A node formatted again finds the quorum through the other nodes (Kafka's
+        ``controller.quorum.bootstrap.servers``): any of them names the leader it knows."""
 
     def of(self, node_id: int) -> uuid.UUID:
         return uuid.UUID(int=(node_id << 32) | self.generation.get(node_id, 0))
@@ -87,6 +87,7 @@ def build(
     faults: LinkFaults | None = None,
     dirs: Directories | None = None,
     trace: bool = False,
+    snapshot_every: int | None = None,
 ) -> tuple[Simulation, dict[int, RaftDisk]]:
     """A kraft.version 1 quorum: 1..``voters`` formatted as the initial controllers (with their
     directory ids), ``spares`` more formatted empty (observers until added)."""
@@ -106,7 +107,7 @@ def build(
         client = RaftClient(
             node_id, bootstrap, log, disk.quorum_store, rng, now_ms, config, 1, dirs.of(node_id)
         )
-        return RaftSimNode(client)
+        return RaftSimNode(client, snapshot_every)
 
     for n in ids:
         sim.add_node(n, factory, disks[n])
@@ -179,9 +180,7 @@ class Operator:
         disk.snapshots = MemorySnapshotStore()
         disk.quorum_store = MemoryQuorumStateStore()
         self.dirs.reformat(node)
-        leader = current_leader(self.sim)
-        if leader is not None:
-            self.dirs.bootstrap[node] = tuple(self.sim.node(leader).raft.quorum.voters)
+        self.dirs.bootstrap[node] = tuple(n for n in sorted(self.disks) if n != node)
 
     def finish(self, timeout_ms: int = 30_000) -> None:
         """Before the end: heal, and see every requested removal through."""
@@ -206,14 +205,19 @@ def run(
     mutant: str | None = None,
     trace: bool = False,
     change_rate: float = 0.0,
+    snapshot_every: int | None = 12,
 ) -> VoterRunResult:
     """One seeded schedule; raises InvariantViolation or AssertionError (naming the seed) on a failure.
-    ``change_rate`` turns that share of the fault actions into voter changes (busier schedules)."""
+    ``change_rate`` turns that share of the fault actions into voter changes (busier schedules);
+    every replica snapshots its committed records every ``snapshot_every`` records (the snapshot then
+    carries the voter set, and a replica behind the leader's log start installs it)."""
     rng = random.Random(f"voters/{seed}")
     config = RaftConfig(mutant=mutant)
     dirs = Directories()
     faults = LinkFaults(min_delay_ms=1, max_delay_ms=8)
-    sim, disks = build(seed, voters, spares, config, faults=faults, dirs=dirs, trace=trace)
+    sim, disks = build(
+        seed, voters, spares, config, faults=faults, dirs=dirs, trace=trace, snapshot_every=snapshot_every
+    )
     ids = sorted(disks)
     operator = Operator(sim, disks, dirs)
     appended = 0

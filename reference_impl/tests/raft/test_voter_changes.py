@@ -19,6 +19,7 @@ from reference_impl.core.raft.quorum_state import MemoryQuorumStateStore
 from reference_impl.core.raft.raft_log import MemorySnapshotStore, RaftLog
 from reference_impl.core.raft.voter_changes import ADD, REMOVE, UPDATE, VoterChange
 from reference_impl.core.raft.voter_set import (
+    KRAFT_VOTERS_KEY,
     MAX_VOTERS,
     Endpoint,
     Voter,
@@ -26,8 +27,11 @@ from reference_impl.core.raft.voter_set import (
     VoterSet,
     VoterSetError,
     bootstrap_batch,
+    unwrap_snapshot,
+    wrap_snapshot,
 )
 from reference_impl.log.memory import MemoryLog
+from reference_impl.protocol.record_set import build_batch
 from reference_impl.protocol.records import iter_headers
 from reference_impl.sim.engine.simulation import Simulation
 from reference_impl.sim.raft.nodes import build_raft_simulation, current_leader
@@ -247,10 +251,31 @@ def test_a_replica_restarted_from_a_snapshot_keeps_the_changed_voters() -> None:
     change = raft.change_voters(ADD, dirs.voter(4), sim.now_ms, TIMEOUT_MS)
     assert _answered(sim, change).error == ErrorCode.none
     for i in range(4):  # enough records for every replica to snapshot past the VotersRecord
-        sim.node(current_leader(sim)).raft.append([b"x%d" % i] * 3, sim.now_ms)  # type: ignore[arg-type]
+        leader = current_leader(sim)
+        assert leader is not None
+        sim.node(leader).raft.append([b"x%d" % i] * 3, sim.now_ms)
         sim.run_until(sim.now_ms + 300)
     assert disks[5].log.log_start_offset > (change.last_offset or 0)
     sim.crash(5)
     sim.restart(5)
     assert sim.node(5).raft.quorum.voters == (1, 2, 3, 4)
     assert sim.node(5).loaded_snapshot is not None
+
+
+def test_hostile_voter_records_are_refused_before_allocation() -> None:
+    """A VotersRecord read from a fetch claiming 2**31 voters, or endpoints past its end, is a
+    ValueError from the shape check (protocol/bounds.py), never an allocation of that size; the
+    history skips it and keeps the set it had."""
+    good = VoterSet.of_ids((1, 2, 3)).encode()
+    huge_count = good[:2] + b"\x80\x80\x80\x80\x08" + good[3:]  # compact array length 2**31
+    for bad in (huge_count, good[:-3], b"", good + b"\xff" * 5000):
+        try:
+            VoterSet.decode(bad)
+        except ValueError:
+            continue
+        assert bad.startswith(good), "only trailing bytes may be ignored, as Kafka's readers do"
+    history = VoterHistory(VoterSet.of_ids((1,)), 1)
+    batch = build_batch([(KRAFT_VOTERS_KEY, huge_count)], control=True)
+    (header,) = iter_headers(batch)
+    assert not history.read_batch(header, batch)
+    assert list(history.latest.ids) == [1]
