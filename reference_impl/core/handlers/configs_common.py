@@ -84,8 +84,9 @@ def check_resource(
     elif resource_type == GROUP_RESOURCE:
         if not resource_name:
             raise KafkaError(ErrorCode.invalid_request, "Group name must not be empty")
-    else:
-        raise KafkaError(ErrorCode.invalid_request, f"unsupported resource type {resource_type}")
+    else:  # ConfigAdminManager.preprocess (alter), ConfigHelper (describe)
+        message = "Unknown resource type" if altering else "Unsupported resource type:"
+        raise KafkaError(ErrorCode.invalid_request, f"{message} {resource_type}")
 
 
 def current_overrides(broker: HandlerHost, resource_type: int, resource_name: str) -> dict[str, str]:
