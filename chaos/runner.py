@@ -25,6 +25,7 @@ from chaos.nemesis.clock import unavailable_reason as clock_unavailable
 from chaos.nemesis.disk import DISK_FAULTS, Disk
 from chaos.nemesis.disk import unavailable_reason as disk_unavailable
 from chaos.nemesis.faults import LINK_TOXICS, PARTITIONS, Nemesis, run_schedule
+from chaos.nemesis.membership import MEMBERSHIP_FAULTS, Membership
 from chaos.nemesis.packet import PACKET_FAULTS, PacketRules, unavailable_reason
 from chaos.nemesis.restart_probe import RestartProbe, topic_id_of
 from chaos.nemesis.schedule import Planned, schedule
@@ -44,7 +45,7 @@ READ_COMMITTED = ("transactional", "txn-append", *PROBES)
 LAUNCHED = ("reference", "tansu", "noida")
 UNPROXIED = ("noida",)
 """Targets that advertise the port they listen on: no proxy can sit in front, so no link faults."""
-PROCESS_FAULTS = ("kill", "pause", "bounce", *CLOCK_FAULTS, *DISK_FAULTS)
+PROCESS_FAULTS = ("kill", "pause", "bounce", *CLOCK_FAULTS, *DISK_FAULTS, *MEMBERSHIP_FAULTS)
 
 
 class CampaignError(RuntimeError):
@@ -208,6 +209,10 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
     clock_faults = [f for f in c.faults if f in CLOCK_FAULTS]
     if clock_faults and (reason := clock_unavailable()):
         raise CampaignError(reason)
+    if any(f in MEMBERSHIP_FAULTS for f in c.faults) and (
+        spec.kind != "reference" or node_spec is not None or c.brokers < 2
+    ):
+        raise CampaignError("membership changes need a reference cluster launched here (--brokers 2 or more)")
     disk_faults = [f for f in c.faults if f in DISK_FAULTS]
     if disk_faults and (reason := disk_unavailable()):
         raise CampaignError(reason)
@@ -265,19 +270,23 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
                 configs.append(f"min.insync.replicas={c.min_isr}")
             configs.append(f"unclean.leader.election.enable={'true' if c.unclean_election else 'false'}")
         try:
-            target: Any = SpecTarget(node_spec) if node_spec is not None else stack.enter_context(
-                launch(
-                    spec,
-                    brokers=c.brokers,
-                    listen_ports=[topology.listen_ports[n] for n in node_ids],
-                    advertised_ports=[topology.advertised_ports[n] for n in node_ids],
-                    broker_configs=configs,
-                    peer_ports=topology.peer_ports or None,
-                    controller_ports=topology.controller_ports or None,
-                    controller_peer_ports=topology.controller_peer_ports or None,
-                    security=c.security,
-                    security_dir=c.out_dir / "security" if c.security else None,
-                    workdir=disk.path if disk is not None else None,
+            target: Any = (
+                SpecTarget(node_spec)
+                if node_spec is not None
+                else stack.enter_context(
+                    launch(
+                        spec,
+                        brokers=c.brokers,
+                        listen_ports=[topology.listen_ports[n] for n in node_ids],
+                        advertised_ports=[topology.advertised_ports[n] for n in node_ids],
+                        broker_configs=configs,
+                        peer_ports=topology.peer_ports or None,
+                        controller_ports=topology.controller_ports or None,
+                        controller_peer_ports=topology.controller_peer_ports or None,
+                        security=c.security,
+                        security_dir=c.out_dir / "security" if c.security else None,
+                        workdir=disk.path if disk is not None else None,
+                    )
                 )
             )
         except Exception as exc:
@@ -300,6 +309,8 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
             _create_topic(topology.bootstrap, name, c.partitions, c.rf, topic_configs)
         workload, parts = _workloads(c, recorder, topology.bootstrap, topics)
         nemesis = Nemesis(recorder, topology, target, topic, clock=clock, disk=disk)
+        if any(f in MEMBERSHIP_FAULTS for f in c.faults):
+            nemesis.membership = Membership(recorder, target, topics)
         if c.restart_probe:
             first = topology.bootstrap.split(",")[0]
             nemesis.probe = RestartProbe(recorder, topic, topic_id=topic_id_of(first, topic))

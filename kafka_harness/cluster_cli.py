@@ -6,6 +6,8 @@
                              [--security ssl|sasl_ssl|sasl_plaintext]
     kafka-harness cluster kill|restart|pause|resume|stop NODE --data-dir D
     kafka-harness cluster status|down --data-dir D
+    kafka-harness cluster add-broker --data-dir D [--node-id N]      (kafka_harness/cluster_membership.py)
+    kafka-harness cluster remove-broker --node-id N --data-dir D
 
 Each node has a client (PLAINTEXT) listener and each voter a CONTROLLER listener, which alone
 serves the quorum, the brokers' registrations and heartbeats and forwarded admin requests.
@@ -54,6 +56,8 @@ from fixtures.targets.cluster_launcher import (
 from fixtures.targets.processes import is_alive
 from fixtures.targets.secured import SECURITY_CHOICES, security_configs
 
+from . import cluster_membership
+
 NODE_ACTIONS = ("kill", "restart", "pause", "resume", "stop")
 
 
@@ -73,7 +77,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     start.add_argument("--config", action="append", default=[], metavar="KEY=VALUE")
     start.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for agreement")
     start.add_argument(
-        "--security", choices=SECURITY_CHOICES,
+        "--security",
+        choices=SECURITY_CHOICES,
         help="secure every listener and link (certificates and client.properties in --data-dir)",
     )
     start.add_argument("--listen-ports", type=_ports, help="one port per node, in node order")
@@ -96,6 +101,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         one.add_argument("--data-dir", required=True)
     for action in ("down", "status"):
         sub.add_parser(action).add_argument("--data-dir", required=True)
+    cluster_membership.add_parsers(sub)
     return parser.parse_args(argv)
 
 
@@ -104,6 +110,8 @@ def main(argv: list[str]) -> int:
     try:
         if args.action == "up":
             return _up(args)
+        if args.action in ("add-broker", "remove-broker"):
+            return cluster_membership.run(args)
         cluster = ClusterPlan.load(args.data_dir)
         if args.action == "down":
             down(cluster)

@@ -36,6 +36,7 @@ from fixtures.wire.security import with_run_security
 
 from .clock import CLOCK_FAULTS, Clock
 from .disk import DISK_FAULTS, Disk
+from .membership import MEMBERSHIP_FAULTS, Membership
 from .packet import LOSS_PROBABILITY, PACKET_FAULTS, PacketRules
 from .restart_probe import RestartProbe
 from .schedule import FAULTS, Planned
@@ -84,6 +85,8 @@ class Nemesis:
     probe: RestartProbe | None = None
     """What a node started again after a kill or bounce first says about the topic
     (:mod:`.restart_probe`); None: not probed."""
+    membership: Membership | None = None
+    """Adds and decommissions brokers (:mod:`.membership`), only on a reference cluster launched here."""
 
     # --- what to hit ----------------------------------------------------------------------------
 
@@ -192,6 +195,10 @@ class Nemesis:
                 state["offset_s"] = round(Clock.offset_for(plan.fault, plan.pick), 3)
                 state["nodes"] = list(self.topology.node_ids)
                 self.clock.set(state["offset_s"])
+            elif plan.fault in MEMBERSHIP_FAULTS:
+                if self.membership is None:
+                    raise RuntimeError("membership changes need a reference cluster this campaign launched")
+                state.update(self.membership.start(plan.id, plan.pick))
             elif plan.fault in LINK_TOXICS:
                 state["toxics"] = self._add_toxics(
                     self.topology.client_links(), LINK_TOXICS[plan.fault], f"nemesis{plan.id}"
@@ -220,6 +227,8 @@ class Nemesis:
                 self.packets.remove(state["rules"])
             if plan.fault in ("kill", "pause", "bounce") and state.get("nodes"):
                 self._process_stop(plan.fault, state["nodes"][0], outcome)
+            if plan.fault in MEMBERSHIP_FAULTS and self.membership is not None:
+                self.membership.stop(plan.id)
             if plan.fault == "strand-leader" and state.get("nodes"):
                 if state.get("timer") is not None:
                     state["timer"].cancel()
@@ -295,6 +304,10 @@ class Nemesis:
             self.clock.set(0.0)
         if self.disk is not None:
             self.disk.free()
+        if self.membership is not None:
+            unfinished = self.membership.heal()
+            if unfinished:
+                self.recorder.nemesis("membership", {"fault": "membership", "unfinished": unfinished})
         if self.probe is not None:
             self.probe.finish()
 

@@ -34,6 +34,7 @@ FAULTS = (
     "clock-skew",
     "clock-jump",
     "disk-full",
+    "membership",
 )
 ALIASES = {"partition": "partition-node", "kill9": "kill", "stop": "pause", "reset_peer": "reset-peer"}
 

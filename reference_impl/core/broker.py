@@ -98,7 +98,7 @@ PRODUCE_KEY = 0
 PIPELINED_PRODUCES = 32
 """Produce requests of one connection that may wait for their replicas at once (see
 ``Broker._may_process``); more stay unread, as the connection's other requests do."""
-ADMIN_WRITES = frozenset({19, 20, 30, 31, 33, 37, 44, 49, 51, 57})
+ADMIN_WRITES = frozenset({19, 20, 30, 31, 33, 37, 44, 49, 51, 57, 80, 81})
 """CreateTopics, DeleteTopics, CreateAcls, DeleteAcls, AlterConfigs, CreatePartitions,
 IncrementalAlterConfigs, AlterClientQuotas, AlterUserScramCredentials, UpdateFeatures: in a cluster
 their answer waits until the active controller's records are committed."""

@@ -134,12 +134,16 @@ GAP_LEDGER: dict[int, str] = {
     "their metadata image; nothing forwards it).",
     # -- older version ranges --
     22: "InitProducerId v6 (KIP-939, two-phase commit: keepPreparedTxn/enable2Pc) is not implemented.",
-    52: "Vote v1-2 (KIP-853 dynamic quorum: voter directory ids, pre-vote KIP-996) are not implemented; "
-    "the reference's quorum has static voters (controller.quorum.voters).",
-    53: "BeginQuorumEpoch v1 (KIP-853: voter directory ids, leader endpoints) — static voters only.",
-    54: "EndQuorumEpoch v1 (KIP-853) — static voters only.",
+    52: "Vote v1-2 (KIP-853 voter keys, pre-vote KIP-996) are not on the wire: the Raft replica checks "
+    "Vote's voter directory id (INVALID_VOTER_KEY) in the simulator's kraft.version 1 quorums "
+    "(core/raft/membership.py), but a process cluster runs kraft.version 0 (controller.quorum.voters) "
+    "and speaks Vote v0; no pre-vote.",
+    53: "BeginQuorumEpoch v1 (KIP-853: voter directory ids, leader endpoints) — process clusters run "
+    "kraft.version 0 (static voters), as Vote (52).",
+    54: "EndQuorumEpoch v1 (KIP-853) — as BeginQuorumEpoch (53).",
     56: "AlterPartition v3 (KIP-903: broker epochs of ISR members) is not implemented; v2 (topic ids).",
-    59: "FetchSnapshot v1 (KIP-853: replica directory id) — static voters only.",
+    59: "FetchSnapshot v1 (KIP-853: replica directory id) — as BeginQuorumEpoch (53); a snapshot does not "
+    "carry the voter set yet (KIP-853 puts a VotersRecord in its header), see AddRaftVoter below.",
     62: "BrokerRegistration v1-4 (KIP-858 log directories, KIP-919 controller registration, KIP-966 "
     "previous broker epoch) are not implemented; brokers register at v0.",
     63: "BrokerHeartbeat v1-2 (KIP-858 offline log directories; KIP-1180) — one log directory, no JBOD.",
@@ -152,8 +156,6 @@ GAP_LEDGER: dict[int, str] = {
     58: "Envelope (KIP-590's principal-preserving forward): the reference forwards admin writes with its own "
     "request and checks ACLs at the broker first (core/handlers/forwarding.py), so the controller needs no "
     "Envelope.",
-    64: "UnregisterBroker (kafka-cluster remove-broker) is not implemented: brokers cannot be removed from "
-    "the metadata while the cluster serves.",
     70: "ControllerRegistration (KIP-919): controllers are known from controller.quorum.voters; they do not "
     "register their endpoints and features in the metadata log.",
     73: "AssignReplicasToDirs (KIP-858 JBOD) — one log directory per broker.",
@@ -167,20 +169,32 @@ GAP_LEDGER: dict[int, str] = {
     90: "Share-group offsets admin (KIP-932): not built yet (issue 19).",
     91: "Share-group offsets admin (KIP-932): not built yet (issue 19).",
     92: "Share-group offsets admin (KIP-932): not built yet (issue 19).",
-    80: "AddRaftVoter (KIP-853 dynamic quorum) is not implemented: voters are static (issue 20's dynamic "
-    "quorum item, not started).",
-    81: "RemoveRaftVoter (KIP-853) — static voters, as AddRaftVoter (80).",
-    82: "UpdateRaftVoter (KIP-853) — static voters, as AddRaftVoter (80).",
     88: "Streams groups (KIP-1071, early access in Kafka 4.1) are not implemented.",
     89: "Streams groups (KIP-1071) are not implemented.",
 }
 
 BEHAVIOUR_GAPS: tuple[tuple[str, str], ...] = (
     (
+        "AddRaftVoter / RemoveRaftVoter / UpdateRaftVoter: kraft.version 1 quorums",
+        "The Raft replica implements KIP-853 (core/raft/membership.py, voter_changes.py: VotersRecord and "
+        "KRaftVersionRecord control records, one change at a time, a caught-up observer, the new set's "
+        "majority, Kafka's errors), checked in the simulator (sim/raft/voter_fuzz.py, the mutants check). "
+        "A process cluster is formatted at kraft.version 0 (controller.quorum.voters: no "
+        "--standalone/--initial-controllers formatting yet), so its leader answers the three APIs "
+        "UNSUPPORTED_VERSION after Kafka's request checks, as a Kafka 4 quorum with static voters does; the "
+        "leader does not ask a new voter ApiVersions (the kraft.version range is taken as 0-1); a snapshot "
+        "does not carry the voter set (a replica whose log starts past the last VotersRecord falls back to "
+        "the bootstrap set); observers of a kraft.version 1 quorum take a new epoch only with its leader "
+        "(no pre-vote, KIP-996, to stop a removed voter's elections).",
+    ),
+    (
         "UpdateFeatures: kraft.version and feature dependencies",
         "Kafka (KAFKA-18979) upgrades kraft.version through the quorum's own control records, not a "
-        "FeatureLevelRecord; the reference's quorum has static voters and cannot change it at run time, so "
-        "an upgrade of kraft.version is INVALID_UPDATE_VERSION (Kafka refuses only its downgrade). "
+        "FeatureLevelRecord; the reference's Raft replica reads kraft.version from those records "
+        "(KRaftVersionRecord, core/raft/voter_set.py) but a quorum gets kraft.version 1 only when formatted "
+        "with it (the simulator's; process clusters are kraft.version 0), and the upgrade 0 -> 1 at run "
+        "time is not implemented, so an upgrade of kraft.version is INVALID_UPDATE_VERSION (Kafka refuses "
+        "only its downgrade). "
         "Cross-feature dependencies "
         "(Features.validateVersion) are not checked: Kafka 4.0's (any level >= 1 needs metadata.version "
         ">= 4; kraft.version 1 needs >= 21) always hold or concern kraft.version "

@@ -179,7 +179,31 @@ class ListPartitionReassignmentsResponse:
     ongoing: tuple[OngoingReassignment, ...]
 
 
-AdminRequest = ElectLeadersRequest | AlterPartitionReassignmentsRequest | ListPartitionReassignmentsRequest
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UnregisterBrokerRequest:
+    """Remove a broker's registration (Kafka's UnregisterBroker, API 64, ``kafka-cluster
+    remove-broker``): what an operator sends once the broker is stopped and holds no replicas."""
+
+    correlation_id: int
+    broker_id: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UnregisterBrokerResponse:
+    correlation_id: int
+    error_code: ErrorCode
+    error_message: str | None = None
+
+
+AdminRequest = (
+    ElectLeadersRequest
+    | AlterPartitionReassignmentsRequest
+    | ListPartitionReassignmentsRequest
+    | UnregisterBrokerRequest
+)
 AdminResponse = (
-    ElectLeadersResponse | AlterPartitionReassignmentsResponse | ListPartitionReassignmentsResponse
+    ElectLeadersResponse
+    | AlterPartitionReassignmentsResponse
+    | ListPartitionReassignmentsResponse
+    | UnregisterBrokerResponse
 )

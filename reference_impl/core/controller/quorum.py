@@ -43,7 +43,7 @@ from reference_impl.core.raft.messages import Envelope
 from reference_impl.core.raft.raft_log import Snapshot
 from reference_impl.protocol.errors import KafkaError
 
-from . import leadership
+from . import leadership, membership
 from .elections import changes_electing_leaderless, changes_removing_broker, leaderships
 from .messages import (
     AdminRequest,
@@ -63,6 +63,8 @@ from .messages import (
     ElectLeadersResponse,
     ListPartitionReassignmentsRequest,
     ListPartitionReassignmentsResponse,
+    UnregisterBrokerRequest,
+    UnregisterBrokerResponse,
 )
 from .records import (
     BrokerRegistrationChangeRecord,
@@ -252,6 +254,8 @@ class QuorumController:
                 | ListPartitionReassignmentsRequest()
             ):
                 answer = self._admin(active, body, now_ms)
+            case UnregisterBrokerRequest():
+                answer = self._unregister(active, body, now_ms)
             case _:
                 raise TypeError(f"not a controller request: {type(body).__name__}")
         if active.last_written_offset > before:
@@ -423,6 +427,22 @@ class QuorumController:
             )
         return True
 
+    def _unregister(self, active: _Active, request: UnregisterBrokerRequest, now_ms: int) -> Any:
+        """Kafka's ``QuorumController.unregisterBroker`` (:mod:`.membership` decides); its
+        heartbeat manager forgets the broker, so a stopped one is not fenced again later."""
+        image = active.image
+        broker_id = request.broker_id
+        live = image.live_brokers() - {broker_id}
+        epoch = image.broker_epochs.get(broker_id, -1)
+        records, answer = membership.unregister_broker(
+            image, request, live, epoch, self.config.unclean_leader_election
+        )
+        self._write(records, now_ms)
+        if records:
+            active.last_heartbeat_ms.pop(broker_id, None)
+            active.incarnations.pop(broker_id, None)
+        return answer
+
     def _allocate_producer_ids(
         self, active: _Active, request: AllocateProducerIdsRequest, now_ms: int
     ) -> Any:
@@ -571,6 +591,8 @@ def not_controller_answer(body: Any) -> Any:
             return ListPartitionReassignmentsResponse(
                 correlation_id=correlation, error_code=error, ongoing=()
             )
+        case UnregisterBrokerRequest():
+            return UnregisterBrokerResponse(correlation_id=correlation, error_code=error)
         case (
             BrokerRegistrationResponse()
             | BrokerHeartbeatResponse()
@@ -580,6 +602,7 @@ def not_controller_answer(body: Any) -> Any:
             | ElectLeadersResponse()
             | AlterPartitionReassignmentsResponse()
             | ListPartitionReassignmentsResponse()
+            | UnregisterBrokerResponse()
         ):
             return type(body)(**{**{f: getattr(body, f) for f in body.__slots__}, "error_code": error})
         case _:

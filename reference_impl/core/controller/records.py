@@ -37,6 +37,7 @@ from reference_impl.core.metadata.records import (
     ProducerIdsRecord,
     RegisterBrokerRecord,
     TopicRecord,
+    UnregisterBrokerRecord,
     decode,
     encode,
 )
@@ -109,6 +110,16 @@ class ControllerImage(MetadataImage):
             elif record.in_controlled_shutdown is False:
                 self.shutting_down.discard(record.broker_id)
             return
+        if isinstance(record, UnregisterBrokerRecord):
+            # Kafka's ClusterControlManager.replay refuses a record naming another registration
+            # (a broker that registered again since): ignored here, as records that no longer
+            # match the image are. Epoch -1 is a one-node controller's (its image keeps no epochs).
+            known = self.broker_epochs.get(record.broker_id)
+            if known is not None and record.broker_epoch >= 0 and known != record.broker_epoch:
+                self.offset = offset
+                return
+            self.broker_epochs.pop(record.broker_id, None)
+            self.shutting_down.discard(record.broker_id)
         super().apply(record, offset)
         if isinstance(record, RegisterBrokerRecord):
             self.broker_epochs[record.broker_id] = offset

@@ -60,6 +60,7 @@ from . import (  # noqa: F401  (imported to register)
     k61_describe_producers,
     k62_broker_registration,
     k63_broker_heartbeat,
+    k64_unregister_broker,
     k65_describe_transactions,
     k66_list_transactions,
     k67_allocate_producer_ids,
@@ -73,6 +74,9 @@ from . import (  # noqa: F401  (imported to register)
     k77_share_group_describe,
     k78_share_fetch,
     k79_share_acknowledge,
+    k80_add_raft_voter,
+    k81_remove_raft_voter,
+    k82_update_raft_voter,
 )
 from .registry import HANDLERS, Deferred, Handler, NoResponse, Reply, Respond, handles
 

@@ -56,7 +56,7 @@ from reference_impl.log.api import PartitionLog
 from ..boundary import CONTROLLER_CHANNEL
 from ..host import PeerMessenger
 from ..purgatory import DelayedOperation
-from . import inbound, wire
+from . import inbound, voter_admin, wire
 from .raft_errors import timeout_answer
 from .roles import BROKER_ROLE, CONTROLLER_ROLE, node_roles
 
@@ -429,6 +429,19 @@ class ClusterQuorum:
             self._answers.pop(body.correlation_id)
             op.answer = not_controller_answer(body)
         return Deferred(op, ())
+
+    def serve_voter_change(self, ctx: RequestContext, api_key: int, request: Any) -> Reply:
+        """AddRaftVoter / RemoveRaftVoter / UpdateRaftVoter at this node's replica (voter_admin.py)."""
+        leader = self.raft.leader_id
+        host, port = self.voters.get(leader, ("", -1))
+        names = self.broker.config.get("controller.listener.names") or ""
+        listener = names.split(",")[0].strip()
+        current = (leader, self.raft.epoch, host, port)
+        reply = voter_admin.serve(
+            self.raft, self.cluster_id, listener, ctx, api_key, request, (COMMIT_KEY,), current
+        )
+        self._route(ctx.received_ms)  # the followers' parked fetches carry the new VotersRecord
+        return reply
 
     # -- requests to the active controller --------------------------------------------------------
 

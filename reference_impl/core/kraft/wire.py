@@ -5,7 +5,8 @@ plain dataclasses; between processes they travel as the Kafka APIs KRaft
 uses: Vote (52), BeginQuorumEpoch (53), EndQuorumEpoch (54), Fetch (1, v13,
 on the ``__cluster_metadata`` partition by its topic id), FetchSnapshot (59),
 BrokerRegistration (62), BrokerHeartbeat (63), AlterPartition (56) and
-AllocateProducerIds (67). Each function maps field to field with
+AllocateProducerIds (67), and the admin requests brokers forward (ElectLeaders 43, the reassignment
+APIs 45-46, UnregisterBroker 64). Each function maps field to field with
 :func:`~reference_impl.protocol.build.build`, so a version's missing fields
 take their schema defaults. Correlation ids are not on the wire (the frame
 header carries its own): the caller passes the one the dataclass must carry.
@@ -39,7 +40,7 @@ from reference_impl.protocol.build import build, millis
 
 VOTE, BEGIN_EPOCH, END_EPOCH, FETCH, FETCH_SNAPSHOT = 52, 53, 54, 1, 59
 REGISTRATION, HEARTBEAT, ALTER_PARTITION, ALLOCATE_IDS = 62, 63, 56, 67
-ELECT_LEADERS, ALTER_REASSIGNMENTS, LIST_REASSIGNMENTS = 43, 45, 46
+ELECT_LEADERS, ALTER_REASSIGNMENTS, LIST_REASSIGNMENTS, UNREGISTER_BROKER = 43, 45, 46, 64
 ADMIN_FORWARD_TIMEOUT_MS = 30_000
 """Timeout of an admin request a broker forwards to the active controller (KIP-590's forwarding)."""
 RAFT_FETCH_VERSION = 13
@@ -213,6 +214,8 @@ def request_to_wire(body: Any, cluster_id: str) -> RequestPayload:
                     else [{"name": t, "partition_indexes": ps} for t, ps in listed.items()],
                 },
             )
+        case cm.UnregisterBrokerRequest():
+            return build(request_class(UNREGISTER_BROKER, 0), {"broker_id": body.broker_id})
     raise TypeError(f"no wire form for {type(body).__name__}")
 
 
@@ -381,6 +384,10 @@ def response_from_wire(request: Any, wire: Any) -> Any:
                     for t in wire.topics
                     for p in t.partitions
                 ),
+            )
+        case cm.UnregisterBrokerRequest():
+            return cm.UnregisterBrokerResponse(
+                correlation_id=cid, error_code=wire.error_code, error_message=wire.error_message
             )
     raise TypeError(f"no wire form for {type(request).__name__}")
 

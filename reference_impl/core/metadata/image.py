@@ -25,6 +25,7 @@ from .records import (
     RemoveTopicRecord,
     RemoveUserScramCredentialRecord,
     TopicRecord,
+    UnregisterBrokerRecord,
     UserScramCredentialRecord,
 )
 
@@ -180,6 +181,8 @@ class MetadataImage:
                 self.brokers[record.broker_id] = BrokerInfo(
                     record.broker_id, record.host, record.port, record.rack, record.fenced
                 )
+            case UnregisterBrokerRecord(broker_id=broker_id):
+                self.brokers.pop(broker_id, None)
             case ProducerIdsRecord(next_producer_id=next_id):
                 self.next_producer_id = max(self.next_producer_id, next_id)
             case FeatureLevelRecord(name=name, feature_level=level):

@@ -104,6 +104,18 @@ class RegisterBrokerRecord:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class UnregisterBrokerRecord:
+    """The registration of ``broker_id`` made at ``broker_epoch`` is gone (Kafka's
+    ``UnregisterBrokerRecord``, metadata record type 1,
+    metadata/src/main/resources/common/metadata/UnregisterBrokerRecord.json; replayed by
+    ``ClusterControlManager.replay(UnregisterBrokerRecord)``, which removes the registration)."""
+
+    type_name: ClassVar[str] = "UnregisterBrokerRecord"
+    broker_id: int
+    broker_epoch: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ProducerIdsRecord:
     """The next block of producer ids starts at ``next_producer_id`` (survives restarts)."""
 
@@ -194,6 +206,7 @@ MetadataRecord = (
     | ClientQuotaRecord
     | RemoveTopicRecord
     | RegisterBrokerRecord
+    | UnregisterBrokerRecord
     | ProducerIdsRecord
     | FeatureLevelRecord
     | AccessControlEntryRecord
@@ -212,6 +225,7 @@ _TYPES: dict[str, type[Any]] = {
         ClientQuotaRecord,
         RemoveTopicRecord,
         RegisterBrokerRecord,
+        UnregisterBrokerRecord,
         ProducerIdsRecord,
         FeatureLevelRecord,
         AccessControlEntryRecord,
