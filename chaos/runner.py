@@ -25,6 +25,7 @@ from chaos.nemesis.clock import unavailable_reason as clock_unavailable
 from chaos.nemesis.disk import DISK_FAULTS, Disk
 from chaos.nemesis.disk import unavailable_reason as disk_unavailable
 from chaos.nemesis.faults import LINK_TOXICS, PARTITIONS, Nemesis, run_schedule
+from chaos.nemesis.log_dirs import LOG_DIR_FAULTS, LOG_DIRS_CONFIG
 from chaos.nemesis.membership import MEMBERSHIP_FAULTS, Membership
 from chaos.nemesis.packet import PACKET_FAULTS, PacketRules, unavailable_reason
 from chaos.nemesis.restart_probe import RestartProbe, topic_id_of
@@ -45,7 +46,7 @@ READ_COMMITTED = ("transactional", "txn-append", *PROBES)
 LAUNCHED = ("reference", "tansu", "noida")
 UNPROXIED = ("noida",)
 """Targets that advertise the port they listen on: no proxy can sit in front, so no link faults."""
-PROCESS_FAULTS = ("kill", "pause", "bounce", *CLOCK_FAULTS, *DISK_FAULTS, *MEMBERSHIP_FAULTS)
+PROCESS_FAULTS = ("kill", "pause", "bounce", *CLOCK_FAULTS, *DISK_FAULTS, *MEMBERSHIP_FAULTS, *LOG_DIR_FAULTS)
 
 
 class CampaignError(RuntimeError):
@@ -216,6 +217,11 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
     disk_faults = [f for f in c.faults if f in DISK_FAULTS]
     if disk_faults and (reason := disk_unavailable()):
         raise CampaignError(reason)
+    log_dir_faults = [f for f in c.faults if f in LOG_DIR_FAULTS]
+    if log_dir_faults and (spec.kind != "reference" or node_spec is not None):
+        raise CampaignError(
+            f"{', '.join(log_dir_faults)} fails a log directory of a reference broker launched here"
+        )
     if any("=" not in kv or kv.startswith("=") for kv in c.topic_configs):
         raise CampaignError(f"a topic config takes KEY=VALUE, not {c.topic_configs}")
     if c.load_spec is not None:
@@ -269,6 +275,8 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
             if c.min_isr is not None:
                 configs.append(f"min.insync.replicas={c.min_isr}")
             configs.append(f"unclean.leader.election.enable={'true' if c.unclean_election else 'false'}")
+            if log_dir_faults and not any(kv.startswith(("log.dirs=", "log.dir=")) for kv in configs):
+                configs.append(LOG_DIRS_CONFIG)  # several log directories per broker, one to fail
         try:
             target: Any = (
                 SpecTarget(node_spec)

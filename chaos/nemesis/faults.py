@@ -36,6 +36,7 @@ from fixtures.wire.security import with_run_security
 
 from .clock import CLOCK_FAULTS, Clock
 from .disk import DISK_FAULTS, Disk
+from .log_dirs import LOG_DIR_FAULTS, FailedDir, fail_dir, holding_dir, restore_dir
 from .membership import MEMBERSHIP_FAULTS, Membership
 from .packet import LOSS_PROBABILITY, PACKET_FAULTS, PacketRules
 from .restart_probe import RestartProbe
@@ -189,6 +190,8 @@ class Nemesis:
                     raise RuntimeError("this campaign's brokers do not keep their data on a disk it controls")
                 state["filled_bytes"] = self.disk.fill()
                 state["nodes"] = list(self.topology.node_ids)
+            elif plan.fault in LOG_DIR_FAULTS:
+                state.update(self._log_dir_start(plan))
             elif plan.fault in CLOCK_FAULTS:
                 if self.clock is None:
                     raise RuntimeError("this campaign's brokers were not started on a faked clock")
@@ -210,7 +213,7 @@ class Nemesis:
         except Exception as exc:  # recorded, never fatal: a fault that could not start is still a fact
             state["error"] = f"{type(exc).__name__}: {exc}"
         self.active[plan.id] = state
-        shown = {k: v for k, v in state.items() if k not in ("toxics", "rules", "timer")}
+        shown = {k: v for k, v in state.items() if k not in ("toxics", "rules", "timer", "failed")}
         self.recorder.nemesis("start", shown)
 
     def stop(self, plan: Planned) -> None:
@@ -223,6 +226,8 @@ class Nemesis:
             if self.disk is not None and plan.fault in DISK_FAULTS:
                 self.disk.free()
                 outcome["restarted"] = self._restart_ended()
+            if plan.fault in LOG_DIR_FAULTS and state.get("failed") is not None:
+                self._log_dir_stop(state["nodes"][0], state["failed"], outcome)
             if self.packets is not None and state.get("rules"):
                 self.packets.remove(state["rules"])
             if plan.fault in ("kill", "pause", "bounce") and state.get("nodes"):
@@ -279,6 +284,25 @@ class Nemesis:
                 self.probe.restarted(node_id, node.host, node.port, outcome or {"fault": fault})
         elif fault == "pause":
             node.resume()
+
+    def _log_dir_start(self, plan: Planned) -> dict[str, Any]:
+        """Fail the log directory holding partition 0 on its leader (:mod:`.log_dirs`)."""
+        node_id = self._choose(plan, "leader")
+        node = self._node(node_id)
+        path, online = holding_dir(f"{node.host}:{node.port}", self.topic, 0)
+        if path is None or online < 2:
+            raise RuntimeError(
+                f"broker {node_id} has {online} online log directory(ies): start it with several"
+            )
+        return {"nodes": [node_id], "log_dir": path, "failed": fail_dir(path, str(plan.id))}
+
+    def _log_dir_stop(self, node_id: int, failed: FailedDir, outcome: dict[str, Any]) -> None:
+        """Stop the broker, put its directory back, start it again (Kafka: a restart brings it back)."""
+        node = self._node(node_id)
+        node.stop()
+        restore_dir(failed)
+        outcome["restored"] = failed.path
+        self._process_stop("bounce", node_id, outcome)
 
     def _packet_start(self, plan: Planned) -> dict[str, Any]:
         if self.packets is None:

@@ -341,6 +341,8 @@ class Broker:
         if now_ms >= self._next_maintenance_ms:
             self._maintain(now_ms)
         self.cleaner.maybe_clean(self.partitions, self.store, now_ms)
+        if self.replica_manager.check_log_dirs(now_ms) and self.quorum is not None:
+            self.quorum.heartbeat_now(now_ms)  # Kafka's BrokerLifecycleManager.propagateDirectoryFailure
         if self._throttled:
             self._end_throttles(now_ms)
         for granted in self.read_gate.grant_waiting():

@@ -283,6 +283,19 @@ class LogManager:
         fsync_dir(self.data_dir)
         shutil.rmtree(doomed)
 
+    def adopt(self, topic: str, partition: int, recovery_point: int, log_start_offset: int,
+              high_watermark: int | None) -> None:
+        """A partition directory another log directory's copy just renamed into place here
+        (AlterReplicaLogDirs): take over its checkpointed offsets; it opens with :meth:`open_log`."""
+        key = (topic, partition)
+        self._on_disk.add(key)
+        self._recovery_points[key] = recovery_point
+        self._log_starts[key] = log_start_offset
+        if high_watermark is not None:
+            self._high_watermarks[key] = high_watermark
+        self._write_durable_checkpoints()
+        write_offsets(os.path.join(self.data_dir, REPLICATION_CHECKPOINT), self._high_watermarks)
+
     def existing_logs(self) -> list[TopicPartition]:
         """Partitions with a directory here (found at startup or opened since)."""
         return sorted(self._on_disk)

@@ -232,10 +232,13 @@ def test_illegal_topic_names_never_become_paths() -> None:
 
 
 def test_the_manager_is_the_brokers_storage_port(tmp_path: Path) -> None:
-    """The broker core reaches storage through ports.LogStore; the file-backed manager must fit it."""
+    """The broker core reaches storage through ports.LogStore; the file-backed store (the shell's
+    adapter over the log directories' managers) must fit it."""
     from reference_impl.core.ports import LogStore
+    from reference_impl.log.dir_set import LogDirSet
+    from reference_impl.server.storage import FileLogStore
 
-    store: LogStore = _manager(tmp_path)
+    store: LogStore = FileLogStore(LogDirSet([str(tmp_path)], node_id=1))
     log = store.open_log("t", 0, TOPIC_ID, {"retention.ms": "1000"}, 0)
     log.append_as_leader(make_batch(2), 0, 0)
     assert store.read_chunk(log.read(0, 1 << 20).chunks[0]) == read_bytes(log.read(0, 1 << 20))

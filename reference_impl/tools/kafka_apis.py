@@ -145,10 +145,12 @@ GAP_LEDGER: dict[int, str] = {
     59: "FetchSnapshot v1 (KIP-853: replica directory id) — as BeginQuorumEpoch (53); a snapshot does not "
     "carry the voter set yet (KIP-853 puts a VotersRecord in its header), see AddRaftVoter below.",
     62: "BrokerRegistration v1-4 (KIP-858 log directories, KIP-919 controller registration, KIP-966 "
-    "previous broker epoch) are not implemented; brokers register at v0.",
-    63: "BrokerHeartbeat v1-2 (KIP-858 offline log directories; KIP-1180) — one log directory, no JBOD.",
+    "previous broker epoch) are not implemented; brokers register at v0, so the controller does not know a "
+    "broker's log directories before AssignReplicasToDirs (73) names them, and does not check the directory "
+    "ids it is sent against a registration (Kafka's directoryIntersection).",
+    63: "BrokerHeartbeat v2 (KIP-1180) is not implemented; v1 carries the offline log directories (KIP-858): "
+    "the controller moves the leaderships of the replicas AssignReplicasToDirs placed in them.",
     # -- not implemented --
-    34: "AlterReplicaLogDirs: the reference has one log directory per broker (no JBOD, KIP-113/KIP-858).",
     38: "Delegation tokens (KIP-48) are not implemented: no token authentication.",
     39: "Delegation tokens (KIP-48) are not implemented.",
     40: "Delegation tokens (KIP-48) are not implemented.",
@@ -158,7 +160,6 @@ GAP_LEDGER: dict[int, str] = {
     "Envelope.",
     70: "ControllerRegistration (KIP-919): controllers are known from controller.quorum.voters; they do not "
     "register their endpoints and features in the metadata log.",
-    73: "AssignReplicasToDirs (KIP-858 JBOD) — one log directory per broker.",
     83: "Share-group state (KIP-932, the share coordinator's inter-broker API): ShareFetch/ShareAcknowledge "
     "(78/79) keep share-partition state in the leader's memory only; nothing is written to "
     "__share_group_state, so there is no share coordinator (issue 19).",
@@ -246,5 +247,16 @@ BEHAVIOUR_GAPS: tuple[tuple[str, str], ...] = (
         "(share.isolation.level, share.delivery.count.limit, share.partition.max.record.locks, "
         "share.renew.acknowledge.enable, streams.*) are refused as unknown (INVALID_CONFIG). "
         "ListConfigResources names only groups that have configs.",
+    ),
+    (
+        "Several log directories (JBOD, KIP-113/KIP-858): what differs",
+        "log.dirs places partitions across directories (fewest partitions first), each with its "
+        "meta.properties and directory.id; DescribeLogDirs (35) and AlterReplicaLogDirs (34) serve them; a "
+        "directory's I/O error takes only its partitions offline (KAFKA_STORAGE_ERROR), BrokerHeartbeat v1 "
+        "reports it and the controller moves their leaderships (reference_impl/log/dir_set.py). Differences: "
+        "AlterReplicaLogDirs copies and swaps within the request, so DescribeLogDirs never shows an "
+        "is_future_key log (Kafka copies in the background through a -future log); a failure of the "
+        "directory holding the metadata log is not special (Kafka stops the broker); a broker with one "
+        "directory keeps running with its partitions offline (Kafka stops it).",
     ),
 )

@@ -368,7 +368,9 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {
         ),
         ConfigDef("broker.id", _T.INT, "-1", "This node's id.", read_only=True),
         ConfigDef("node.id", _T.INT, "-1", "This node's id.", read_only=True),
-        ConfigDef("log.dirs", _T.STRING, None, "Where partitions live.", read_only=True),
+        ConfigDef("log.dirs", _T.STRING, None, "Where partitions live: comma-separated directories (JBOD).",
+                  read_only=True),
+        ConfigDef("log.dir", _T.STRING, None, "The log directory when log.dirs is not set.", read_only=True),
         ConfigDef(
             "offsets.topic.num.partitions",
             _T.INT,

@@ -203,6 +203,7 @@ def image_records(image: ControllerImage) -> list[ControllerRecord]:
                     partition_epoch=info.partition_epoch,
                     adding_replicas=info.adding_replicas,
                     removing_replicas=info.removing_replicas,
+                    directories=info.directories,
                 )
             )
     out.extend(record for _key, record in sorted(image.scram.items()))

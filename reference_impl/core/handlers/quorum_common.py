@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from ..request_context import RequestContext
     from .host import HandlerHost
 
-CONTROLLER_APIS = frozenset({56, 62, 63, 67})
+CONTROLLER_APIS = frozenset({56, 62, 63, 67, 73})
 
 
 def serve_quorum_api(broker: HandlerHost, ctx: RequestContext, api_key: int, request: Any) -> Reply:

@@ -59,6 +59,16 @@ class PartitionInfo:
     """Replicas a reassignment adds (KIP-455); they join ``replicas`` at once, the ISR once caught up."""
     removing_replicas: tuple[int, ...] = ()
     """Replicas a reassignment drops once every adding replica is in the ISR."""
+    directories: tuple[str, ...] = ()
+    """KIP-858: each replica's log directory id, parallel to ``replicas`` ("" or missing: unassigned)."""
+
+    def directory_of(self, broker_id: int) -> str:
+        """The log directory id the replica on ``broker_id`` reported (AssignReplicasToDirs); "" if none."""
+        if broker_id in self.replicas:
+            index = self.replicas.index(broker_id)
+            if index < len(self.directories):
+                return self.directories[index]
+        return ""
 
     @property
     def reassigning(self) -> bool:
@@ -139,6 +149,7 @@ class MetadataImage:
                         record.partition_epoch,
                         record.adding_replicas,
                         record.removing_replicas,
+                        record.directories,
                     )
             case PartitionChangeRecord():
                 self._apply_change(record)
@@ -218,7 +229,10 @@ class MetadataImage:
         old = topic.partitions[record.partition]
         new = old
         if record.replicas is not None:
-            new = replace(new, replicas=record.replicas)
+            dirs = tuple(old.directory_of(r) for r in record.replicas)  # each replica keeps its directory
+            new = replace(new, replicas=record.replicas, directories=dirs)
+        if record.directories is not None:
+            new = replace(new, directories=record.directories)
         if record.isr is not None:
             new = replace(new, isr=record.isr)
         if record.adding_replicas is not None:
