@@ -91,6 +91,7 @@ def test_a_failed_directory_takes_its_partitions_offline_and_only_those(tmp_path
     shutil.rmtree(victim)
     Path(victim).write_text("not a directory")
     h.advance(60_000)  # maintenance checkpoints meet the missing directory
+    assert h.broker.halt_reason is None  # not the metadata log's directory: the broker serves on
     for p in lost:
         assert produce(h, "t", p, bytes(make_batch(1))).error_code == ErrorCode.kafka_storage_error
     for p in kept:
@@ -100,3 +101,18 @@ def test_a_failed_directory_takes_its_partitions_offline_and_only_those(tmp_path
     assert results[paths[0]].error_code == ErrorCode.none
     assert _alter(h, victim, "t", kept[0]) == {kept[0]: ErrorCode.kafka_storage_error}
     assert _alter(h, paths[0], "t", lost[0]) == {lost[0]: ErrorCode.kafka_storage_error}
+
+
+def test_the_broker_halts_when_the_metadata_log_directory_fails(tmp_path: Path) -> None:
+    """Kafka halts a broker whose metadata log directory (or every log directory) failed; another
+    directory's failure is not fatal."""
+    h, paths = _broker(tmp_path, 3)
+    create(h, "t", partitions=3)
+    shutil.rmtree(paths[2])
+    Path(paths[2]).write_text("not a directory")
+    h.advance(60_000)
+    assert h.broker.halt_reason is None
+    shutil.rmtree(paths[0])
+    Path(paths[0]).write_text("not a directory")
+    h.advance(60_000)
+    assert h.broker.halt_reason is not None and paths[0] in h.broker.halt_reason
