@@ -242,8 +242,8 @@ BEHAVIOUR_GAPS: tuple[tuple[str, str], ...] = (
         "reports it and the controller moves their leaderships (reference_impl/log/dir_set.py). Differences: "
         "AlterReplicaLogDirs copies and swaps within the request, so DescribeLogDirs never shows an "
         "is_future_key log (Kafka copies in the background through a -future log). As in Kafka, a "
-        "failure of the directory holding the metadata log, or of every directory, halts the broker (exit 1), "
-        "and a directory comes back only with a restart; partitions the controller recorded in a directory "
-        "still failed at a restart stay offline rather than being recreated empty.",
+        "failure of the directory holding the metadata log, or of every directory, halts the broker "
+        "(exit 1), and a directory comes back only with a restart; partitions the controller recorded in a "
+        "directory still failed at a restart stay offline rather than being recreated empty.",
     ),
 )

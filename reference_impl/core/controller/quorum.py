@@ -418,10 +418,10 @@ class QuorumController:
         the partition's ``directories`` per changed assignment."""
         records, results = directory_assignments(active.image, request)
         self._write(records, now_ms)
+        if isinstance(results, ErrorCode):
+            return AssignReplicasToDirsResponse(correlation_id=request.correlation_id, error_code=results)
         return AssignReplicasToDirsResponse(
-            correlation_id=request.correlation_id,
-            error_code=ErrorCode.stale_broker_epoch if results is None else ErrorCode.none,
-            results=results or (),
+            correlation_id=request.correlation_id, error_code=ErrorCode.none, results=results
         )
 
     def _fence(self, active: _Active, broker_id: int, now_ms: int) -> None:

@@ -60,6 +60,8 @@ def test_assignments_are_recorded_and_an_offline_directory_moves_only_its_leader
     assert (
         stale.error_code == ErrorCode.stale_broker_epoch and partition(sim, "t", 0).directory_of(102) == DIR_A
     )
+    unknown = ask(sim, _assign(999, epoch, (topic_id, 0, DIR_B)))
+    assert unknown.error_code == ErrorCode.broker_id_not_registered
     odd = ask(
         sim, _assign(102, epoch, (str(uuid.UUID(int=99)), 0, DIR_A), (topic_id, 9, DIR_A), ("x", 0, DIR_A))
     )
