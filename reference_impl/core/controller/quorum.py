@@ -595,6 +595,8 @@ def not_controller_answer(body: Any) -> Any:
             return AllocateProducerIdsResponse(
                 correlation_id=correlation, error_code=error, producer_id_start=-1, producer_id_len=0
             )
+        case AssignReplicasToDirsRequest():
+            return AssignReplicasToDirsResponse(correlation_id=correlation, error_code=error)
         case ElectLeadersRequest():
             return ElectLeadersResponse(correlation_id=correlation, error_code=error, results=())
         case AlterPartitionReassignmentsRequest():
@@ -611,6 +613,7 @@ def not_controller_answer(body: Any) -> Any:
             | CreateTopicsResponse()
             | AlterPartitionResponse()
             | AllocateProducerIdsResponse()
+            | AssignReplicasToDirsResponse()
             | ElectLeadersResponse()
             | AlterPartitionReassignmentsResponse()
             | ListPartitionReassignmentsResponse()
