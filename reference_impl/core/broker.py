@@ -156,6 +156,9 @@ class Broker:
         self.rack = rack
         self.quorum: ClusterQuorum | None = None
         self.open_to_clients = False
+        self.halt_reason: str | None = None
+        """Set when the broker must stop at once: the log directory holding the metadata log, or every
+        log directory, failed (Kafka halts then); the shell exits 1."""
         """A cluster broker handles requests on its (not controller) listeners from its first
         unfencing on (:meth:`_maybe_open_to_clients`); a node that is its own controller, or a
         controller only, needs no such wait."""
@@ -341,8 +344,10 @@ class Broker:
         if now_ms >= self._next_maintenance_ms:
             self._maintain(now_ms)
         self.cleaner.maybe_clean(self.partitions, self.store, now_ms)
-        if self.replica_manager.check_log_dirs(now_ms) and self.quorum is not None:
-            self.quorum.heartbeat_now(now_ms)  # Kafka's BrokerLifecycleManager.propagateDirectoryFailure
+        if self.replica_manager.check_log_dirs(now_ms):
+            self.halt_reason = self.replica_manager.fatal_log_dir_failure()
+            if self.quorum is not None:
+                self.quorum.heartbeat_now(now_ms)  # Kafka's BrokerLifecycleManager.propagateDirectoryFailure
         if self._throttled:
             self._end_throttles(now_ms)
         for granted in self.read_gate.grant_waiting():

@@ -248,8 +248,9 @@ BEHAVIOUR_GAPS: tuple[tuple[str, str], ...] = (
         "directory's I/O error takes only its partitions offline (KAFKA_STORAGE_ERROR), BrokerHeartbeat v1 "
         "reports it and the controller moves their leaderships (reference_impl/log/dir_set.py). Differences: "
         "AlterReplicaLogDirs copies and swaps within the request, so DescribeLogDirs never shows an "
-        "is_future_key log (Kafka copies in the background through a -future log); a failure of the "
-        "directory holding the metadata log is not special (Kafka stops the broker); a broker with one "
-        "directory keeps running with its partitions offline (Kafka stops it).",
+        "is_future_key log (Kafka copies in the background through a -future log). As in Kafka, a "
+        "failure of the directory holding the metadata log, or of every directory, halts the broker "
+        "(exit 1), and a directory comes back only with a restart; partitions the controller recorded in a "
+        "directory still failed at a restart stay offline rather than being recreated empty.",
     ),
 )
