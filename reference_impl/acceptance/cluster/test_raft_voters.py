@@ -16,11 +16,13 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from fixtures.targets import Target, launch
 from fixtures.wire.voters import add_raft_voter, remove_raft_voter, update_raft_voter
+from kafka_harness import cluster_cli
 from reference_impl.core.kraft.voter_admin import directory_id
 
 from .test_controller_listener import NODES, _client, _controller, _quorum
@@ -115,3 +117,26 @@ def test_a_kraft_version_1_cluster_removes_and_adds_a_voter(dynamic: Target) -> 
         took_add = time.monotonic() - started
     wait_for(lambda: _voters(dynamic, leader) == sorted(NODES), 10.0, "the voter added back")
     print(f"remove {took_remove * 1000:.0f} ms, add back {took_add * 1000:.0f} ms (committed)")
+
+
+def test_the_cluster_command_removes_and_adds_a_controller(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``kafka-harness cluster remove-controller|add-controller`` on a kraft.version 1 cluster: the
+    voter's directory id from DescribeQuorum v2, RemoveRaftVoter and AddRaftVoter through a broker."""
+    data = str(tmp_path / "cluster")
+    assert (
+        cluster_cli.main(
+            ["up", "--brokers", "3", "--data-dir", data, "--config", "reference.kraft.version=1"]
+        )
+        == 0
+    )
+    try:
+        assert cluster_cli.main(["remove-controller", "2", "--data-dir", data]) == 0
+        assert cluster_cli.main(["remove-controller", "2", "--data-dir", data]) == 2, "no longer a voter"
+        assert cluster_cli.main(["add-controller", "2", "--data-dir", data]) == 0
+        assert cluster_cli.main(["add-controller", "2", "--data-dir", data]) == 1, "DUPLICATE_VOTER"
+    finally:
+        cluster_cli.main(["down", "--data-dir", data])
+    out = capsys.readouterr().out
+    assert "remove-controller 2: NONE" in out and "add-controller 2: DUPLICATE_VOTER" in out, out
