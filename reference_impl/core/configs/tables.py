@@ -357,6 +357,16 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {
             read_only=True,
         ),
         ConfigDef(
+            "reference.kraft.version",
+            _T.INT,
+            "0",
+            "Not a Kafka config: the kraft.version a node formats its empty metadata log with (kafka-storage "
+            "format --initial-controllers): 1 makes controller.quorum.voters the initial controllers, which "
+            "AddRaftVoter and RemoveRaftVoter then change.",
+            valid=lambda v: int(v) in (0, 1),
+            read_only=True,
+        ),
+        ConfigDef(
             DEFECTS_CONFIG,
             _T.LIST,
             None,
