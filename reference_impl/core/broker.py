@@ -601,8 +601,15 @@ class Broker:
             assert isinstance(reply, Respond), f"{handler.name} answers at once on a node not the controller"
             return reply.body
 
+        quorum = self.quorum
+
+        def retarget() -> tuple[int, tuple[str, int]] | None:
+            """The controller now, if another node (this one answers NOT_CONTROLLER itself)."""
+            now_target = quorum.forward_target(ctx)
+            return None if now_target is None else (now_target, quorum.voters[now_target])
+
         timeout = millis(getattr(body, "timeout", None)) or ADMIN_TIMEOUT_MS
-        return forward(self, ctx, body, target, self.quorum.voters[target], own_answer, timeout)
+        return forward(self, ctx, body, target, self.quorum.voters[target], own_answer, timeout, retarget)
 
     def _release(self, conn: _Connection, now_ms: int) -> None:
         """Run the connection's waiting requests that may run now (see :meth:`_may_process`), then
