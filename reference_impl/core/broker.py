@@ -443,7 +443,7 @@ class Broker:
     def _process(self, conn: _Connection, frame: bytes, now_ms: int) -> None:
         try:
             # SASL before anything else
-            screened = self.authenticator.screen(conn.connection_id, frame, now_ms)
+            screened = self.authenticator.screen(conn.connection_id, frame, now_ms, self.mono_ms)
         except Exception:  # a bug in the authenticator must not take the broker down
             log.error("authenticating connection %d failed:\n%s", conn.connection_id, traceback.format_exc())
             self._close(conn, "internal error during authentication")

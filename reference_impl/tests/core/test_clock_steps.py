@@ -12,11 +12,14 @@ an NTP step does to a broker process.
 from __future__ import annotations
 
 from reference_impl.protocol.errors import ErrorCode
+from reference_impl.protocol.sasl_client import plain_token
 
 from ..group.helpers import Client, describe, harness, stabilise
 from .harness import START_MS, BrokerHarness
 from .test_backpressure import long_poll
 from .test_data_path import create
+from .test_sasl_reauth_oauth import CONFIGS as SASL_CONFIGS
+from .test_sasl_reauth_oauth import LIST_GROUPS, _login
 
 JUMP_MS = 600_000
 """Ten minutes: the chaos clock-jump's smallest step."""
@@ -70,3 +73,16 @@ def test_a_group_members_session_runs_on_the_monotonic_clock() -> None:
     assert [m.member_id for m in describe(h, "g").members] == [a.member_id]
     h.tick_at(wall - JUMP_MS, mono + 6_000)
     assert not describe(h, "g").members, "silent for its 5 s session since its last heartbeat"
+
+
+def test_a_sasl_session_expires_on_the_monotonic_clock() -> None:
+    """KIP-368: Kafka stamps a session's expiry in ``time.nanoseconds()`` (``SaslServerAuthenticator``'s
+    ``sessionExpirationTimeNanos``): ten minutes of wall time do not end a 5 s session, 5 s do."""
+    h = BrokerHarness(*SASL_CONFIGS, "connections.max.reauth.ms=5000")
+    cid, _done = _login(h, "PLAIN", plain_token("alice", "alice-secret"))
+    wall, mono = h.now_ms, h.now_ms
+    h.tick_at(wall + JUMP_MS, mono + 4_000)
+    assert h.call(LIST_GROUPS, cid).error_code == ErrorCode.none, "the session is 4 s old"
+    h.tick_at(wall - JUMP_MS, mono + 5_000)
+    h.send(cid, LIST_GROUPS)
+    assert "expired" in h.closed[cid] and not h.responses.get(cid)
