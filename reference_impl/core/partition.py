@@ -485,10 +485,16 @@ class Partition:
         self.tracker.pending = proposal
         return proposal
 
-    def isr_change_failed(self) -> None:
-        """The controller refused or lost the proposal: the next check proposes again."""
-        if self.tracker is not None:
-            self.tracker.pending = None
+    def isr_change_failed(self) -> bool:
+        """The controller refused or lost the proposal: the next check proposes again. The ISR the
+        high watermark waits for is the committed one again, without a refused joiner (Kafka's
+        ``Partition.handleAlterPartitionError`` resets to ``lastCommittedState``), so the high
+        watermark may move: here at once (True if it did), where Kafka waits for the next fetch or
+        append, so that it is the smallest LEO over that ISR after every event (``HwIsMinIsrLeo``)."""
+        if self.tracker is None:
+            return False
+        self.tracker.pending = None
+        return self.maybe_advance_high_watermark()
 
     # -- follower side -------------------------------------------------------------------------
 

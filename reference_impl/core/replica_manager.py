@@ -51,6 +51,11 @@ class ReplicaManagerHost(Protocol):
     @property
     def controller(self) -> LocalController | ClusterControllerClient: ...
 
+    @property
+    def now_ms(self) -> int:
+        """The broker's wall time (what a delayed produce completed by an answer is stamped with)."""
+        ...
+
     def on_partitions_changed(self, now_ms: int) -> None:
         """Partitions opened, moved or dropped: the coordinators load or unload their shards."""
 
@@ -292,7 +297,8 @@ class ReplicaManager:
             log.info(
                 "ISR change of %s-%d to %s refused: %s", part.topic, part.index, list(proposal.new_isr), exc
             )
-            part.isr_change_failed()
+            if part.isr_change_failed():
+                self.notify_changed(part.key, now_ms)
             return
         self.sync(now_ms)
         self.notify_changed(part.key, now_ms)
@@ -300,7 +306,8 @@ class ReplicaManager:
     def _alter_partition(self, quorum: ClusterQuorum, part: Partition, proposal: IsrProposal) -> None:
         """Send AlterPartition; the change takes effect when its record reaches this broker's image."""
         if quorum.broker_epoch < 0:
-            part.isr_change_failed()
+            if part.isr_change_failed():
+                self.notify_changed(part.key, self.host.now_ms)
             return
         body = cm.AlterPartitionRequest(
             correlation_id=quorum.next_correlation_id(),
@@ -322,7 +329,8 @@ class ReplicaManager:
                     list(proposal.new_isr),
                     "no answer" if answer is None else answer.error_code.name,
                 )
-                part.isr_change_failed()
+                if part.isr_change_failed():
+                    self.notify_changed(part.key, self.host.now_ms)
 
         quorum.to_controller(body, answered)
 

@@ -65,7 +65,7 @@ from reference_impl.server.raft_files import FileQuorumStateStore, FileSnapshotS
 
 from .links import Links, links_for
 from .listener import size_log_descriptor_pool
-from .shell import BrokerShell, wall_clock_ms
+from .shell import BrokerShell, monotonic_ms, wall_clock_ms
 from .storage import StorageError, log_dir_paths, open_file_store
 from .tls import server_context
 
@@ -205,6 +205,7 @@ def main(argv: list[str]) -> int:
             advertised_port=advertised.port,
             cluster_id=cluster_id,
             now_ms=wall_clock_ms(),
+            mono_ms=monotonic_ms(),
             rng=random.Random(),
             rack=args.rack or config.get("broker.rack") or None,
             quorum=quorum,
@@ -305,10 +306,10 @@ async def _controlled_shutdown(shell: BrokerShell, broker: Broker) -> None:
     assert quorum is not None
     log.info("broker %d: controlled shutdown, moving leaderships away", broker.node_id)
     quorum.begin_controlled_shutdown(wall_clock_ms())
-    shell.apply(broker.tick(wall_clock_ms()))
-    deadline = wall_clock_ms() + broker.config.get_int("broker.session.timeout.ms")
-    while not quorum.should_shut_down and wall_clock_ms() < deadline:
+    shell.tick()
+    deadline = monotonic_ms() + broker.config.get_int("broker.session.timeout.ms")
+    while not quorum.should_shut_down and monotonic_ms() < deadline:
         await asyncio.sleep(0.05)
     quorum.resign(wall_clock_ms())
-    shell.apply(broker.tick(wall_clock_ms()))
+    shell.tick()
     await asyncio.sleep(0.2)  # EndQuorumEpoch and the last fetches go out
