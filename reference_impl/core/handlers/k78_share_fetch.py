@@ -30,7 +30,7 @@ A fetch that acquires nothing waits up to MaxWaitMs (with MinBytes > 0) for reco
 woken by produces and leadership changes on the session's partitions (DelayedShareFetch); a lock
 that runs out during the wait counts as records to acquire only when the fetch is next woken.
 A share-partition's state is read from the share coordinator when it is first used (and after a
-leadership change; the partition answers no records until then) and written after
+leadership change; a fetch waits for it, at most LOAD_WAIT_MS past its MaxWaitMs) and written after
 acknowledgements and expired locks (``group/share_persister.py``). Not implemented: NodeEndpoints
 (empty).
 """
@@ -59,6 +59,9 @@ from .share_common import (
     partitions_of,
 )
 
+LOAD_WAIT_MS = 10_000
+"""How much longer than MaxWaitMs a fetch waits for its share-partitions' state to be read."""
+
 if TYPE_CHECKING:
     from ..group.share_partition import SharePartition
     from ..request_context import RequestContext
@@ -77,6 +80,8 @@ class _Fetch:
     session: list[TP]
     budget: int
     remaining: int
+    loading: bool = False  # a partition of the session had its state still being read
+    answer_by_ms: int = 0  # MaxWaitMs: no later than this once every state is read
 
 
 class DelayedShareFetch(DelayedOperation):
@@ -90,15 +95,19 @@ class DelayedShareFetch(DelayedOperation):
 
     def try_complete(self, now_ms: int) -> bool:
         leader = self.broker.group_coordinator.share.leader
+        loading = False
         for tp in self.state.session:
             loc = locate(self.broker, self.state.ctx, leader, self.state.group_id, tp)
             if loc.loading:
-                continue  # woken again once its state is read
+                loading = True  # woken again once its state is read
+                continue
             if loc.sp is None or loc.part is None:
                 return self.force_complete(now_ms)  # an error to report: answer at once
             loc.sp.expire_locks(now_ms)
             if loc.sp.next_candidate() < loc.part.high_watermark:
                 return self.force_complete(now_ms)
+        if not loading and now_ms >= self.state.answer_by_ms:
+            return self.force_complete(now_ms)  # every state read and MaxWaitMs already over
         return False
 
     def on_complete(self, now_ms: int) -> None:
@@ -128,11 +137,15 @@ def handle_share_fetch(broker: HandlerHost, ctx: RequestContext, request: Any) -
         return Respond(build(cls, {**body, **state}))
     acquired = _fill(broker, state, now)
     broker.group_coordinator.share.sync.flush()  # acknowledgements and expired locks, persisted
-    max_wait = millis(request.max_wait)
+    max_wait = max(0, millis(request.max_wait)) if int(request.min_bytes) > 0 else 0
     keys = _watch_keys(broker, state.session)
-    if acquired or max_wait <= 0 or int(request.min_bytes) <= 0 or not keys:
+    if acquired or not keys or (max_wait <= 0 and not state.loading):
         return Respond(build(cls, {**body, **_answer(state)}))
-    return Deferred(DelayedShareFetch(broker, state, now + max_wait), keys)
+    # Kafka's fetch waits for its share-partitions to initialize (SharePartitionManager.fetchMessages):
+    # a partition whose state is being read holds the answer, up to LOAD_WAIT_MS past MaxWaitMs.
+    state.answer_by_ms = now + max_wait
+    deadline = now + max_wait + (LOAD_WAIT_MS if state.loading else 0)
+    return Deferred(DelayedShareFetch(broker, state, deadline), keys)
 
 
 def _prepare(
@@ -176,10 +189,12 @@ def _fill(broker: HandlerHost, state: _Fetch, now: int) -> bool:
     """Acquire on the session's partitions within the budgets; True if anything was acquired."""
     leader = broker.group_coordinator.share.leader
     got_any = False
+    state.loading = False
     for tp in state.session:
         if state.budget <= 0 or state.remaining <= 0:
             break
         loc = locate(broker, state.ctx, leader, state.group_id, tp)
+        state.loading = state.loading or loc.loading
         if loc.sp is None or loc.part is None:
             if tp in state.entries:
                 state.entries[tp] = _entry(tp, loc) | {
