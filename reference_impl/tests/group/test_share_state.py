@@ -210,7 +210,7 @@ def test_an_error_response_names_every_partition() -> None:
         85, 1, group_id="g", topics=[{"topic_id": TOPIC, "partitions": [
             {"partition": 2, "state_epoch": 0, "leader_epoch": 0, "start_offset": 0, "state_batches": []}]}]
     )  # fmt: skip
-    answer = error_response(85, 1, body, ErrorCode.illegal_sasl_state, "out of turn")
+    answer: Any = error_response(85, 1, body, ErrorCode.illegal_sasl_state, "out of turn")
     assert answer is not None
     (result,) = answer.results
     assert result.topic_id == TOPIC
