@@ -37,14 +37,14 @@ acknowledgements and expired locks (``group/share_persister.py``). Not implement
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from reference_impl.protocol.apis import response_class
 from reference_impl.protocol.build import build, millis
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
-from ..group.share_fetch import DEFAULT_MAX_RECORDS, MAX_RECORDS_PER_FETCH
+from ..group.share_fetch import DEFAULT_MAX_RECORDS, MAX_RECORDS_PER_FETCH, SPKey
 from ..group.share_session import INITIAL_EPOCH
 from ..purgatory import DelayedOperation
 from .registry import Deferred, Reply, Respond, handles
@@ -52,6 +52,7 @@ from .share_common import (
     TP,
     Located,
     acknowledge,
+    after_written,
     group_by_topic,
     leader_of,
     locate,
@@ -80,6 +81,7 @@ class _Fetch:
     session: list[TP]
     budget: int
     remaining: int
+    touched: list[tuple[SPKey, int]] = field(default_factory=list)  # acknowledged: (key, changes)
     loading: bool = False  # a partition of the session had its state still being read
     answer_by_ms: int = 0  # MaxWaitMs: no later than this once every state is read
 
@@ -132,15 +134,17 @@ def handle_share_fetch(broker: HandlerHost, ctx: RequestContext, request: Any) -
         state = _prepare(broker, ctx, request, body, now)
     except KafkaError as exc:
         return Respond(build(cls, {**body, "error_code": exc.code, "error_message": exc.message}))
-    if isinstance(state, dict):
+    if isinstance(state, tuple):
         broker.group_coordinator.share.sync.flush()
-        return Respond(build(cls, {**body, **state}))
+        return after_written(broker, ctx, build(cls, {**body, **state[0]}), state[1])
     acquired = _fill(broker, state, now)
     broker.group_coordinator.share.sync.flush()  # acknowledgements and expired locks, persisted
     max_wait = max(0, millis(request.max_wait)) if int(request.min_bytes) > 0 else 0
     keys = _watch_keys(broker, state.session)
     if acquired or not keys or (max_wait <= 0 and not state.loading):
-        return Respond(build(cls, {**body, **_answer(state)}))
+        # Kafka answers once the piggybacked acknowledgements are written (handleAcknowledgements'
+        # future); a fetch that waits for records answers when it is done waiting
+        return after_written(broker, ctx, build(cls, {**body, **_answer(state)}), state.touched)
     # Kafka's fetch waits for its share-partitions to initialize (SharePartitionManager.fetchMessages):
     # a partition whose state is being read holds the answer, up to LOAD_WAIT_MS past MaxWaitMs.
     state.answer_by_ms = now + max_wait
@@ -150,8 +154,10 @@ def handle_share_fetch(broker: HandlerHost, ctx: RequestContext, request: Any) -
 
 def _prepare(
     broker: HandlerHost, ctx: RequestContext, request: Any, body: dict[str, Any], now: int
-) -> _Fetch | dict[str, Any]:
-    """Session and acknowledgements; the answer itself when the request closed the session."""
+) -> _Fetch | tuple[dict[str, Any], list[tuple[SPKey, int]]]:
+    """Session and acknowledgements; the answer itself (and what it acknowledged) when the request
+    closed the session."""
+    touched: list[tuple[SPKey, int]] = []
     named = partitions_of(request.topics)
     forgotten = [(t.topic_id, int(p)) for t in request.forgotten_topics_data for p in t.partitions]
     epoch = int(request.share_session_epoch)
@@ -167,12 +173,13 @@ def _prepare(
         entry = _entry(tp, loc)
         if loc.sp is not None and batches:
             entry["acknowledge_error_code"] = acknowledge(loc.sp, member_id, batches, now)
+            touched.append(((group_id, tp[0], tp[1]), loc.sp.changes))
         elif loc.loading and batches:  # nothing is held on a share-partition not loaded yet
             entry["acknowledge_error_code"] = ErrorCode.invalid_record_state
         entries[tp] = entry
     if session is None:  # epoch -1: acknowledge, then close (KafkaApis: no fetch on a final epoch)
         leader.release_member(group_id, member_id)
-        return {"error_code": ErrorCode.none, "responses": group_by_topic(entries.items())}
+        return {"error_code": ErrorCode.none, "responses": group_by_topic(entries.items())}, touched
     return _Fetch(
         ctx,
         body,
@@ -182,6 +189,7 @@ def _prepare(
         sorted(session.partitions, key=lambda x: (str(x[0]), x[1])),
         _max_records(request),
         max(0, min(int(request.max_bytes), broker.config.get_int("fetch.max.bytes"))),
+        touched,
     )
 
 
