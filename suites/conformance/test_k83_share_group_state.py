@@ -23,11 +23,13 @@ from typing import Any
 import pytest
 
 from fixtures.wire import Capabilities, Router, WireClient, describe_absence, ops
+from fixtures.wire.share import ACCEPT, RELEASE, ShareConsumer, acquired_offsets
 
 from .expect import expect, expect_code, expect_equal
 
 KIP = "KIP-932"
 AVAILABLE, ACKNOWLEDGED, ARCHIVED = 0, 2, 4
+FETCH_ROUNDS = 20
 APIS = (
     "initialize_share_group_state",
     "read_share_group_state",
@@ -224,3 +226,35 @@ def test_empty_group_id_has_no_results(key: Key, version: int) -> None:
     """``ShareCoordinatorService``: an empty group id is answered with no results."""
     answer = key.send("read_share_group_state", version, group="", leader_epoch=0)
     expect_equal(list(answer.results), [], KIP, "results for an empty group id")
+
+
+def test_acknowledgements_reach_the_share_coordinator(
+    router: Router, caps: Capabilities, unique: Callable[[str], str], topic: str
+) -> None:
+    """``SharePartition.acknowledge`` completes after the persister's write: once ShareAcknowledge
+    is answered, the share coordinator's summary has the share-partition's new start offset (the
+    acknowledged records' end) and the state batches mark the released record AVAILABLE with the
+    delivery count it had."""
+    for api in ("share_group_heartbeat", "share_fetch", "share_acknowledge"):
+        if not caps.supports(api):
+            pytest.skip(describe_absence(api, caps))
+    group = unique("sg")
+    tp = (ops.topic_id(router, caps, topic), 0)
+    m = ShareConsumer(router.to_coordinator(group), router.to_leader(topic, 0), caps, group)
+    expect(m.join([topic], {tp}), KIP, f"member {m.member_id} was never assigned {tp}")
+    expect_code(m.fetch([tp]).error_code, "NONE", rule=KIP, where="ShareFetch opening the session")
+    expect_code(ops.produce_values(router, caps, topic, [b"a", b"b", b"c"]).error_code, "NONE", rule="setup")
+    got: dict[int, int] = {}
+    for _ in range(FETCH_ROUNDS):  # a target may still be reading the share-partition's state
+        got.update(acquired_offsets(m.fetch([tp], max_wait_ms=500), tp))
+        if len(got) == 3:
+            break
+    expect_equal(got, {0: 1, 1: 1, 2: 1}, KIP, "acquired offsets → delivery count")
+    acked = m.acknowledge({tp: [(0, 1, ACCEPT), (2, 2, RELEASE)]})
+    expect_code(acked.error_code, "NONE", rule=KIP, where="ShareAcknowledge")
+    key = Key(router, caps, group, tp[0])
+    summary = key.one("read_share_group_state_summary", leader_epoch=-1)
+    expect_code(summary.error_code, "NONE", rule=KIP, where="ReadShareGroupStateSummary")
+    expect_equal(int(summary.start_offset), 2, KIP, "start offset after ACCEPT of 0-1")
+    state = key.read(leader_epoch=-1)
+    expect_equal(expanded(batches_of(state)).get(2), (AVAILABLE, 1), KIP, "the released offset 2")

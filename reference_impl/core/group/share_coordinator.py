@@ -14,12 +14,14 @@ Not yet here: the ShareGroupMetadata/ShareGroupMemberMetadata/... records Kafka 
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
+from ..internal_topics import SHARE_GROUP_STATE
 from .consumer_coordinator import topic_partitions, undescribable
 from .share_fetch import SharePartitions
 from .share_group import HeartbeatReply, ShareGroup, ShareGroupConfig
@@ -143,6 +145,12 @@ class ShareGroups:
             now_ms=now,
         )
         self.groups[req.group_id] = group
+        if reply.member_epoch >= 0:
+            # Kafka's coordinator initializes the assigned share-partitions' state through the
+            # persister, whose FindCoordinator creates __share_group_state: the topic exists before
+            # the members' first ShareFetch needs it (here the leaders read and initialize it).
+            with contextlib.suppress(KafkaError):
+                SHARE_GROUP_STATE.ensure(self.coordinator.broker, now)
         key = ("share", req.group_id, req.member_id)
         if reply.member_epoch < 0:
             self.coordinator.cancel(key)

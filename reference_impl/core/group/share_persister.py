@@ -9,7 +9,8 @@ locks write the changed state batches). Here:
 
 * the coordinator of a key is the leader of its ``__share_group_state`` partition in the metadata
   image; when that is this broker the local coordinator answers in the same step, else the request
-  goes to it (``send_request``); no topic yet: it is created and the load is retried later;
+  goes to it (``send_request`` on its own channel, ``SHARE_STATE_CHANNEL``); no topic yet: it is
+  created and the load is retried after ``RETRY_MS``, a ShareFetch waiting for it;
 * a share-partition with no state (start offset -1) starts by ``share.auto.offset.reset`` and its
   state is written at once, so a restart does not move a ``latest`` start past unread records;
 * a share-partition is reloaded when its partition's leader epoch changes (a leadership move, and
@@ -34,6 +35,7 @@ from reference_impl.protocol.apis import request_class
 from reference_impl.protocol.build import build
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
+from ..boundary import SHARE_STATE_CHANNEL
 from ..internal_topics import SHARE_GROUP_STATE
 from ..purgatory import DelayedOperation
 from .share_fetch import SharePartitions, SPKey
@@ -95,7 +97,7 @@ class Persister:
                     ShareState(0, int(p.state_epoch), leader_epoch, int(p.start_offset), batches),
                 )
 
-            if not self.broker.send_request(node, body, answered):
+            if not self.broker.send_request(node, body, answered, channel=SHARE_STATE_CHANNEL):
                 done(ErrorCode.coordinator_not_available, None)
 
     def write(
@@ -146,7 +148,7 @@ class Persister:
                 p = _partition(response)
                 done(ErrorCode(p.error_code) if p is not None else ErrorCode.coordinator_not_available)
 
-            if not self.broker.send_request(node, body, answered):
+            if not self.broker.send_request(node, body, answered, channel=SHARE_STATE_CHANNEL):
                 done(ErrorCode.coordinator_not_available)
 
 
@@ -179,6 +181,9 @@ class _Retry(DelayedOperation):
 
     def on_complete(self, now_ms: int) -> None:
         self.sync.retry = None
+        wakes, self.sync.wakes = self.sync.wakes, {}
+        for wake in wakes.values():  # loads due again: their waiting fetches look again
+            wake()
         self.sync.flush()
 
 
@@ -209,6 +214,8 @@ class ShareStateSync:
     loading: dict[SPKey, int] = field(default_factory=dict)  # key -> leader epoch being read
     retry_at: dict[SPKey, int] = field(default_factory=dict)
     retry: _Retry | None = None
+    wakes: dict[SPKey, Callable[[], None]] = field(default_factory=dict)
+    """Loads that failed: who to wake when they may be tried again."""
     first_seen: dict[SPKey, tuple[int, int]] = field(default_factory=dict)
     """The log (start, end) the first load attempt saw: where a share-partition without state starts
     (``latest``: the end at its first use, however many retries its state took to read)."""
@@ -238,7 +245,12 @@ class ShareStateSync:
         if len(self.first_seen) >= MAX_PENDING and key not in self.first_seen:
             self.first_seen.clear()  # a bound on keys that never load; they start later instead
         bounds = self.first_seen.setdefault(key, log_bounds)
-        if key in self.loading or self.retry_at.get(key, 0) > now_ms:
+        if key in self.loading:
+            return None
+        if self.retry_at.get(key, 0) > now_ms:
+            if len(self.wakes) < MAX_PENDING:
+                self.wakes[key] = wake
+            self._arm_retry()
             return None
         self.loading[key] = leader_epoch
         answered_now = True
@@ -250,6 +262,9 @@ class ShareStateSync:
             if code is not ErrorCode.none or state is None:
                 log.info("reading the share state of %s: %s", key, code.name)
                 self.retry_at[key] = self.persister.broker.now_ms + RETRY_MS
+                if len(self.wakes) < MAX_PENDING:
+                    self.wakes[key] = wake
+                self._arm_retry()
             else:
                 self.retry_at.pop(key, None)
                 restored = state.start_offset >= 0

@@ -28,10 +28,17 @@ from reference_impl.protocol.build import build
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
 from ..group.share_fetch import SPKey
-from ..group.share_state import WRITE_TIMEOUT_MS
-from .later import LaterReply
 from .registry import Reply, Respond, handles
-from .share_common import TP, acknowledge, group_by_topic, leader_of, locate, open_session, partitions_of
+from .share_common import (
+    TP,
+    acknowledge,
+    after_written,
+    group_by_topic,
+    leader_of,
+    locate,
+    open_session,
+    partitions_of,
+)
 
 if TYPE_CHECKING:
     from ..request_context import RequestContext
@@ -52,30 +59,7 @@ def handle_share_acknowledge(broker: HandlerHost, ctx: RequestContext, request: 
         answer = build(cls, {**body, **_serve(broker, ctx, request, ctx.received_ms, touched)})
     except KafkaError as exc:
         return Respond(build(cls, {**body, "error_code": exc.code, "error_message": exc.message}))
-    return _after_written(broker, ctx, answer, touched)
-
-
-def _after_written(
-    broker: HandlerHost, ctx: RequestContext, answer: Any, touched: list[tuple[SPKey, int]]
-) -> Reply:
-    """The answer once the acknowledged state is written (Kafka's ``SharePartition.acknowledge``
-    completes after the persister's write), at once when no write is pending."""
-    sync = broker.group_coordinator.share.sync
-    reply = LaterReply(ctx, lambda _v: answer, ctx.received_ms + WRITE_TIMEOUT_MS, None, "share-ack", broker)
-    pending = {"n": 0}
-
-    def one_written() -> None:
-        pending["n"] -= 1
-        if pending["n"] == 0:
-            reply.answer(None)
-
-    for key, changes in touched:
-        pending["n"] += 1
-        if not sync.when_written(key, changes, one_written):
-            pending["n"] -= 1
-    if pending["n"] == 0:
-        return Respond(answer)
-    return reply.deferred()
+    return after_written(broker, ctx, answer, touched)
 
 
 def _serve(

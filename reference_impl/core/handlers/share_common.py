@@ -24,6 +24,7 @@ from ..group.share_fetch import (
     MAX_REQUEST_PARTITIONS,
     MAX_SESSION_PARTITIONS,
     SharePartitions,
+    SPKey,
 )
 from ..group.share_partition import (
     MAX_ACK_SPAN,
@@ -33,8 +34,11 @@ from ..group.share_partition import (
     SharePartitionConfig,
 )
 from ..group.share_session import INITIAL_EPOCH, ShareSession
+from ..group.share_state import WRITE_TIMEOUT_MS
 from ..group.share_state_records import ShareState
 from .access import GROUP, TOPIC, Op, allowed
+from .later import LaterReply
+from .registry import Reply, Respond
 
 if TYPE_CHECKING:
     from ..partition import Partition
@@ -231,3 +235,26 @@ def group_by_topic(entries: Iterable[tuple[TP, dict[str, Any]]]) -> list[dict[st
     for (topic_id, _), entry in entries:
         by_topic.setdefault(topic_id, []).append(entry)
     return [{"topic_id": t, "partitions": ps} for t, ps in by_topic.items()]
+
+
+def after_written(
+    broker: HandlerHost, ctx: RequestContext, answer: Any, touched: list[tuple[SPKey, int]]
+) -> Reply:
+    """The answer once the acknowledged state is written (Kafka's ``SharePartition.acknowledge``
+    completes after the persister's write), at once when no write is pending."""
+    sync = broker.group_coordinator.share.sync
+    reply = LaterReply(ctx, lambda _v: answer, ctx.received_ms + WRITE_TIMEOUT_MS, None, "share-ack", broker)
+    pending = {"n": 0}
+
+    def one_written() -> None:
+        pending["n"] -= 1
+        if pending["n"] == 0:
+            reply.answer(None)
+
+    for key, changes in touched:
+        pending["n"] += 1
+        if not sync.when_written(key, changes, one_written):
+            pending["n"] -= 1
+    if pending["n"] == 0:
+        return Respond(answer)
+    return reply.deferred()

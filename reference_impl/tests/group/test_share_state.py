@@ -34,6 +34,7 @@ from reference_impl.core.group.share_state_records import (
     encode_update,
 )
 from reference_impl.core.internal_topics import partition_for, stored_records
+from reference_impl.protocol.error_response import error_response
 from reference_impl.protocol.errors import ErrorCode
 from reference_impl.protocol.record_set import build_batch
 
@@ -200,3 +201,19 @@ def test_a_new_broker_over_the_same_logs_resumes_the_share_partition() -> None:
     again = BrokerHarness(store=h.store, now_ms=h.now_ms + 1000)
     _join(again)
     assert _acquired(_share_round(again, topic_id, 0, [])) == {5: 2, 6: 2, 7: 2, 8: 2, 9: 2}
+
+
+def test_an_error_response_names_every_partition() -> None:
+    """``WriteShareGroupStateRequest.getErrorResponse`` (and 83, 84, 86, 87's): one result per topic,
+    every partition with the error and its message (what a request out of turn during SASL gets)."""
+    body = request(
+        85, 1, group_id="g", topics=[{"topic_id": TOPIC, "partitions": [
+            {"partition": 2, "state_epoch": 0, "leader_epoch": 0, "start_offset": 0, "state_batches": []}]}]
+    )  # fmt: skip
+    answer: Any = error_response(85, 1, body, ErrorCode.illegal_sasl_state, "out of turn")
+    assert answer is not None
+    (result,) = answer.results
+    assert result.topic_id == TOPIC
+    assert [(int(p.partition), p.error_code, p.error_message) for p in result.partitions] == [
+        (2, ErrorCode.illegal_sasl_state, "out of turn")
+    ]
