@@ -41,9 +41,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--workload",
         default="queue",
-        choices=["queue", "transactional", "txn-append", "early-read", "producer-fence", "abort-rewind"],
+        choices=["queue", "transactional", "txn-append", "share", "early-read", "producer-fence",
+                 "abort-rewind"],
         help="txn-append: transactions sending to and polling several keys, judged by the dependency "
-        "graph; early-read, producer-fence, abort-rewind: transactional probes (chaos/workloads/probes.py)",
+        "graph; share: share-group consumers (KIP-932) on the raw protocol (chaos/workloads/share.py); "
+        "early-read, producer-fence, abort-rewind: transactional probes (chaos/workloads/probes.py)",
     )
     p.add_argument(
         "--crash-clients",
@@ -191,7 +193,8 @@ def main(argv: list[str]) -> int:
         print("VERDICT: could not run")
         return 2
     if args.rate is None:
-        rates = {"txn-append": 100.0, "early-read": 20.0, "producer-fence": 4.0, "abort-rewind": 20.0}
+        rates = {"txn-append": 100.0, "share": 200.0, "early-read": 20.0, "producer-fence": 4.0,
+                 "abort-rewind": 20.0}
         args.rate = rates.get(args.workload, 2000.0)
     if args.crash_clients and args.workload != "txn-append":
         print("kafka-harness chaos: --crash-clients needs --workload txn-append", file=sys.stderr)

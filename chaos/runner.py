@@ -25,6 +25,7 @@ from chaos.nemesis.clock import unavailable_reason as clock_unavailable
 from chaos.nemesis.disk import DISK_FAULTS, Disk
 from chaos.nemesis.disk import unavailable_reason as disk_unavailable
 from chaos.nemesis.faults import LINK_TOXICS, PARTITIONS, Nemesis, run_schedule
+from chaos.nemesis.log_dirs import LOG_DIR_FAULTS, LOG_DIRS_CONFIG
 from chaos.nemesis.membership import MEMBERSHIP_FAULTS, Membership
 from chaos.nemesis.packet import PACKET_FAULTS, PacketRules, unavailable_reason
 from chaos.nemesis.restart_probe import RestartProbe, topic_id_of
@@ -35,17 +36,19 @@ from chaos.toxiproxy.finder import find_toxiproxy
 from chaos.workloads.probes import PROBES, ProbeWorkload
 from chaos.workloads.queue import FINAL, QueueOptions, QueueWorkload, high_watermarks
 from chaos.workloads.restart import run_restart_phase
+from chaos.workloads.share import DRAIN_FACTOR as SHARE_DRAIN_FACTOR
+from chaos.workloads.share import ShareWorkload
 from chaos.workloads.transactional import TransactionalWorkload
 from chaos.workloads.txn_append import TxnAppendWorkload
 from fixtures.targets import adopt_security, check_broker_configs, launch, parse_target
 from fixtures.wire.security import with_run_security
 
-WORKLOADS = ("queue", "transactional", "txn-append", *PROBES)
+WORKLOADS = ("queue", "transactional", "txn-append", "share", *PROBES)
 READ_COMMITTED = ("transactional", "txn-append", *PROBES)
 LAUNCHED = ("reference", "tansu", "noida")
 UNPROXIED = ("noida",)
 """Targets that advertise the port they listen on: no proxy can sit in front, so no link faults."""
-PROCESS_FAULTS = ("kill", "pause", "bounce", *CLOCK_FAULTS, *DISK_FAULTS, *MEMBERSHIP_FAULTS)
+PROCESS_FAULTS = ("kill", "pause", "bounce", *CLOCK_FAULTS, *DISK_FAULTS, *MEMBERSHIP_FAULTS, *LOG_DIR_FAULTS)
 
 
 class CampaignError(RuntimeError):
@@ -216,6 +219,11 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
     disk_faults = [f for f in c.faults if f in DISK_FAULTS]
     if disk_faults and (reason := disk_unavailable()):
         raise CampaignError(reason)
+    log_dir_faults = [f for f in c.faults if f in LOG_DIR_FAULTS]
+    if log_dir_faults and (spec.kind != "reference" or node_spec is not None):
+        raise CampaignError(
+            f"{', '.join(log_dir_faults)} fails a log directory of a reference broker launched here"
+        )
     if any("=" not in kv or kv.startswith("=") for kv in c.topic_configs):
         raise CampaignError(f"a topic config takes KEY=VALUE, not {c.topic_configs}")
     if c.load_spec is not None:
@@ -269,6 +277,10 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
             if c.min_isr is not None:
                 configs.append(f"min.insync.replicas={c.min_isr}")
             configs.append(f"unclean.leader.election.enable={'true' if c.unclean_election else 'false'}")
+            if log_dir_faults and not any(kv.startswith(("log.dirs=", "log.dir=")) for kv in configs):
+                configs.append(LOG_DIRS_CONFIG)  # several log directories per broker, one to fail
+            if c.workload == "share":  # the share group's short lock and session (Kafka's floors: 15 s, 45 s)
+                configs += [f"{SHARE_MIN_LOCK}=1000", f"{SHARE_MIN_SESSION}=6000"]
         try:
             target: Any = (
                 SpecTarget(node_spec)
@@ -308,7 +320,8 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
         for name in topics:
             _create_topic(topology.bootstrap, name, c.partitions, c.rf, topic_configs)
         workload, parts = _workloads(c, recorder, topology.bootstrap, topics)
-        nemesis = Nemesis(recorder, topology, target, topic, clock=clock, disk=disk)
+        group = _group_of(workload)
+        nemesis = Nemesis(recorder, topology, target, topic, clock=clock, disk=disk, group=group)
         if any(f in MEMBERSHIP_FAULTS for f in c.faults):
             nemesis.membership = Membership(recorder, target, topics)
         if c.restart_probe:
@@ -320,12 +333,20 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
         stop = threading.Event()
         for part in parts:
             stack.callback(part.stop)
-            part.start()
+            try:
+                part.start()
+            except RuntimeError as exc:  # the share workload's group configs (or no share groups)
+                raise CampaignError(f"{c.workload}: {exc}") from exc
         if isinstance(workload, TxnAppendWorkload | ProbeWorkload):  # faults begin once transactions commit
             ready = workload.wait_ready(60.0)
             if ready is None:
                 raise CampaignError(f"{c.workload}: no transaction committed within 60 s of the start")
             progress(f"{c.workload}: first commit after {ready:.1f} s")
+        if isinstance(workload, ShareWorkload):  # faults begin once the share consumers get records
+            ready = workload.wait_ready(60.0)
+            if ready is None:
+                raise CampaignError(f"{c.workload}: no share consumer was given a record within 60 s")
+            progress(f"{c.workload}: first delivery after {ready:.1f} s")
         load = None
         if c.load_spec is not None:
             load = LoadAlongside(c.load_spec, topology.bootstrap, c.out_dir)
@@ -347,7 +368,8 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
         workload.stop_producers()
         if c.workload in READ_COMMITTED:
             _wait_stable(topology.bootstrap, topics, c.partitions, STABLE_WAIT_S, progress)
-        caught_up = _drain(parts, topology.bootstrap, topics, c.partitions, c.drain_s, progress)
+        drain_s = c.drain_s * SHARE_DRAIN_FACTOR if c.workload == "share" else c.drain_s
+        caught_up = _drain(parts, topology.bootstrap, topics, c.partitions, drain_s, progress)
         recorder.history.meta["final_drain"] = caught_up
         highs = high_watermarks(topology.bootstrap, topics, c.partitions)
         if highs is not None:
@@ -422,6 +444,12 @@ def _progress_loop(
                 f"recent_ok={ok} errors={sum(workload.errors.values())} faults={faults}"
             )
 
+
+SHARE_MIN_LOCK = "group.share.min.record.lock.duration.ms"
+SHARE_MIN_SESSION = "group.share.min.session.timeout.ms"
+"""Lowered for the share workload on reference brokers, so its group may lock records for 3 s
+(:data:`chaos.workloads.share.LOCK_MS`: locks run out within a campaign) and drop a member that died
+without leaving after 10 s (:data:`chaos.workloads.share.SESSION_MS`)."""
 
 DISK_MB = 256
 """The brokers' tmpfs under disk faults: room for a campaign's logs, small enough to fill fast."""
@@ -507,6 +535,10 @@ def _workloads(
             crash_clients=c.crash_clients,
         )
         return appender, [appender]
+    if c.workload == "share":
+        options.consumers = 0
+        share = ShareWorkload(recorder, bootstrap, options, group=f"{topics[0]}-share", seed=c.seed)
+        return share, [share]
     if c.workload in PROBES:
         probe = ProbeWorkload(
             recorder, bootstrap, topics[0], kind=c.workload, partitions=c.partitions,
@@ -519,6 +551,14 @@ def _workloads(
     observers = QueueWorkload(recorder, bootstrap, observe, group=f"{topics[1]}-observers")
     processors = TransactionalWorkload(recorder, bootstrap, topics[0], topics[1], group=f"{topics[0]}-txn")
     return main, [main, processors, observers]
+
+
+def _group_of(workload: QueueWorkload) -> str | None:
+    """The group whose coordinator ``partition-coordinator`` isolates: the share group, or the queue
+    workload's consumer group."""
+    if isinstance(workload, ShareWorkload) or workload.options.consumer_mode == "group":
+        return workload.group
+    return None
 
 
 def needs_links(faults: list[str]) -> bool:

@@ -14,7 +14,9 @@ dependency graph (:mod:`.graph`: G0, G1a, G1b, G1c, G-single, G2, the ``int_`` f
 ``precommitted_read``) judges the transactional list-append's histories; the cycles Kafka does not
 promise to prevent count only with ``meta.strict_cycles``. The probe workloads' anomalies
 (:mod:`.probes`: ``early_read``, ``fenced_write``, ``rewind_skip``, ``rewind_behind``) are looked for
-in every history (they need ops only those workloads record) and always count.
+in every history (they need ops only those workloads record) and always count, as do the share-group
+workload's (:mod:`.share`: ``share_lost``, ``redelivered_accepted``, ``redelivered_rejected``,
+``concurrent_acquire``, ``delivery_over_limit``, ``delivery_count_regressed``, ``unproduced_delivery``).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from typing import Any, Literal
 
 from chaos.history import History
 
-from . import graph, probes, queue, restart, restart_probe
+from . import graph, probes, queue, restart, restart_probe, share
 from .analysis import analyse
 from .availability import Availability, availability
 from .queue import Anomaly
@@ -44,6 +46,7 @@ ORDER = (
     "unreadable_after_restart",
     restart_probe.NAME,
     *probes.NAMES,
+    *share.NAMES,
     *graph.NAMES,
 )
 GRAPH_WORKLOADS = ("txn-append",)
@@ -106,7 +109,7 @@ def judge(
         valid = False
     elif acked and not read_any:
         valid = "unknown"  # nothing was read: nothing can be said about what was stored
-    elif not wrote_any and meta.get("workload") in ("queue", "transactional", *GRAPH_WORKLOADS):
+    elif not wrote_any and meta.get("workload") in ("queue", "transactional", "share", *GRAPH_WORKLOADS):
         valid = "unknown"  # no producer ever sent: a run that tested nothing is not a pass
     else:
         valid = True
@@ -134,6 +137,8 @@ def check(history: History) -> CheckResult:
     anomalies[restart.NAME], restart_stats = restart.unreadable_after_restart(history, a)
     anomalies[restart_probe.NAME], probe_stats = restart_probe.answered_uncaught_up(history)
     anomalies.update(probes.check_probes(history, a))
+    share_found, share_stats = share.check_share(history)
+    anomalies.update(share_found)
     graph_stats: dict[str, int] = {}
     if meta.get("workload") in GRAPH_WORKLOADS or meta.get("graph"):
         found, graph_stats = graph.check_graph(history)
@@ -148,7 +153,11 @@ def check(history: History) -> CheckResult:
         **restart_stats,
         **probe_stats,
         **graph_stats,
+        **share_stats,
     }
     counts = {name: len(items) for name, items in anomalies.items()}
-    valid, bad = judge(meta, counts, acked=acked, read_any=bool(a.read_values), wrote_any=bool(a.writes))
+    read_any = bool(a.read_values) or bool(share_stats.get("share_deliveries"))
+    valid, bad = judge(meta, counts, acked=acked, read_any=read_any, wrote_any=bool(a.writes))
+    if valid is True and meta.get("workload") == "share" and not share_stats.get("share_deliveries"):
+        valid = "unknown"  # no share consumer was ever given a record: nothing was tested
     return CheckResult(valid, anomalies, bad, availability(history), stats)

@@ -16,6 +16,15 @@ java/org/apache/kafka/controller/PartitionChangeBuilder.java``).
 not from clients (Jepsen's classic: an isolated leader that clients can still write to; acks=all
 must not acknowledge what its followers never got).
 
+``partition-coordinator`` isolates the group coordinator of the campaign's group (``Nemesis.group``:
+the share workload's share group, the queue workload's consumer group): the node FindCoordinator
+names for the group with key type 0 (GROUP). Share groups are coordinated like consumer groups:
+Kafka's share consumer finds its coordinator through ``CoordinatorRequestManager``, which asks
+``FindCoordinatorRequest.CoordinatorType.GROUP`` (apache/kafka ``clients/src/main/java/org/apache/
+kafka/clients/consumer/internals/CoordinatorRequestManager.java``); key type 2 (SHARE) names the
+share coordinator, the persister of share-partition state, not the group's. Without a group, or
+when no broker answers, the seeded pick chooses the node.
+
 A network partition is a black hole (a ``timeout`` toxic with timeout 0 on both streams): packets
 vanish and clients wait, as with iptables DROP, instead of being refused at once.
 """
@@ -32,10 +41,12 @@ import requests
 
 from chaos.history import Recorder
 from fixtures.targets import Target
+from fixtures.wire import Capabilities, WireClient, ops
 from fixtures.wire.security import with_run_security
 
 from .clock import CLOCK_FAULTS, Clock
 from .disk import DISK_FAULTS, Disk
+from .log_dirs import LOG_DIR_FAULTS, FailedDir, fail_dir, holding_dir, restore_dir
 from .membership import MEMBERSHIP_FAULTS, Membership
 from .packet import LOSS_PROBABILITY, PACKET_FAULTS, PacketRules
 from .restart_probe import RestartProbe
@@ -87,6 +98,8 @@ class Nemesis:
     (:mod:`.restart_probe`); None: not probed."""
     membership: Membership | None = None
     """Adds and decommissions brokers (:mod:`.membership`), only on a reference cluster launched here."""
+    group: str | None = None
+    """The campaign's group, whose coordinator ``partition-coordinator`` isolates."""
 
     # --- what to hit ----------------------------------------------------------------------------
 
@@ -106,11 +119,30 @@ class Nemesis:
         except Exception:  # a partitioned or killed cluster may not answer; fall back to the seeded pick
             return None, None
 
+    def _coordinator(self) -> int | None:
+        """The node FindCoordinator (key type 0) names for :attr:`group`, asked of each proxied
+        address in turn; None when there is no group or no answer."""
+        if self.group is None:
+            return None
+        for address in self.topology.bootstrap.split(","):
+            try:
+                with WireClient(address, timeout_s=3.0) as wire:
+                    caps = Capabilities(wire.api_versions())
+                    code, node, _host, _port = ops.find_coordinator(wire, caps, self.group, 0)
+                if int(code) == 0:
+                    return node
+            except Exception:  # killed or cut off: ask the next one
+                continue
+        return None
+
     def _choose(self, plan: Planned, role: str) -> int:
         nodes = self.topology.node_ids
         picked = nodes[plan.pick % len(nodes)]
         if role == "node" or len(nodes) == 1:
             return picked
+        if role == "coordinator":
+            coordinator = self._coordinator()
+            return coordinator if coordinator in nodes else picked
         leader, controller = self._metadata()
         chosen = leader if role == "leader" else controller
         return chosen if chosen in nodes else picked
@@ -151,7 +183,8 @@ class Nemesis:
                 (ring, nodes) if ring else (self.topology.client_links([self._choose(plan, "node")]), nodes)
             )
         role = {"partition-leader": "leader", "partition-leader-peers": "leader",
-                "partition-controller": "controller"}.get(kind, "node")  # fmt: skip
+                "partition-controller": "controller", "partition-coordinator": "coordinator",
+                }.get(kind, "node")  # fmt: skip
         node = self._choose(plan, role)
         if kind == "partition-leader-peers":  # clients still reach it: it may go on taking writes
             others = [n for n in nodes if n != node]
@@ -189,6 +222,8 @@ class Nemesis:
                     raise RuntimeError("this campaign's brokers do not keep their data on a disk it controls")
                 state["filled_bytes"] = self.disk.fill()
                 state["nodes"] = list(self.topology.node_ids)
+            elif plan.fault in LOG_DIR_FAULTS:
+                state.update(self._log_dir_start(plan))
             elif plan.fault in CLOCK_FAULTS:
                 if self.clock is None:
                     raise RuntimeError("this campaign's brokers were not started on a faked clock")
@@ -210,7 +245,7 @@ class Nemesis:
         except Exception as exc:  # recorded, never fatal: a fault that could not start is still a fact
             state["error"] = f"{type(exc).__name__}: {exc}"
         self.active[plan.id] = state
-        shown = {k: v for k, v in state.items() if k not in ("toxics", "rules", "timer")}
+        shown = {k: v for k, v in state.items() if k not in ("toxics", "rules", "timer", "failed")}
         self.recorder.nemesis("start", shown)
 
     def stop(self, plan: Planned) -> None:
@@ -223,6 +258,8 @@ class Nemesis:
             if self.disk is not None and plan.fault in DISK_FAULTS:
                 self.disk.free()
                 outcome["restarted"] = self._restart_ended()
+            if plan.fault in LOG_DIR_FAULTS and state.get("failed") is not None:
+                self._log_dir_stop(state["nodes"][0], state["failed"], outcome)
             if self.packets is not None and state.get("rules"):
                 self.packets.remove(state["rules"])
             if plan.fault in ("kill", "pause", "bounce") and state.get("nodes"):
@@ -279,6 +316,25 @@ class Nemesis:
                 self.probe.restarted(node_id, node.host, node.port, outcome or {"fault": fault})
         elif fault == "pause":
             node.resume()
+
+    def _log_dir_start(self, plan: Planned) -> dict[str, Any]:
+        """Fail the log directory holding partition 0 on its leader (:mod:`.log_dirs`)."""
+        node_id = self._choose(plan, "leader")
+        node = self._node(node_id)
+        path, online = holding_dir(f"{node.host}:{node.port}", self.topic, 0)
+        if path is None or online < 2:
+            raise RuntimeError(
+                f"broker {node_id} has {online} online log directory(ies): start it with several"
+            )
+        return {"nodes": [node_id], "log_dir": path, "failed": fail_dir(path, str(plan.id))}
+
+    def _log_dir_stop(self, node_id: int, failed: FailedDir, outcome: dict[str, Any]) -> None:
+        """Stop the broker, put its directory back, start it again (Kafka: a restart brings it back)."""
+        node = self._node(node_id)
+        node.stop()
+        restore_dir(failed)
+        outcome["restored"] = failed.path
+        self._process_stop("bounce", node_id, outcome)
 
     def _packet_start(self, plan: Planned) -> dict[str, Any]:
         if self.packets is None:

@@ -18,6 +18,7 @@ FAULTS = (
     "partition-leader-peers",
     "strand-leader",
     "partition-controller",
+    "partition-coordinator",
     "partition-halves",
     "partition-ring",
     "partition-client",
@@ -35,6 +36,7 @@ FAULTS = (
     "clock-jump",
     "disk-full",
     "membership",
+    "log-dir-fail",
 )
 ALIASES = {"partition": "partition-node", "kill9": "kill", "stop": "pause", "reset_peer": "reset-peer"}
 

@@ -242,3 +242,25 @@ def test_planned_ports_are_distinct_and_below_the_ephemeral_range() -> None:
     every = proxy_ports + list(topology.listen_ports.values()) + list(topology.controller_ports.values())
     assert len(every) == len(set(every))
     assert all(port < 32768 for port in every)
+
+
+def test_partition_coordinator_isolates_the_node_find_coordinator_names(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``partition-coordinator`` cuts off the node FindCoordinator (key type 0) names for the campaign's
+    group; with no answer (nothing listens behind the proxies here) or no group, the seeded pick."""
+    with ServerThread() as server:
+        topology = Topology.plan(server.url, [1, 2, 3])
+        topology.create()
+        recorder = Recorder()
+        nemesis = Nemesis(recorder, topology, None, "t", group="g")
+        assert nemesis._coordinator() is None  # no broker answers: FindCoordinator cannot be asked
+        nemesis.start(Planned(0, "partition-coordinator", 0.0, 1.0, pick=1))
+        nemesis.stop(Planned(0, "partition-coordinator", 0.0, 1.0, pick=1))
+        monkeypatch.setattr(Nemesis, "_coordinator", lambda self: 3)
+        nemesis.start(Planned(1, "partition-coordinator", 0.0, 1.0, pick=1))
+        assert len(requests.get(f"{server.url}/proxies/{client_proxy(3)}/toxics", timeout=5).json()) == 2
+        assert requests.get(f"{server.url}/proxies/{client_proxy(2)}/toxics", timeout=5).json() == []
+        nemesis.heal()
+    starts = [op.value for op in recorder.history.nemesis_ops() if op.f == "start"]
+    assert [s["nodes"] for s in starts] == [[2], [3]]

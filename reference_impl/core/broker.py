@@ -98,7 +98,7 @@ PRODUCE_KEY = 0
 PIPELINED_PRODUCES = 32
 """Produce requests of one connection that may wait for their replicas at once (see
 ``Broker._may_process``); more stay unread, as the connection's other requests do."""
-ADMIN_WRITES = frozenset({19, 20, 30, 31, 33, 37, 44, 49, 51, 57})
+ADMIN_WRITES = frozenset({19, 20, 30, 31, 33, 37, 44, 49, 51, 57, 80, 81})
 """CreateTopics, DeleteTopics, CreateAcls, DeleteAcls, AlterConfigs, CreatePartitions,
 IncrementalAlterConfigs, AlterClientQuotas, AlterUserScramCredentials, UpdateFeatures: in a cluster
 their answer waits until the active controller's records are committed."""
@@ -341,6 +341,8 @@ class Broker:
         if now_ms >= self._next_maintenance_ms:
             self._maintain(now_ms)
         self.cleaner.maybe_clean(self.partitions, self.store, now_ms)
+        if self.replica_manager.check_log_dirs(now_ms) and self.quorum is not None:
+            self.quorum.heartbeat_now(now_ms)  # Kafka's BrokerLifecycleManager.propagateDirectoryFailure
         if self._throttled:
             self._end_throttles(now_ms)
         for granted in self.read_gate.grant_waiting():
@@ -581,6 +583,8 @@ class Broker:
         """Hand a client's admin write to the active controller when it is another node (KIP-590);
         None when this node answers it. Should the controller not answer, the client gets this node's
         own answer (NOT_CONTROLLER), as before forwarding."""
+        if handler.api_key in (80, 81) and self.is_controller_listener(ctx.listener):
+            return None  # ControllerApis asks its own Raft replica (NOT_LEADER_OR_FOLLOWER), as Kafka
         target = self.quorum.forward_target(ctx) if self.quorum is not None else None
         if target is None or self.quorum is None:
             return None

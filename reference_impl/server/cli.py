@@ -64,7 +64,7 @@ from reference_impl.server.raft_files import FileQuorumStateStore, FileSnapshotS
 from .links import Links, links_for
 from .listener import size_log_descriptor_pool
 from .shell import BrokerShell, wall_clock_ms
-from .storage import StorageError, open_file_store
+from .storage import StorageError, log_dir_paths, open_file_store
 from .tls import server_context
 
 log = logging.getLogger("reference_impl.server")
@@ -101,7 +101,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         help="the address clients are told to use for the PLAINTEXT listener (default: --listen)",
     )
     parser.add_argument(
-        "--data-dir", help="where partitions and checkpoints live (required for file storage)"
+        "--data-dir",
+        help="where partitions and checkpoints live (file storage needs it or log.dirs); with log.dirs, "
+        "the one of them holding the metadata log",
     )
     parser.add_argument("--cluster-id", help="cluster id for a new data directory (default: random)")
     parser.add_argument("--rack", help="broker.rack (overrides --config broker.rack=...)")
@@ -171,10 +173,13 @@ def main(argv: list[str]) -> int:
         if args.storage == "memory":
             store, cluster_id = MemoryLogStore(), args.cluster_id or "kh-memory-cluster"
         else:
-            if not args.data_dir:
-                print("kafka-harness broker: --data-dir is required with file storage", file=sys.stderr)
+            try:
+                paths = log_dir_paths(args.data_dir, config.get("log.dirs"), config.get("log.dir"))
+            except ValueError as exc:
+                print(f"kafka-harness broker: {exc}", file=sys.stderr)
                 return 2
-            store, cluster_id = open_file_store(args.data_dir, args.node_id, args.cluster_id, wall_clock_ms())
+            args.data_dir = paths[0]  # the metadata directory: Raft's quorum-state and snapshots too
+            store, cluster_id = open_file_store(paths, args.node_id, args.cluster_id, wall_clock_ms())
     except StorageError as exc:
         print(f"kafka-harness broker: {exc}", file=sys.stderr)
         return 2

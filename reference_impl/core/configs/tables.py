@@ -19,6 +19,7 @@ from ..mutants import STARTUP_MODES as STARTUP_MUTANTS
 from ..mutants import TXN_MODES as TXN_MUTANTS
 from ..replication.read_replica import SELECTORS as READ_SELECTORS
 from ..security.settings import SECURITY_CONFIGS
+from .catalogue import register as _register_kafka_catalogue
 from .model import INT_MAX, LONG_MAX, ConfigDef, ConfigType, parse_peer_addresses, parse_quorum_voters
 
 
@@ -367,7 +368,9 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {
         ),
         ConfigDef("broker.id", _T.INT, "-1", "This node's id.", read_only=True),
         ConfigDef("node.id", _T.INT, "-1", "This node's id.", read_only=True),
-        ConfigDef("log.dirs", _T.STRING, None, "Where partitions live.", read_only=True),
+        ConfigDef("log.dirs", _T.STRING, None, "Where partitions live: comma-separated directories (JBOD).",
+                  read_only=True),
+        ConfigDef("log.dir", _T.STRING, None, "The log directory when log.dirs is not set.", read_only=True),
         ConfigDef(
             "offsets.topic.num.partitions",
             _T.INT,
@@ -787,3 +790,5 @@ def _register_security_configs() -> None:
 
 
 _register_security_configs()
+OWN_BROKER_CONFIGS, OWN_TOPIC_CONFIGS = frozenset(BROKER_CONFIGS), frozenset(TOPIC_CONFIGS)
+_register_kafka_catalogue(BROKER_CONFIGS, TOPIC_CONFIGS)  # all of Kafka's, configs/catalogue.py

@@ -44,7 +44,12 @@ from reference_impl.core.raft.raft_log import Snapshot
 from reference_impl.protocol.errors import KafkaError
 
 from . import leadership, membership
-from .elections import changes_electing_leaderless, changes_removing_broker, leaderships
+from .elections import (
+    changes_electing_leaderless,
+    changes_removing_broker,
+    directory_assignments,
+    leaderships,
+)
 from .messages import (
     AdminRequest,
     AllocateProducerIdsRequest,
@@ -53,6 +58,8 @@ from .messages import (
     AlterPartitionReassignmentsResponse,
     AlterPartitionRequest,
     AlterPartitionResponse,
+    AssignReplicasToDirsRequest,
+    AssignReplicasToDirsResponse,
     BrokerHeartbeatRequest,
     BrokerHeartbeatResponse,
     BrokerRegistrationRequest,
@@ -248,6 +255,8 @@ class QuorumController:
                 answer = self._alter_partition(active, body, now_ms)
             case AllocateProducerIdsRequest():
                 answer = self._allocate_producer_ids(active, body, now_ms)
+            case AssignReplicasToDirsRequest():
+                answer = self._assign_replicas_to_dirs(active, body, now_ms)
             case (
                 ElectLeadersRequest()
                 | AlterPartitionReassignmentsRequest()
@@ -377,6 +386,17 @@ class QuorumController:
             return answer(ErrorCode.stale_broker_epoch)
         active.last_heartbeat_ms[broker_id] = now_ms
         caught_up = request.current_metadata_offset > epoch
+        if request.offline_log_dirs:
+            self._write(
+                changes_removing_broker(
+                    image,
+                    broker_id,
+                    image.live_brokers(),
+                    self.config.unclean_leader_election,
+                    only=lambda info: info.directory_of(broker_id) in request.offline_log_dirs,
+                ),
+                now_ms,
+            )
         if request.want_shut_down:
             return answer(ErrorCode.none, caught_up, self._controlled_shutdown(active, broker_id, now_ms))
         info = image.brokers[broker_id]
@@ -393,6 +413,20 @@ class QuorumController:
             if changes:
                 self._write(changes, now_ms)
         return answer(ErrorCode.none, caught_up)
+
+    def _assign_replicas_to_dirs(
+        self, active: _Active, request: AssignReplicasToDirsRequest, now_ms: int
+    ) -> Any:
+        """Record which log directory holds each of the broker's replicas (KIP-858; Kafka's
+        ``ReplicationControlManager.handleAssignReplicasToDirs``): one PartitionChangeRecord with
+        the partition's ``directories`` per changed assignment."""
+        records, results = directory_assignments(active.image, request)
+        self._write(records, now_ms)
+        return AssignReplicasToDirsResponse(
+            correlation_id=request.correlation_id,
+            error_code=ErrorCode.stale_broker_epoch if results is None else ErrorCode.none,
+            results=results or (),
+        )
 
     def _fence(self, active: _Active, broker_id: int, now_ms: int) -> None:
         image = active.image

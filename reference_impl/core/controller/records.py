@@ -178,6 +178,7 @@ def image_records(image: ControllerImage) -> list[ControllerRecord]:
     for name, value in sorted(image.broker_configs.items()):
         out.append(ConfigRecord(resource_type=BROKER_RESOURCE, resource_name="", name=name, value=value))
     for rtype, named in (
+        (BROKER_RESOURCE, image.node_configs),
         (CLIENT_METRICS_RESOURCE, image.client_metrics),
         (GROUP_RESOURCE, image.group_configs),
     ):
@@ -202,6 +203,7 @@ def image_records(image: ControllerImage) -> list[ControllerRecord]:
                     partition_epoch=info.partition_epoch,
                     adding_replicas=info.adding_replicas,
                     removing_replicas=info.removing_replicas,
+                    directories=info.directories,
                 )
             )
     out.extend(record for _key, record in sorted(image.scram.items()))

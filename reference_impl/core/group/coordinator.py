@@ -36,7 +36,7 @@ from typing import Protocol
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 from reference_impl.protocol.record_set import build_batch
 
-from ..host import CoordinatorHost
+from ..host import CoordinatorHost, PeerMessenger
 from ..internal_topics import CONSUMER_OFFSETS, TopicsHost, coordinator_error, partition_for
 from ..partition import Partition
 from ..purgatory import DelayedOperation
@@ -111,10 +111,11 @@ class OffsetCommitItem:
     metadata: str | None
 
 
-class GroupHost(CoordinatorHost, TopicsHost, MarkerHost, Protocol):
+class GroupHost(CoordinatorHost, TopicsHost, MarkerHost, PeerMessenger, Protocol):
     """What the group coordinator needs of the broker: the ``__consumer_offsets`` replicas it writes
     and replays, the purgatory its timers and writes wait in, ids, and the transaction coordinator's
-    markers (transactional offsets become visible or vanish with them)."""
+    markers (transactional offsets become visible or vanish with them); the share coordinator and its
+    persister ask other brokers."""
 
     @property
     def rng(self) -> random.Random: ...
@@ -234,15 +235,13 @@ class GroupCoordinator:
 
     def check_coordinator(self, group_id: str) -> Partition:
         """The group's partition if this broker coordinates it, else NOT_COORDINATOR / LOAD_IN_PROGRESS."""
-        if CONSUMER_OFFSETS.name not in self.broker.image.topics:
-            raise KafkaError(ErrorCode.not_coordinator, "__consumer_offsets does not exist yet")
-        index = self.shard_of(group_id)
-        part = self.broker.partition(CONSUMER_OFFSETS.name, index)
-        if part is None or not part.is_leader:
-            raise KafkaError(ErrorCode.not_coordinator, f"group {group_id!r} is coordinated elsewhere")
-        if index not in self.loaded:
-            raise KafkaError(ErrorCode.coordinator_load_in_progress, f"loading __consumer_offsets-{index}")
-        return part
+        return CONSUMER_OFFSETS.coordinator_partition(
+            self.broker,
+            self.shard_of(group_id),
+            self.loaded,
+            ErrorCode.not_coordinator,
+            f"group {group_id!r}",
+        )
 
     def start(self, now_ms: int) -> None:
         """Load every led shard, once the broker restored its high watermarks (later moves: the hook)."""
@@ -264,6 +263,7 @@ class GroupCoordinator:
         for index in sorted(led - self.loaded):
             load_shard(self, index)
             self.loaded.add(index)
+        self.share.state.on_partitions_changed()  # __share_group_state shards (share_state.py)
 
     def _unload(self, index: int) -> None:
         self.loaded.discard(index)

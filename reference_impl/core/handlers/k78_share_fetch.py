@@ -29,8 +29,10 @@ KIP-1222) are INVALID_REQUEST here.
 A fetch that acquires nothing waits up to MaxWaitMs (with MinBytes > 0) for records to acquire,
 woken by produces and leadership changes on the session's partitions (DelayedShareFetch); a lock
 that runs out during the wait counts as records to acquire only when the fetch is next woken.
-Not implemented: NodeEndpoints (empty),
-persisted share state (memory only; APIs 83-87 are not served).
+A share-partition's state is read from the share coordinator when it is first used (and after a
+leadership change; the partition answers no records until then) and written after
+acknowledgements and expired locks (``group/share_persister.py``). Not implemented: NodeEndpoints
+(empty).
 """
 
 from __future__ import annotations
@@ -90,6 +92,8 @@ class DelayedShareFetch(DelayedOperation):
         leader = self.broker.group_coordinator.share.leader
         for tp in self.state.session:
             loc = locate(self.broker, self.state.ctx, leader, self.state.group_id, tp)
+            if loc.loading:
+                continue  # woken again once its state is read
             if loc.sp is None or loc.part is None:
                 return self.force_complete(now_ms)  # an error to report: answer at once
             loc.sp.expire_locks(now_ms)
@@ -99,6 +103,7 @@ class DelayedShareFetch(DelayedOperation):
 
     def on_complete(self, now_ms: int) -> None:
         _fill(self.broker, self.state, now_ms)
+        self.broker.group_coordinator.share.sync.flush()
         cls = response_class(78, self.state.ctx.api_version)
         self.state.ctx.respond(build(cls, {**self.state.body, **_answer(self.state)}))
 
@@ -119,8 +124,10 @@ def handle_share_fetch(broker: HandlerHost, ctx: RequestContext, request: Any) -
     except KafkaError as exc:
         return Respond(build(cls, {**body, "error_code": exc.code, "error_message": exc.message}))
     if isinstance(state, dict):
+        broker.group_coordinator.share.sync.flush()
         return Respond(build(cls, {**body, **state}))
     acquired = _fill(broker, state, now)
+    broker.group_coordinator.share.sync.flush()  # acknowledgements and expired locks, persisted
     max_wait = millis(request.max_wait)
     keys = _watch_keys(broker, state.session)
     if acquired or max_wait <= 0 or int(request.min_bytes) <= 0 or not keys:
@@ -147,6 +154,8 @@ def _prepare(
         entry = _entry(tp, loc)
         if loc.sp is not None and batches:
             entry["acknowledge_error_code"] = acknowledge(loc.sp, member_id, batches, now)
+        elif loc.loading and batches:  # nothing is held on a share-partition not loaded yet
+            entry["acknowledge_error_code"] = ErrorCode.invalid_record_state
         entries[tp] = entry
     if session is None:  # epoch -1: acknowledge, then close (KafkaApis: no fetch on a final epoch)
         leader.release_member(group_id, member_id)

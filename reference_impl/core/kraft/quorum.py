@@ -56,7 +56,8 @@ from reference_impl.log.api import PartitionLog
 from ..boundary import CONTROLLER_CHANNEL
 from ..host import PeerMessenger
 from ..purgatory import DelayedOperation
-from . import inbound, wire
+from . import inbound, voter_admin, wire
+from .dir_assignments import DirectoryAssigner, offline_dir_ids
 from .raft_errors import timeout_answer
 from .roles import BROKER_ROLE, CONTROLLER_ROLE, node_roles
 
@@ -284,6 +285,7 @@ class ClusterQuorum:
         self._request_timeout_ms = raft_config.request_timeout_ms * 4
         self._lifecycle_inflight: tuple[int, int] | None = None  # (correlation id, sent at)
         self._next_heartbeat_ms = now_ms
+        self._dir_assigner = DirectoryAssigner(self._request_timeout_ms)
         self._producer_blocks: deque[list[int]] = deque()  # [next, limit) of each block
         self._producer_ids_asked = False
         self._now_ms = now_ms
@@ -430,6 +432,19 @@ class ClusterQuorum:
             op.answer = not_controller_answer(body)
         return Deferred(op, ())
 
+    def serve_voter_change(self, ctx: RequestContext, api_key: int, request: Any) -> Reply:
+        """AddRaftVoter / RemoveRaftVoter / UpdateRaftVoter at this node's replica (voter_admin.py)."""
+        leader = self.raft.leader_id
+        host, port = self.voters.get(leader, ("", -1))
+        names = self.broker.config.get("controller.listener.names") or ""
+        listener = names.split(",")[0].strip()
+        current = (leader, self.raft.epoch, host, port)
+        reply = voter_admin.serve(
+            self.raft, self.cluster_id, listener, ctx, api_key, request, (COMMIT_KEY,), current
+        )
+        self._route(ctx.received_ms)  # the followers' parked fetches carry the new VotersRecord
+        return reply
+
     # -- requests to the active controller --------------------------------------------------------
 
     def controller_id(self) -> int:
@@ -526,9 +541,18 @@ class ClusterQuorum:
         self.raft.resign(now_ms)
         self._route(now_ms)
 
+    def heartbeat_now(self, now_ms: int) -> None:
+        """Heartbeat at once (a log directory failed: Kafka's ``propagateDirectoryFailure``)."""
+        self._next_heartbeat_ms = min(self._next_heartbeat_ms, now_ms)
+
     def _lifecycle(self, now_ms: int) -> None:
         if not self.is_broker:
             return
+        if self.ready:
+            self._dir_assigner.maybe_send(
+                now_ms, self.image, self.broker.store, self.node_id, self.broker_epoch,
+                self.next_correlation_id, self.to_controller,
+            )  # fmt: skip
         inflight = self._lifecycle_inflight
         if inflight is not None and now_ms - inflight[1] >= self._request_timeout_ms:
             self._answers.pop(inflight[0], None)
@@ -554,6 +578,7 @@ class ClusterQuorum:
                 broker_epoch=self.broker_epoch,
                 current_metadata_offset=self.raft.published_offset,
                 want_shut_down=self.want_shut_down,
+                offline_log_dirs=offline_dir_ids(self.broker.store),
             )
         self._lifecycle_inflight = (correlation, now_ms)
         self.to_controller(body, self._lifecycle_answer)

@@ -41,6 +41,8 @@ class PartitionRecord:
     partition_epoch: int = 0
     adding_replicas: tuple[int, ...] = ()
     removing_replicas: tuple[int, ...] = ()
+    directories: tuple[str, ...] = ()
+    """KIP-858: the log directory id of each replica, parallel to ``replicas`` ("" unassigned)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -58,6 +60,8 @@ class PartitionChangeRecord:
     replicas: tuple[int, ...] | None = None
     adding_replicas: tuple[int, ...] | None = None
     removing_replicas: tuple[int, ...] | None = None
+    directories: tuple[str, ...] | None = None
+    """KIP-858: every replica's log directory id, parallel to the (new) replicas (AssignReplicasToDirs)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
