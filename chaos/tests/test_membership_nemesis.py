@@ -63,3 +63,41 @@ def test_decommission_moves_each_replica_to_the_least_loaded_other_broker() -> N
 
 def test_membership_is_a_nemesis_name() -> None:
     assert parse_faults("membership,kill") == ["membership", "kill"]
+
+
+def test_decommission_waits_until_a_broker_that_was_down_can_take_the_replicas(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Metadata lists no broker that is down: with broker 3 killed, partition [1, 4, 2] has nowhere
+    to go; the decommission waits until 3 is listed again, then moves, stops and unregisters."""
+    from kio.schema.errors import ErrorCode
+
+    from fixtures.wire import membership
+
+    placements = (Placement("__consumer_offsets", 30, 1, (1, 4, 2), (1, 4, 2)),)
+    views = iter([(1, 2, 4), (1, 2, 4), (1, 2, 3, 4)])
+    calls: list[str] = []
+    monkeypatch.setattr(membership, "POLL_S", 0.0)
+    monkeypatch.setattr(membership, "reassigning", lambda addresses: set())
+
+    def view(addresses: object) -> membership.ClusterView:
+        brokers = next(views, (1, 2, 3))  # after the unregister: 4 is gone
+        return membership.ClusterView(brokers, 1, placements)
+
+    monkeypatch.setattr(membership, "view", view)
+
+    def reassign(addresses: object, moves: object) -> dict[tuple[str, int], ErrorCode]:
+        calls.append(f"reassign {moves}")
+        return {}
+
+    monkeypatch.setattr(membership, "reassign", reassign)
+    monkeypatch.setattr(membership, "wait_moved", lambda a, moves, t: 0.5)
+    monkeypatch.setattr(membership, "unregister", lambda a, b: [ErrorCode.none])
+    done = membership.decommission(["a:1"], 4, lambda: calls.append("stop"), 5.0)
+    assert done.moves == {("__consumer_offsets", 30): (1, 3, 2)}
+    assert calls == ["reassign {('__consumer_offsets', 30): (1, 3, 2)}", "stop"]
+    assert done.unregister == "none"
+    with pytest.raises(MembershipError, match="no other broker"):  # never listed: the reason is kept
+        monkeypatch.setattr(membership, "view", lambda a: membership.ClusterView((1, 2, 4), 1, placements))
+        membership.decommission(["a:1"], 4, lambda: calls.append("stop again"), 0.05)
+    assert "stop again" not in calls
