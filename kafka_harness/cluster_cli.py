@@ -8,6 +8,7 @@
     kafka-harness cluster status|down --data-dir D
     kafka-harness cluster add-broker --data-dir D [--node-id N]      (kafka_harness/cluster_membership.py)
     kafka-harness cluster remove-broker --node-id N --data-dir D
+    kafka-harness cluster remove-controller|add-controller NODE --data-dir D   (KIP-853: cluster_voters.py)
 
 Each node has a client (PLAINTEXT) listener and each voter a CONTROLLER listener, which alone
 serves the quorum, the brokers' registrations and heartbeats and forwarded admin requests.
@@ -99,6 +100,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         one = sub.add_parser(action, help=f"{action} one node")
         one.add_argument("node", type=int)
         one.add_argument("--data-dir", required=True)
+    for action in ("remove-controller", "add-controller"):
+        voters = sub.add_parser(action, help=f"{action.split('-')[0]} a metadata quorum voter (KIP-853)")
+        voters.add_argument("node", type=int)
+        voters.add_argument("--data-dir", required=True)
     for action in ("down", "status"):
         sub.add_parser(action).add_argument("--data-dir", required=True)
     cluster_membership.add_parsers(sub)
@@ -112,6 +117,10 @@ def main(argv: list[str]) -> int:
             return _up(args)
         if args.action in ("add-broker", "remove-broker"):
             return cluster_membership.run(args)
+        if args.action in ("remove-controller", "add-controller"):
+            from .cluster_voters import run
+
+            return run(args.data_dir, args.action.split("-")[0], args.node)
         cluster = ClusterPlan.load(args.data_dir)
         if args.action == "down":
             down(cluster)

@@ -46,7 +46,7 @@ from fixtures.wire.security import with_run_security
 
 from .clock import CLOCK_FAULTS, Clock
 from .disk import DISK_FAULTS, Disk
-from .log_dirs import LOG_DIR_FAULTS, FailedDir, fail_dir, holding_dir, restore_dir
+from .log_dirs import LOG_DIR_FAULTS, FailedDir, fail_dir, prepare_dir, restore_dir
 from .membership import MEMBERSHIP_FAULTS, Membership
 from .packet import LOSS_PROBABILITY, PACKET_FAULTS, PacketRules
 from .restart_probe import RestartProbe
@@ -321,12 +321,8 @@ class Nemesis:
         """Fail the log directory holding partition 0 on its leader (:mod:`.log_dirs`)."""
         node_id = self._choose(plan, "leader")
         node = self._node(node_id)
-        path, online = holding_dir(f"{node.host}:{node.port}", self.topic, 0)
-        if path is None or online < 2:
-            raise RuntimeError(
-                f"broker {node_id} has {online} online log directory(ies): start it with several"
-            )
-        return {"nodes": [node_id], "log_dir": path, "failed": fail_dir(path, str(plan.id))}
+        path, moved = prepare_dir(f"{node.host}:{node.port}", self.topic, 0)
+        return {"nodes": [node_id], "log_dir": path, "moved": moved, "failed": fail_dir(path, str(plan.id))}
 
     def _log_dir_stop(self, node_id: int, failed: FailedDir, outcome: dict[str, Any]) -> None:
         """Stop the broker, put its directory back, start it again (Kafka: a restart brings it back)."""

@@ -1,6 +1,8 @@
 """A failed log directory (JBOD) on one broker of a reference cluster launched here.
 
-``log-dir-fail`` fails the log directory that holds partition 0 on its leader, the way Kafka's
+``log-dir-fail`` fails a log directory holding partition 0 on its leader (the broker's second one:
+partition 0 is moved there first with AlterReplicaLogDirs if it is in the first, which holds the
+metadata log, whose failure halts a broker as in Kafka), the way Kafka's
 ``LogDirFailureTest`` does (``core/src/test/scala/integration/kafka/server/LogDirFailureTest.scala``):
 the directory is no longer there and a file stands at its path. Here it is renamed aside (kept, to be
 put back) rather than deleted. The broker meets it at its next checkpoint or new file, takes the
@@ -23,7 +25,8 @@ from pathlib import Path
 from fixtures.wire import WireClient
 
 LOG_DIR_FAULTS = ("log-dir-fail",)
-LOG_DIRS_CONFIG = "log.dirs={data_dir},{data_dir}-jbod"
+EXTRA_DIR_SUFFIX = "-jbod"
+LOG_DIRS_CONFIG = "log.dirs={data_dir},{data_dir}" + EXTRA_DIR_SUFFIX
 """Two log directories per reference node: its data directory and a sibling (``{data_dir}``: the
 launcher puts each node's own)."""
 
@@ -34,23 +37,34 @@ class FailedDir:
     aside: str
 
 
-def holding_dir(address: str, topic: str, partition: int) -> tuple[str | None, int]:
-    """(the online log directory of the broker at ``address`` holding the partition, how many online
-    log directories it has), from DescribeLogDirs."""
+def prepare_dir(address: str, topic: str, partition: int) -> tuple[str, bool]:
+    """The broker's extra log directory (``...-jbod``; failing the metadata log's halts the broker, as
+    in Kafka), with the partition moved into it first if it is elsewhere (AlterReplicaLogDirs);
+    returns (the directory, whether the partition was moved). RuntimeError if there is none."""
     wire = WireClient(address)
     try:
-        answer = wire.request("describe_log_dirs", 1, topics=[{"topic": topic, "partitions": [partition]}])
+        asked = [{"topic": topic, "partitions": [partition]}]
+        answer = wire.request("describe_log_dirs", 1, topics=asked)
+        online = [d for d in answer.results if d.error_code.value == 0]
+        extra = [str(d.log_dir) for d in online if str(d.log_dir).endswith(EXTRA_DIR_SUFFIX)]
+        if not extra:
+            raise RuntimeError(f"the broker at {address} has no online {EXTRA_DIR_SUFFIX} log directory")
+        held = any(
+            t.name == topic and any(int(p.partition_index) == partition for p in t.partitions)
+            for d in online
+            if str(d.log_dir) == extra[0]
+            for t in d.topics
+        )
+        if held:
+            return extra[0], False
+        moves = [{"path": extra[0], "topics": [{"name": topic, "partitions": [partition]}]}]
+        moved = wire.request("alter_replica_log_dirs", 1, dirs=moves)
+        codes = [p.error_code.value for t in moved.results for p in t.partitions]
+        if codes != [0]:
+            raise RuntimeError(f"AlterReplicaLogDirs of {topic}-{partition} to {extra[0]} answered {codes}")
+        return extra[0], True
     finally:
         wire.close()
-    online = [d for d in answer.results if d.error_code.value == 0]
-    holders = [
-        str(d.log_dir)
-        for d in online
-        for t in d.topics
-        if t.name == topic
-        and any(int(p.partition_index) == partition and not p.is_future_key for p in t.partitions)
-    ]
-    return (holders[0] if holders else None), len(online)
 
 
 def fail_dir(path: str, token: str) -> FailedDir:

@@ -1,7 +1,8 @@
 """The log-dir-fail nemesis (:mod:`chaos.nemesis.log_dirs`) on a reference broker with two log
-directories: the directory holding partition 0 fails (its partition answers KAFKA_STORAGE_ERROR, the
-partition in the other directory keeps taking writes), and when the window ends the broker is
-restarted with the directory back and every acknowledged record is there."""
+directories: partition 0 is moved (AlterReplicaLogDirs) into the second directory, which fails: its
+partition answers KAFKA_STORAGE_ERROR while the partition in the other directory keeps taking
+writes; when the window ends the broker is restarted with the directory back and every acknowledged
+record is there."""
 
 from __future__ import annotations
 
@@ -74,6 +75,12 @@ def test_log_dir_fail_takes_one_directory_offline_and_puts_it_back(tmp_path: Pat
             }
             created = wire.request("create_topics", 7, topics=[body], timeout=10_000, validate_only=False)
             assert created.topics[0].error_code == ErrorCode.none
+            # both partitions in the node's first directory (the metadata log's): the nemesis must move
+            # partition 0 out before it fails a directory (failing the first would halt the broker)
+            dirs = [str(d.log_dir) for d in wire.request("describe_log_dirs", 1, topics=None).results]
+            to_first = [{"path": dirs[0], "topics": [{"name": topic, "partitions": [0, 1]}]}]
+            moved = wire.request("alter_replica_log_dirs", 1, dirs=to_first)
+            assert {p.error_code for t in moved.results for p in t.partitions} == {ErrorCode.none}
         finally:
             wire.close()
         acked = {0: 0, 1: 0}
@@ -86,7 +93,7 @@ def test_log_dir_fail_takes_one_directory_offline_and_puts_it_back(tmp_path: Pat
         nemesis.start(plan)
         started = nemesis.recorder.history.nemesis_ops()[0].value
         assert "error" not in started, started
-        assert Path(started["log_dir"]).is_file()
+        assert Path(started["log_dir"]).is_file() and started["moved"] and started["log_dir"] != dirs[0]
 
         def refused() -> bool:
             code = _produce(address, topic, 0)

@@ -156,6 +156,9 @@ class Broker:
         self.rack = rack
         self.quorum: ClusterQuorum | None = None
         self.open_to_clients = False
+        self.halt_reason: str | None = None
+        """Set when the broker must stop at once: the log directory holding the metadata log, or every
+        log directory, failed (Kafka halts then); the shell exits 1."""
         """A cluster broker handles requests on its (not controller) listeners from its first
         unfencing on (:meth:`_maybe_open_to_clients`); a node that is its own controller, or a
         controller only, needs no such wait."""
@@ -341,8 +344,10 @@ class Broker:
         if now_ms >= self._next_maintenance_ms:
             self._maintain(now_ms)
         self.cleaner.maybe_clean(self.partitions, self.store, now_ms)
-        if self.replica_manager.check_log_dirs(now_ms) and self.quorum is not None:
-            self.quorum.heartbeat_now(now_ms)  # Kafka's BrokerLifecycleManager.propagateDirectoryFailure
+        if self.replica_manager.check_log_dirs(now_ms):
+            self.halt_reason = self.replica_manager.fatal_log_dir_failure()
+            if self.quorum is not None:
+                self.quorum.heartbeat_now(now_ms)  # Kafka's BrokerLifecycleManager.propagateDirectoryFailure
         if self._throttled:
             self._end_throttles(now_ms)
         for granted in self.read_gate.grant_waiting():
@@ -596,8 +601,15 @@ class Broker:
             assert isinstance(reply, Respond), f"{handler.name} answers at once on a node not the controller"
             return reply.body
 
+        quorum = self.quorum
+
+        def retarget() -> tuple[int, tuple[str, int]] | None:
+            """The controller now, if another node (this one answers NOT_CONTROLLER itself)."""
+            now_target = quorum.forward_target(ctx)
+            return None if now_target is None else (now_target, quorum.voters[now_target])
+
         timeout = millis(getattr(body, "timeout", None)) or ADMIN_TIMEOUT_MS
-        return forward(self, ctx, body, target, self.quorum.voters[target], own_answer, timeout)
+        return forward(self, ctx, body, target, self.quorum.voters[target], own_answer, timeout, retarget)
 
     def _release(self, conn: _Connection, now_ms: int) -> None:
         """Run the connection's waiting requests that may run now (see :meth:`_may_process`), then

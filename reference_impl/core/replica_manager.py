@@ -176,6 +176,18 @@ class ReplicaManager:
                 self.purgatory.check_and_complete(key, now_ms)
         return True
 
+    def fatal_log_dir_failure(self) -> str | None:
+        """Why the broker must halt, if it must: every log directory failed (Kafka's
+        ``ReplicaManager.handleLogDirFailure``: "all log dirs ... have failed"), or the one holding the
+        metadata log did (``BrokerServer``: the metadata log directory failed)."""
+        dirs = self.store.log_dirs()
+        if not any(d.online for d in dirs):
+            return "every log directory failed"
+        metadata = next((d for d in dirs if d.path == self.store.log_dir), None)
+        if metadata is not None and not metadata.online:
+            return f"the metadata log directory {metadata.path} failed"
+        return None
+
     def alter_replica_log_dirs(self, partition_dirs: dict[TopicPartition, str], now_ms: int) -> dict[
         TopicPartition, ErrorCode
     ]:

@@ -30,7 +30,9 @@ speak the protocol of the inter-broker and controller listeners, as the node's o
 It logs to stderr in plain words, serves until SIGTERM or SIGINT, then
 flushes its logs, writes its checkpoints and exits 0. Bad arguments, a listener setup Kafka
 refuses, an unreadable ``quorum-state`` or an unusable data directory exit 2 with a message,
-before anything listens.
+before anything listens. A failed log directory takes its partitions offline and the broker serves
+on (JBOD); when the directory holding the metadata log, or every one, fails it exits 1 at once, as
+Kafka halts.
 """
 
 from __future__ import annotations
@@ -272,12 +274,25 @@ async def _serve(
             endpoint.name,
             endpoint.protocol,
         )
+    halted = asyncio.ensure_future(_halt_when_told(broker, stop))
     await stop.wait()
+    halted.cancel()
+    if broker.halt_reason is not None:  # Kafka halts: no controlled shutdown
+        log.critical("broker %d halting: %s", broker.node_id, broker.halt_reason)
+        await shell.close()
+        return 1
     if broker.quorum is not None:
         await _controlled_shutdown(shell, broker)
     log.info("broker %d stopping: flushing logs and writing checkpoints", broker.node_id)
     await shell.close()
     return 0
+
+
+async def _halt_when_told(broker: Broker, stop: asyncio.Event) -> None:
+    """Stop the broker when its core says it must halt (a fatal log directory failure)."""
+    while broker.halt_reason is None:
+        await asyncio.sleep(0.1)
+    stop.set()
 
 
 async def _controlled_shutdown(shell: BrokerShell, broker: Broker) -> None:

@@ -13,7 +13,12 @@ from pathlib import Path
 import pytest
 
 from reference_impl.core.configs.catalogue import BROKER_SCOPES, NOT_ENFORCED, not_enforced
-from reference_impl.core.configs.kafka_broker_catalogue import KAFKA_BROKER_CONFIGS, KAFKA_COMMIT
+from reference_impl.core.configs.kafka_broker_catalogue import (
+    CLUSTER_LEVEL_LISTENER_CONFIGS,
+    KAFKA_BROKER_CONFIGS,
+    KAFKA_COMMIT,
+    PER_LISTENER_ONLY,
+)
 from reference_impl.core.configs.kafka_topic_catalogue import KAFKA_TOPIC_CONFIGS, KAFKA_TOPIC_SYNONYMS
 from reference_impl.core.configs.model import ConfigDef, ConfigError, ConfigSource, ConfigType
 from reference_impl.core.configs.resolution import BrokerConfig, describe_topic_configs
@@ -130,3 +135,13 @@ def test_topic_configs_default_from_kafkas_broker_synonym() -> None:
     config = BrokerConfig.parse(1, ["compression.gzip.level=5"])
     (entry,) = describe_topic_configs({}, config, ["compression.gzip.level"])
     assert (entry.value, entry.source) == ("5", ConfigSource.STATIC_BROKER_CONFIG)
+
+
+def test_listener_rules_agree_with_the_scopes() -> None:
+    """The SSL store configs set only with a listener prefix are per-broker configs; the listener configs
+    a cluster-wide default may set are cluster-wide ones (DynamicBrokerConfig)."""
+    assert PER_LISTENER_ONLY and {BROKER_SCOPES[n] for n in PER_LISTENER_ONLY} == {"per-broker"}
+    assert {BROKER_SCOPES.get(n, "cluster-wide") for n in CLUSTER_LEVEL_LISTENER_CONFIGS} <= {
+        "cluster-wide",
+        "read-only",
+    }

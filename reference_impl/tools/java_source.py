@@ -12,6 +12,7 @@ import re
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -365,21 +366,17 @@ def flatten(values: list[Any]) -> list[Any]:
 
 
 def java_double(value: float) -> str:
-    """``Double.toString``: plain between 10^-3 and 10^7, else computerized scientific notation."""
+    """``Double.toString``: plain between 10^-3 and 10^7, else computerized scientific notation, with
+    the shortest digits that read back as the same double (Python's ``repr`` digits)."""
     if value == 0:
         return "0.0"
     if 1e-3 <= abs(value) < 1e7:
         text = repr(float(value))
         return text if "." in text else text + ".0"
-    mantissa, _, exponent = f"{value:.17e}".partition("e")
-    digits = repr(float(value)).split("e")[0] if "e" in repr(float(value)) else None
-    if digits is None:
-        digits = mantissa.rstrip("0")
-    if "." not in digits:
-        digits += ".0"
-    if digits.endswith("."):
-        digits += "0"
-    return f"{digits}E{int(exponent)}"
+    number = Decimal(repr(float(value)))
+    digits = "".join(str(d) for d in number.as_tuple().digits).rstrip("0") or "0"
+    sign = "-" if value < 0 else ""
+    return f"{sign}{digits[0]}.{digits[1:] or '0'}E{number.adjusted()}"
 
 
 def java_str(value: Any) -> str:

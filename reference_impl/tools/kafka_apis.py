@@ -135,11 +135,10 @@ GAP_LEDGER: dict[int, str] = {
     # -- older version ranges --
     22: "InitProducerId v6 (KIP-939, two-phase commit: keepPreparedTxn/enable2Pc) is not implemented.",
     52: "Vote v1-2 (KIP-853 voter keys, pre-vote KIP-996) are not on the wire: the Raft replica checks "
-    "Vote's voter directory id (INVALID_VOTER_KEY) in the simulator's kraft.version 1 quorums "
-    "(core/raft/membership.py), but a process cluster runs kraft.version 0 (controller.quorum.voters) "
-    "and speaks Vote v0; no pre-vote.",
-    53: "BeginQuorumEpoch v1 (KIP-853: voter directory ids, leader endpoints) — process clusters run "
-    "kraft.version 0 (static voters), as Vote (52).",
+    "Vote's voter directory id (INVALID_VOTER_KEY, core/raft/membership.py) but nodes speak Vote v0, "
+    "which has no voter key, so between processes (reference.kraft.version=1) a controller formatted "
+    "again is not kept from voting as the voter it was; the simulator's quorums carry it. No pre-vote.",
+    53: "BeginQuorumEpoch v1 (KIP-853: voter directory ids, leader endpoints): nodes speak v0, as Vote (52).",
     54: "EndQuorumEpoch v1 (KIP-853) — as BeginQuorumEpoch (53).",
     56: "AlterPartition v3 (KIP-903: broker epochs of ISR members) is not implemented; v2 (topic ids).",
     59: "FetchSnapshot v1 (KIP-853: replica directory id) — as BeginQuorumEpoch (53); a snapshot does not "
@@ -173,22 +172,23 @@ BEHAVIOUR_GAPS: tuple[tuple[str, str], ...] = (
         "The Raft replica implements KIP-853 (core/raft/membership.py, voter_changes.py: VotersRecord and "
         "KRaftVersionRecord control records, one change at a time, a caught-up observer, the new set's "
         "majority, Kafka's errors), checked in the simulator (sim/raft/voter_fuzz.py, the mutants check). "
-        "A process cluster is formatted at kraft.version 0 (controller.quorum.voters: no "
-        "--standalone/--initial-controllers formatting yet), so its leader answers the three APIs "
-        "UNSUPPORTED_VERSION after Kafka's request checks, as a Kafka 4 quorum with static voters does; the "
-        "leader does not ask a new voter ApiVersions (the kraft.version range is taken as 0-1); a snapshot "
-        "does not carry the voter set (a replica whose log starts past the last VotersRecord falls back to "
-        "the bootstrap set); observers of a kraft.version 1 quorum take a new epoch only with its leader "
-        "(no pre-vote, KIP-996, to stop a removed voter's elections).",
+        "A process cluster is kraft.version 1 only with reference.kraft.version=1 (its voters formatted as "
+        "the initial controllers at the first start, --initial-controllers; default 0: the leader answers "
+        "the three APIs UNSUPPORTED_VERSION after Kafka's request checks, as a static Kafka 4 quorum), and "
+        "its voters are the nodes of controller.quorum.voters: a voter may be removed and added back, but a "
+        "node outside that list cannot join as a controller (its address is not known to the others; no "
+        "controller.quorum.bootstrap.servers). The leader does not ask a new voter ApiVersions (its "
+        "kraft.version range is taken as 0-1); observers of a kraft.version 1 quorum take a new epoch only "
+        "with its leader (no pre-vote, KIP-996, to stop a removed voter's elections).",
     ),
     (
         "UpdateFeatures: kraft.version and feature dependencies",
         "Kafka (KAFKA-18979) upgrades kraft.version through the quorum's own control records, not a "
         "FeatureLevelRecord; the reference's Raft replica reads kraft.version from those records "
-        "(KRaftVersionRecord, core/raft/voter_set.py) but a quorum gets kraft.version 1 only when formatted "
-        "with it (the simulator's; process clusters are kraft.version 0), and the upgrade 0 -> 1 at run "
-        "time is not implemented, so an upgrade of kraft.version is INVALID_UPDATE_VERSION (Kafka refuses "
-        "only its downgrade). "
+        "(KRaftVersionRecord, core/raft/voter_set.py) and ApiVersions reports it, but a quorum gets "
+        "kraft.version 1 only when formatted with it (reference.kraft.version=1), and the upgrade 0 -> 1 at "
+        "run time is not implemented, so an upgrade of kraft.version is INVALID_UPDATE_VERSION (Kafka "
+        "refuses only its downgrade). "
         "Cross-feature dependencies "
         "(Features.validateVersion) are not checked: Kafka 4.0's (any level >= 1 needs metadata.version "
         ">= 4; kraft.version 1 needs >= 21) always hold or concern kraft.version "
@@ -248,8 +248,9 @@ BEHAVIOUR_GAPS: tuple[tuple[str, str], ...] = (
         "directory's I/O error takes only its partitions offline (KAFKA_STORAGE_ERROR), BrokerHeartbeat v1 "
         "reports it and the controller moves their leaderships (reference_impl/log/dir_set.py). Differences: "
         "AlterReplicaLogDirs copies and swaps within the request, so DescribeLogDirs never shows an "
-        "is_future_key log (Kafka copies in the background through a -future log); a failure of the "
-        "directory holding the metadata log is not special (Kafka stops the broker); a broker with one "
-        "directory keeps running with its partitions offline (Kafka stops it).",
+        "is_future_key log (Kafka copies in the background through a -future log). As in Kafka, a "
+        "failure of the directory holding the metadata log, or of every directory, halts the broker "
+        "(exit 1), and a directory comes back only with a restart; partitions the controller recorded in a "
+        "directory still failed at a restart stay offline rather than being recreated empty.",
     ),
 )

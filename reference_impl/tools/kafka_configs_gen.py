@@ -345,8 +345,9 @@ def _topic_synonyms(ev: Evaluator) -> dict[str, str]:
     return out
 
 
-def dynamic_scopes(ev: Evaluator) -> tuple[set[str], set[str]]:
-    """(every dynamic broker config, the per-broker ones) as DynamicBrokerConfig defines them."""
+def dynamic_scopes(ev: Evaluator) -> tuple[set[str], set[str], set[str], set[str]]:
+    """(every dynamic broker config, the per-broker ones, the SSL ones set only with a listener prefix,
+    the listener configs a cluster-wide default may set) as DynamicBrokerConfig defines them."""
     dbc = ev.mirror.source("DynamicBrokerConfig")
     ssl = {
         ev.constant(ev.mirror.java("SslConfigs"), n[-1])
@@ -364,7 +365,7 @@ def dynamic_scopes(ev: Evaluator) -> tuple[set[str], set[str]]:
     metrics = {ev.constant(ev.mirror.java("MetricConfigs"), "METRIC_REPORTER_CLASSES_CONFIG")}
     every = ssl | cleaner | log | threads | metrics | listener | socket | producer | remote
     cluster_level = scala_set(ev, dbc, "val ClusterLevelListenerConfigs")
-    return every, (ssl | listener) - cluster_level
+    return every, (ssl | listener) - cluster_level, ssl, cluster_level
 
 
 def _java_set(ev: Evaluator, cls_name: str, field: str) -> list[list[str]]:
@@ -390,6 +391,7 @@ def render(
     commit: str,
     excluded: int,
     synonyms: dict[str, str] | None = None,
+    sets: dict[str, tuple[str, str, set[str]]] | None = None,
 ) -> str:
     if variable == "KAFKA_BROKER_CONFIGS":
         lines = [
@@ -430,6 +432,10 @@ def render(
             f"{d.origin!r}, {d.internal!r}),"
         )
     lines.append(")")
+    for variable_name, (first, second, names) in (sets or {}).items():
+        lines += ["", f"{variable_name} = frozenset(", f"    # {first}", f"    # {second}", "    {"]
+        lines += [f"        {n!r}," for n in sorted(names)]
+        lines += ["    }", ")"]
     if synonyms is not None:
         lines += [
             "",
@@ -451,7 +457,7 @@ def generate(mirror_dir: Path) -> dict[Path, str]:
         for d in definitions(ev, mirror.java(cls_name), def_name):
             broker.setdefault(d.name, d)  # Utils.mergeConfigs: the first definition of a name wins
     excluded = sum(len(definitions(ev, mirror.java(c), "CONFIG_DEF")) for c in EXCLUDED_SOURCES)
-    dynamic, per_broker = dynamic_scopes(ev)
+    dynamic, per_broker, listener_only, cluster_level = dynamic_scopes(ev)
     for cls_name, def_name in DYNAMIC_ONLY_SOURCES:
         for d in definitions(ev, mirror.java(cls_name), def_name):
             d.internal = True  # listed by DescribeConfigs only when set
@@ -468,6 +474,18 @@ def generate(mirror_dir: Path) -> dict[Path, str]:
             broker_scopes,
             mirror.commit,
             excluded,
+            sets={
+                "PER_LISTENER_ONLY": (
+                    "DynamicBrokerConfig.DynamicSecurityConfigs (SslConfigs.RECONFIGURABLE_CONFIGS):",
+                    "dynamic only with a listener prefix",
+                    listener_only,
+                ),
+                "CLUSTER_LEVEL_LISTENER_CONFIGS": (
+                    "DynamicBrokerConfig.ClusterLevelListenerConfigs: listener-prefixed forms a cluster-wide",
+                    "default may set",
+                    cluster_level,
+                ),
+            },
         ),
         OUT_DIR / "kafka_topic_catalogue.py": render(
             "KAFKA_TOPIC_CONFIGS",

@@ -24,28 +24,6 @@ READ_ONLY, PER_BROKER, CLUSTER_WIDE = "read-only", "per-broker", "cluster-wide"
 BROKER_SCOPES: dict[str, str] = {row[0]: row[4] for row in KAFKA_BROKER_CONFIGS}
 """Every Kafka broker config → its dynamic scope (DynamicBrokerConfig.AllDynamicConfigs/PerBrokerConfigs)."""
 
-CLUSTER_LEVEL_LISTENER_CONFIGS = frozenset(
-    {"max.connections", "max.connection.creation.rate", "num.network.threads"}
-)
-"""DynamicBrokerConfig.ClusterLevelListenerConfigs: listener-prefixed forms allowed at the cluster default."""
-
-PER_LISTENER_ONLY = frozenset(
-    # SslConfigs.RECONFIGURABLE_CONFIGS (DynamicBrokerConfig.DynamicSecurityConfigs): dynamically updated
-    # only in their listener-prefixed form
-    {
-        "ssl.keystore.type",
-        "ssl.keystore.location",
-        "ssl.keystore.password",
-        "ssl.key.password",
-        "ssl.truststore.type",
-        "ssl.truststore.location",
-        "ssl.truststore.password",
-        "ssl.keystore.certificate.chain",
-        "ssl.keystore.key",
-        "ssl.truststore.certificates",
-    }
-)
-
 NOT_ENFORCED: dict[str, str] = {
     # the ledger: why a config only the catalogue knows has no effect on the reference broker, by the
     # Kafka class that defines it (a name of its own overrides its class)

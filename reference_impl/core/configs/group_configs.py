@@ -7,7 +7,9 @@ from __future__ import annotations
 import re
 
 from .model import ConfigDef, ConfigType
-from .tables import BROKER_CONFIGS, _at_least, _same
+from .tables import BROKER_CONFIGS
+from .validators import at_least as _at_least
+from .validators import same as _same
 
 _T = ConfigType
 _DURATION = re.compile(

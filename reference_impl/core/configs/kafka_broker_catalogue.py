@@ -343,3 +343,30 @@ KAFKA_BROKER_CONFIGS: tuple[tuple[str, str, str | None, tuple[Any, ...] | None, 
     ('zookeeper.metadata.migration.enable', 'BOOLEAN', 'false', None, 'read-only', 'KRaftConfigs', False),
     ('zookeeper.metadata.migration.min.batch.size', 'INT', '200', ('at_least', 1), 'read-only', 'KRaftConfigs', True),
 )
+
+PER_LISTENER_ONLY = frozenset(
+    # DynamicBrokerConfig.DynamicSecurityConfigs (SslConfigs.RECONFIGURABLE_CONFIGS):
+    # dynamic only with a listener prefix
+    {
+        'ssl.key.password',
+        'ssl.keystore.certificate.chain',
+        'ssl.keystore.key',
+        'ssl.keystore.location',
+        'ssl.keystore.password',
+        'ssl.keystore.type',
+        'ssl.truststore.certificates',
+        'ssl.truststore.location',
+        'ssl.truststore.password',
+        'ssl.truststore.type',
+    }
+)
+
+CLUSTER_LEVEL_LISTENER_CONFIGS = frozenset(
+    # DynamicBrokerConfig.ClusterLevelListenerConfigs: listener-prefixed forms a cluster-wide
+    # default may set
+    {
+        'max.connection.creation.rate',
+        'max.connections',
+        'num.network.threads',
+    }
+)

@@ -7,8 +7,6 @@ converter into the topic config's unit; every synonym is registered as a broker 
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from reference_impl.defects import ALL as DEFECTS
 from reference_impl.defects import DEFECTS_CONFIG
 
@@ -21,22 +19,10 @@ from ..replication.read_replica import SELECTORS as READ_SELECTORS
 from ..security.settings import SECURITY_CONFIGS
 from .catalogue import register as _register_kafka_catalogue
 from .model import INT_MAX, LONG_MAX, ConfigDef, ConfigType, parse_peer_addresses, parse_quorum_voters
-
-
-def _same(v: str) -> str:
-    return v
-
-
-def _times(factor: int) -> Callable[[str], str]:
-    return lambda v: str(int(v) * factor)
-
-
-def _at_least(low: int) -> Callable[[str], bool]:
-    return lambda v: int(v) >= low
-
-
-def _ratio(v: str) -> bool:
-    return 0.0 <= float(v) <= 1.0
+from .validators import at_least as _at_least
+from .validators import ratio as _ratio
+from .validators import same as _same
+from .validators import times as _times
 
 
 def _peer_addresses(value: str) -> bool:
@@ -354,6 +340,16 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {
             "last, before the connection is closed (a client trickling a frame a byte at a time). Kafka "
             "has no such bound (every byte resets connections.max.idle.ms); 30 s is a client's default "
             "request.timeout.ms, after which the client itself has given the request up (≤ 0: no bound).",
+            read_only=True,
+        ),
+        ConfigDef(
+            "reference.kraft.version",
+            _T.INT,
+            "0",
+            "Not a Kafka config: the kraft.version a node formats its empty metadata log with (kafka-storage "
+            "format --initial-controllers): 1 makes controller.quorum.voters the initial controllers, which "
+            "AddRaftVoter and RemoveRaftVoter then change.",
+            valid=lambda v: int(v) in (0, 1),
             read_only=True,
         ),
         ConfigDef(
@@ -733,34 +729,6 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {
         ),
     )
 }
-
-
-CLIENT_METRICS_CONFIGS: dict[str, ConfigDef] = {
-    # KIP-714's client-metrics resources (resource type 16): Kafka's ClientMetricsConfigs
-    # (server/src/main/java/org/apache/kafka/server/metrics/ClientMetricsConfigs.java)
-    d.name: d
-    for d in (
-        ConfigDef("metrics", _T.LIST, "", "Metric name prefixes to subscribe to (* for all)."),
-        ConfigDef(
-            "interval.ms",
-            _T.INT,
-            "300000",
-            "Push interval of the matching clients.",
-            valid=lambda v: 100 <= int(v) <= 3600000,
-        ),
-        ConfigDef("match", _T.LIST, "", "key=regex selectors of the clients this subscription is for."),
-    )
-}
-
-TELEMETRY_MATCH_KEYS = (
-    "client_instance_id",
-    "client_id",
-    "client_software_name",
-    "client_software_version",
-    "client_source_address",
-    "client_source_port",
-)
-"""The selectors a ``match`` entry may name (ClientMetricsConfigs.ALLOWED_MATCH_PARAMS)."""
 
 
 def _register_topic_synonyms() -> None:

@@ -153,13 +153,16 @@ def leaderships(image: ControllerImage, broker_id: int) -> int:
 
 def directory_assignments(
     image: ControllerImage, request: AssignReplicasToDirsRequest
-) -> tuple[list[PartitionChangeRecord], tuple[tuple[DirectoryAssignment, ErrorCode], ...] | None]:
-    """The records an AssignReplicasToDirs writes and each assignment's error; None for a stale
-    broker epoch (Kafka's ``handleAssignReplicasToDirs``: UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION,
+) -> tuple[list[PartitionChangeRecord], tuple[tuple[DirectoryAssignment, ErrorCode], ...] | ErrorCode]:
+    """The records an AssignReplicasToDirs writes and each assignment's error, or the error of the
+    whole request: BROKER_ID_NOT_REGISTERED, STALE_BROKER_EPOCH (Kafka's ``handleAssignReplicasToDirs``
+    and ``checkBrokerEpoch``; per assignment UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION,
     NOT_LEADER_OR_FOLLOWER when the broker holds no replica)."""
     broker_id = request.broker_id
-    if image.broker_epochs.get(broker_id) != request.broker_epoch:
-        return [], None
+    if broker_id not in image.broker_epochs:
+        return [], ErrorCode.broker_id_not_registered
+    if image.broker_epochs[broker_id] != request.broker_epoch:
+        return [], ErrorCode.stale_broker_epoch
     records: list[PartitionChangeRecord] = []
     results: list[tuple[DirectoryAssignment, ErrorCode]] = []
     changed: dict[tuple[uuid.UUID, int], list[str]] = {}

@@ -422,10 +422,10 @@ class QuorumController:
         the partition's ``directories`` per changed assignment."""
         records, results = directory_assignments(active.image, request)
         self._write(records, now_ms)
+        if isinstance(results, ErrorCode):
+            return AssignReplicasToDirsResponse(correlation_id=request.correlation_id, error_code=results)
         return AssignReplicasToDirsResponse(
-            correlation_id=request.correlation_id,
-            error_code=ErrorCode.stale_broker_epoch if results is None else ErrorCode.none,
-            results=results or (),
+            correlation_id=request.correlation_id, error_code=ErrorCode.none, results=results
         )
 
     def _fence(self, active: _Active, broker_id: int, now_ms: int) -> None:
@@ -615,6 +615,8 @@ def not_controller_answer(body: Any) -> Any:
             return AllocateProducerIdsResponse(
                 correlation_id=correlation, error_code=error, producer_id_start=-1, producer_id_len=0
             )
+        case AssignReplicasToDirsRequest():
+            return AssignReplicasToDirsResponse(correlation_id=correlation, error_code=error)
         case ElectLeadersRequest():
             return ElectLeadersResponse(correlation_id=correlation, error_code=error, results=())
         case AlterPartitionReassignmentsRequest():
@@ -633,6 +635,7 @@ def not_controller_answer(body: Any) -> Any:
             | CreateTopicsResponse()
             | AlterPartitionResponse()
             | AllocateProducerIdsResponse()
+            | AssignReplicasToDirsResponse()
             | ElectLeadersResponse()
             | AlterPartitionReassignmentsResponse()
             | ListPartitionReassignmentsResponse()

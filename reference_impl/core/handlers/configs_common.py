@@ -11,8 +11,9 @@ from reference_impl.protocol.apis import response_class
 from reference_impl.protocol.build import build
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
-from ..configs.catalogue import BROKER_SCOPES, CLUSTER_LEVEL_LISTENER_CONFIGS, PER_BROKER, PER_LISTENER_ONLY
+from ..configs.catalogue import BROKER_SCOPES, PER_BROKER
 from ..configs.group_configs import GROUP_CONFIGS
+from ..configs.kafka_broker_catalogue import CLUSTER_LEVEL_LISTENER_CONFIGS, PER_LISTENER_ONLY
 from ..configs.model import ConfigError
 from ..configs.resolution import validate_group_configs
 from ..configs.tables import BROKER_CONFIGS, TOPIC_CONFIGS
@@ -84,8 +85,9 @@ def check_resource(
     elif resource_type == GROUP_RESOURCE:
         if not resource_name:
             raise KafkaError(ErrorCode.invalid_request, "Group name must not be empty")
-    else:
-        raise KafkaError(ErrorCode.invalid_request, f"unsupported resource type {resource_type}")
+    else:  # ConfigAdminManager.preprocess (alter), ConfigHelper (describe)
+        message = "Unknown resource type" if altering else "Unsupported resource type:"
+        raise KafkaError(ErrorCode.invalid_request, f"{message} {resource_type}")
 
 
 def current_overrides(broker: HandlerHost, resource_type: int, resource_name: str) -> dict[str, str]:

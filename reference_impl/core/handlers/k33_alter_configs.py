@@ -16,8 +16,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from reference_impl.protocol.errors import ErrorCode, KafkaError
+
 from ..metadata.image import BROKER_RESOURCE
 from .configs_common import (
+    BROKER_LOGGER_RESOURCE,
     alter_resources,
     check_broker_changes,
     check_changes,
@@ -35,6 +38,8 @@ if TYPE_CHECKING:
 def handle_alter_configs(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
     def changes_of(rtype: int, rname: str, resource: Any) -> dict[str, str | None]:
         preprocess([c.name for c in resource.configs], [c.name for c in resource.configs if c.value is None])
+        if rtype == BROKER_LOGGER_RESOURCE:  # log levels are IncrementalAlterConfigs' only (KIP-412)
+            raise KafkaError(ErrorCode.invalid_request, f"Unknown resource type {rtype}")
         wanted: dict[str, str | None] = {c.name: c.value for c in resource.configs}
         if rtype == BROKER_RESOURCE:
             check_broker_changes(rname, {k: v for k, v in wanted.items() if v is not None})

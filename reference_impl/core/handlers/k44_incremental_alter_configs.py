@@ -15,10 +15,11 @@ from typing import TYPE_CHECKING, Any
 
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
+from ..configs.client_metrics import CLIENT_METRICS_CONFIGS
 from ..configs.group_configs import GROUP_CONFIGS
 from ..configs.model import ConfigType
 from ..configs.resolution import effective_group_configs, effective_topic_configs
-from ..configs.tables import BROKER_CONFIGS, CLIENT_METRICS_CONFIGS, TOPIC_CONFIGS
+from ..configs.tables import BROKER_CONFIGS, TOPIC_CONFIGS
 from ..metadata.image import BROKER_RESOURCE, CLIENT_METRICS_RESOURCE, GROUP_RESOURCE, TOPIC_RESOURCE
 from .configs_common import (
     alter_resources,

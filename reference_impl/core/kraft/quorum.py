@@ -246,8 +246,19 @@ class ClusterQuorum:
             request_timeout_ms=config.get_int("controller.quorum.request.timeout.ms"),
         )
         raft_log = RaftLog(metadata_log, ports.snapshot_store, broker.store.read_chunk)
+        kraft_version = config.get_int("reference.kraft.version")
+        if kraft_version >= 1 and self.node_id in self.voters:
+            voter_admin.format_initial(metadata_log, self.voters, self.cluster_id, config, now_ms)
         self.raft = RaftClient(
-            self.node_id, sorted(self.voters), raft_log, ports.state_store, self.rng, now_ms, raft_config
+            self.node_id,
+            sorted(self.voters),
+            raft_log,
+            ports.state_store,
+            self.rng,
+            now_ms,
+            raft_config,
+            kraft_version,
+            voter_admin.directory_id(self.cluster_id, self.node_id),
         )
         self.controller: QuorumController | None = None
         if CONTROLLER_ROLE in self.roles:

@@ -22,20 +22,24 @@ INVALID_REQUEST), and the timeout is clamped to :data:`MAX_TIMEOUT_MS`.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from kio.schema.errors import ErrorCode
 
 from reference_impl.core.raft.client import RaftClient
+from reference_impl.core.raft.membership import format_log
 from reference_impl.core.raft.voter_changes import ADD, REMOVE, UPDATE, VoterChange
-from reference_impl.core.raft.voter_set import MAX_ENDPOINTS, NO_DIRECTORY, Endpoint, Voter
+from reference_impl.core.raft.voter_set import MAX_ENDPOINTS, NO_DIRECTORY, Endpoint, Voter, VoterSet
+from reference_impl.log.api import PartitionLog
 from reference_impl.protocol.apis import response_class
 from reference_impl.protocol.build import build
 
 from ..purgatory import DelayedOperation
 
 if TYPE_CHECKING:
+    from ..configs.resolution import BrokerConfig
     from ..handlers.registry import Reply, Respond
     from ..request_context import RequestContext
 
@@ -80,6 +84,34 @@ def answer(
     else:
         body["error_message"] = message
     return Respond(build(response_class(api_key, ctx.api_version), body))
+
+
+def directory_id(cluster_id: str, node_id: int) -> uuid.UUID:
+    """A node's log directory id (Kafka's meta.properties ``directory.id``): derived from the
+    cluster and node ids, so every initial controller formats the same voter set without asking
+    the others (Kafka's ``--initial-controllers`` names them: ``id@host:port:directory-id``)."""
+    return uuid.uuid5(uuid.NAMESPACE_URL, f"kafka-harness:{cluster_id}:{node_id}")
+
+
+def format_initial(
+    metadata_log: PartitionLog,
+    voters: Mapping[int, tuple[str, int]],
+    cluster_id: str,
+    config: BrokerConfig,
+    now_ms: int,
+) -> bool:
+    """``kafka-storage format --initial-controllers`` at a node's first start (an empty log): the
+    kraft.version 1 bootstrap batch naming every voter of controller.quorum.voters with its
+    controller endpoint; True if written."""
+    names = config.get("controller.listener.names") or ""
+    listener = names.split(",")[0].strip()
+    initial = VoterSet(
+        tuple(
+            Voter(v, directory_id(cluster_id, v), (Endpoint(listener, host, port),) if listener else ())
+            for v, (host, port) in sorted(voters.items())
+        )
+    )
+    return format_log(metadata_log, initial, now_ms)
 
 
 def _directory(request: Any) -> uuid.UUID | None:

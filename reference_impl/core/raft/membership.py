@@ -8,9 +8,10 @@ AddRaftVoter / RemoveRaftVoter / UpdateRaftVoter is :meth:`request` (checks in
 :mod:`.voter_changes`).
 
 kraft.version 0 is the static quorum (``controller.quorum.voters``): no control record, and every
-change is UNSUPPORTED_VERSION. kraft.version 1 is given at format time: each initial controller
-writes the same bootstrap batch (:func:`.voter_set.bootstrap_batch`) on its empty log; a
-controller added later is formatted with an empty log and the initial set only to find the
+change is UNSUPPORTED_VERSION. kraft.version 1 is given at format time (a process: the broker config
+``reference.kraft.version=1``, read at its first start, ``kraft/voter_admin.format_initial``):
+each initial controller writes the same bootstrap batch (:func:`.voter_set.bootstrap_batch`) on its
+empty log; a controller added later is formatted with an empty log and the initial set only to find the
 quorum (Kafka's ``--no-initial-controllers`` with ``controller.quorum.bootstrap.servers``).
 
 What differs from Kafka, and why. The reference has no pre-vote (KIP-996); its voters refuse a Vote
@@ -201,12 +202,12 @@ class Membership:
         return min((c.deadline_ms for c in self.pending), default=None)
 
 
-def format_log(log: PartitionLog, voters: VoterSet) -> bool:
+def format_log(log: PartitionLog, voters: VoterSet, now_ms: int = 0) -> bool:
     """``kafka-storage format --initial-controllers`` (or ``--standalone``, one voter): an empty
     metadata log starts with the kraft.version 1 bootstrap batch; True if it was written."""
     if log.log_end_offset != 0 or log.log_start_offset != 0:
         return False
-    log.append_as_leader(bytearray(bootstrap_batch(voters)), 0, 0)
+    log.append_as_leader(bytearray(bootstrap_batch(voters, now_ms)), 0, now_ms)
     log.flush()
     return True
 

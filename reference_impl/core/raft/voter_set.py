@@ -176,12 +176,13 @@ def decode_kraft_version(value: bytes) -> int:
     return int(decode_data(KRaftVersionRecord, value).k_raft_version)
 
 
-def bootstrap_batch(voters: VoterSet) -> bytes:
-    """The control batch a kraft.version 1 node is formatted with (offset 0, epoch 0): identical on
-    every initial controller (its timestamp is 0), so their logs agree byte for byte."""
+def bootstrap_batch(voters: VoterSet, timestamp_ms: int = 0) -> bytes:
+    """The control batch a kraft.version 1 node is formatted with (offset 0, epoch 0). With the same
+    timestamp (the simulator's 0) every initial controller writes the same bytes; a process stamps
+    its format time, or the metadata log's time retention would delete a batch from 1970."""
     return build_batch(
         [(KRAFT_VERSION_KEY, encode_kraft_version(1)), (KRAFT_VOTERS_KEY, voters.encode())],
-        base_timestamp=0,
+        base_timestamp=timestamp_ms,
         control=True,
     )
 

@@ -206,3 +206,11 @@ def test_a_resource_named_twice_is_invalid_request_for_both() -> None:
         (ErrorCode.invalid_request, "Each resource must appear at most once.")
     ] * 2
     assert h.broker.image.node_configs == {}
+
+
+def test_legacy_alter_configs_has_no_broker_loggers() -> None:
+    """ConfigAdminManager.preprocess(AlterConfigsRequestData): BROKER_LOGGER (8) is an unknown type there."""
+    h = BrokerHarness()
+    resource = {"resource_type": 8, "resource_name": "1", "configs": [{"name": "kafka", "value": "DEBUG"}]}
+    answer = h.call(request(33, 2, resources=[resource], validate_only=False)).responses[0]
+    assert (answer.error_code, answer.error_message) == (ErrorCode.invalid_request, "Unknown resource type 8")

@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 from typing import Any, cast
 
+from reference_impl.core.handlers.k34_alter_replica_log_dirs import MAX_PARTITIONS
 from reference_impl.core.ports import MemoryLogStore
 from reference_impl.log.dir_set import LogDirSet
 from reference_impl.log.testing import make_batch
@@ -91,6 +92,7 @@ def test_a_failed_directory_takes_its_partitions_offline_and_only_those(tmp_path
     shutil.rmtree(victim)
     Path(victim).write_text("not a directory")
     h.advance(60_000)  # maintenance checkpoints meet the missing directory
+    assert h.broker.halt_reason is None  # not the metadata log's directory: the broker serves on
     for p in lost:
         assert produce(h, "t", p, bytes(make_batch(1))).error_code == ErrorCode.kafka_storage_error
     for p in kept:
@@ -100,3 +102,30 @@ def test_a_failed_directory_takes_its_partitions_offline_and_only_those(tmp_path
     assert results[paths[0]].error_code == ErrorCode.none
     assert _alter(h, victim, "t", kept[0]) == {kept[0]: ErrorCode.kafka_storage_error}
     assert _alter(h, paths[0], "t", lost[0]) == {lost[0]: ErrorCode.kafka_storage_error}
+
+
+def test_the_broker_halts_when_the_metadata_log_directory_fails(tmp_path: Path) -> None:
+    """Kafka halts a broker whose metadata log directory (or every log directory) failed; another
+    directory's failure is not fatal."""
+    h, paths = _broker(tmp_path, 3)
+    create(h, "t", partitions=3)
+    shutil.rmtree(paths[2])
+    Path(paths[2]).write_text("not a directory")
+    h.advance(60_000)
+    assert h.broker.halt_reason is None
+    shutil.rmtree(paths[0])
+    Path(paths[0]).write_text("not a directory")
+    h.advance(60_000)
+    assert h.broker.halt_reason is not None and paths[0] in h.broker.halt_reason
+
+
+def test_alter_replica_log_dirs_is_bounded(tmp_path: Path) -> None:
+    """Hostile input: at most MAX_PARTITIONS partitions are considered (the rest INVALID_REQUEST), and
+    a path for replicas the broker does not hold leaves nothing behind."""
+    h, paths = _broker(tmp_path)
+    many = list(range(MAX_PARTITIONS + 5))
+    answer = _alter(h, paths[1], "ghost", *many)
+    codes = [answer[p] for p in many]
+    assert codes.count(ErrorCode.replica_not_available) == MAX_PARTITIONS
+    assert codes.count(ErrorCode.invalid_request) == 5
+    assert not cast(FileLogStore, h.store).dirs._preferred  # nothing kept for replicas not placed here

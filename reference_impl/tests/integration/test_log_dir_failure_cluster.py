@@ -1,13 +1,17 @@
 """A failed log directory on a three-node reference cluster (issue 20, JBOD, KIP-858).
 
-Each node has two log directories (``log.dirs``). One directory of the node leading partition 0 is
-failed the way Kafka's ``LogDirFailureTest`` fails one (``core/src/test/scala/integration/kafka/
-server/LogDirFailureTest.scala``: the directory is deleted and a file put in its place); the node's
-next checkpoint meets it. Then, without the node stopping: its partitions in that directory answer
-KAFKA_STORAGE_ERROR, DescribeLogDirs reports the directory offline, the controller (told by the
-node's heartbeat) moves their leaderships to other replicas and drops the node from their ISRs, the
-records written before are all there on the new leaders, and acks=all writes to every partition
-succeed, those whose ISR still holds the node included (its other directory keeps replicating).
+Each node has two log directories (``log.dirs``). The second one (not the metadata log's, whose
+failure halts a broker) of the node leading partition 0 is failed the way Kafka's
+``LogDirFailureTest`` (``core/src/test/scala/integration/kafka/server/LogDirFailureTest.scala``)
+fails one: the directory is deleted and a file put in its place; the node's next checkpoint meets
+it. Then, without the node stopping: its partitions in that directory answer KAFKA_STORAGE_ERROR,
+DescribeLogDirs reports the directory offline, the controller (told by the node's heartbeat) moves
+their leaderships to other replicas and drops the node from their ISRs, the records written before
+are all there on the new leaders, and acks=all writes to every partition succeed, those whose ISR
+still holds the node included (its other directory keeps replicating).
+On demand (``cluster_full``, KH_CLUSTER_FULL=1, about 30 s more): the node restarted with the
+directory still failed keeps those partitions offline (the controller recorded their directory),
+not recreated empty, and is back in the ISRs of the others.
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from fixtures.targets import launch
 from fixtures.wire import WireClient
@@ -53,6 +59,10 @@ def _end_offset(wire: WireClient, topic: str, partition: int) -> Any:
     return answer.topics[0].partitions[0]
 
 
+def _refused(ask: Callable[[], Any]) -> bool:
+    return bool(ask().error_code == ErrorCode.kafka_storage_error)
+
+
 def _settled(ask: Callable[[], Any], what: str) -> Any:
     """``ask()`` again while it answers NOT_LEADER_OR_FOLLOWER (a new leader applies its leadership
     on its own time), bounded by :func:`until`; the last answer."""
@@ -66,7 +76,12 @@ def _settled(ask: Callable[[], Any], what: str) -> Any:
     return answers[-1]
 
 
-def test_a_failed_log_dir_moves_its_leaderships_and_the_broker_keeps_serving(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "restart", [False, pytest.param(True, marks=pytest.mark.cluster_full)], ids=["failed", "then-restarted"]
+)
+def test_a_failed_log_dir_moves_its_leaderships_and_the_broker_keeps_serving(
+    tmp_path: Path, restart: bool
+) -> None:
     topic = f"jbod-{uuid.uuid4().hex[:6]}"
     node_configs = {n: [f"log.dirs={tmp_path / f'node-{n}'},{tmp_path / f'node-{n}-b'}"] for n in (1, 2, 3)}
     checkpoints = ["log.retention.check.interval.ms=300"]  # maintenance (and its checkpoints) often
@@ -111,7 +126,7 @@ def test_a_failed_log_dir_moves_its_leaderships_and_the_broker_keeps_serving(tmp
                 for r in dirs.results
             }
             assert len(placed) == 2 and set().union(*placed.values()) == set(range(PARTITIONS))
-            failed_dir = next(d for d, ps in placed.items() if 0 in ps)
+            failed_dir = str(tmp_path / f"node-{victim}-b")  # not the metadata log's: that one halts it
             lost, kept = placed[failed_dir], set(range(PARTITIONS)) - placed[failed_dir]
             assert lost and kept, placed
             ready_s = time.monotonic() - started
@@ -143,8 +158,36 @@ def test_a_failed_log_dir_moves_its_leaderships_and_the_broker_keeps_serving(tmp
             assert described[failed_dir].error_code == ErrorCode.kafka_storage_error
             (other,) = (d for d in described if d != failed_dir)
             assert described[other].error_code == ErrorCode.none
+            if not restart:
+                print(f"\ncluster ready {ready_s:.1f} s; leaderships of {len(lost)} partition(s) moved "
+                      f"{moved_s:.1f} s after the directory failed")  # fmt: skip
+                return
+            # restarted with the directory still failed: what it held there stays offline (the controller
+            # recorded the directory, AssignReplicasToDirs), it is not recreated empty; the rest rejoins
+            wires[victim].close()
+            target.node(victim).restart()
+            wires[victim] = WireClient(addresses[victim])
+            restarted_at = time.monotonic()
+            other_node = next(n for n in wires if n != victim)
+
+            def rejoined() -> bool:
+                now = _metadata(wires[other_node], topic)
+                return all(victim in now[p].isr_nodes for p in kept)
+
+            until(rejoined, f"broker {victim} back in the ISRs of {sorted(kept)}")
+            rejoined_s = time.monotonic() - restarted_at
+            for p in lost:
+                until(
+                    partial(_refused, partial(_produce, wires[victim], topic, p, b"y")),
+                    f"{p} offline on broker {victim} after its restart",
+                )
+                now = _metadata(wires[other_node], topic)
+                assert victim not in now[p].isr_nodes
+                end = _settled(partial(_end_offset, wires[now[p].leader_id], topic, p), f"{p}'s leader")
+                assert end.offset == 4  # 3 before the failure, 1 after
             print(f"\ncluster ready {ready_s:.1f} s; leaderships of {len(lost)} partition(s) moved "
-                  f"{moved_s:.1f} s after the directory failed")  # fmt: skip
+                  f"{moved_s:.1f} s after the directory failed; after a restart with it still failed, "
+                  f"back in the other ISRs in {rejoined_s:.1f} s")  # fmt: skip
         finally:
             for wire in wires.values():
                 wire.close()

@@ -18,6 +18,7 @@ from reference_impl.core.controller.messages import (
     BrokerHeartbeatRequest,
     DirectoryAssignment,
 )
+from reference_impl.core.controller.quorum import not_controller_answer
 from reference_impl.core.kraft import wire
 from reference_impl.core.metadata.image import MetadataImage
 from reference_impl.core.metadata.records import (
@@ -28,6 +29,7 @@ from reference_impl.core.metadata.records import (
     encode,
 )
 from reference_impl.protocol.codec import decode_request, encode_request
+from reference_impl.sim.controller.nodes import active_controller
 
 from .test_controller import active, ask, cluster, create, partition
 
@@ -60,6 +62,14 @@ def test_assignments_are_recorded_and_an_offline_directory_moves_only_its_leader
     assert (
         stale.error_code == ErrorCode.stale_broker_epoch and partition(sim, "t", 0).directory_of(102) == DIR_A
     )
+    unknown = ask(sim, _assign(999, epoch, (topic_id, 0, DIR_B)))
+    assert unknown.error_code == ErrorCode.broker_id_not_registered
+    standby = next(n for n in (1, 2, 3) if n != active_controller(sim))
+    assert (
+        ask(sim, _assign(102, epoch, (topic_id, 0, DIR_B)), to=standby).error_code == ErrorCode.not_controller
+    )
+    answered = AssignReplicasToDirsResponse(correlation_id=1, error_code=ErrorCode.none)
+    assert not_controller_answer(answered).error_code == ErrorCode.not_controller  # lost leadership
     odd = ask(
         sim, _assign(102, epoch, (str(uuid.UUID(int=99)), 0, DIR_A), (topic_id, 9, DIR_A), ("x", 0, DIR_A))
     )
