@@ -63,10 +63,11 @@ INTERNAL_MOVED = 2
 """At most this many partitions of the internal topics move onto it in one window."""
 INTERNAL_TOPICS = ("__consumer_offsets", "__transaction_state")
 VOTER_CHANGE_HOOK: Callable[[Sequence[str], int], None] | None = None
-"""Where a voter change of a window goes: AddRaftVoter/RemoveRaftVoter (KIP-853) for a node,
-through ``fixtures/wire/voters.py`` (``add_raft_voter`` / ``remove_raft_voter``). None: the nemesis
-changes brokers only (campaign clusters start with static voters at kraft.version 0; a voter step
-also needs a controller-only node started as an observer with a directory id)."""
+"""Where a voter change of a window goes: RemoveRaftVoter then AddRaftVoter (KIP-853) for a
+controller, through ``fixtures/wire/voters.py`` (``kafka_harness/cluster_voters.py``'s
+``voter_change`` does it for ``kafka-harness cluster``; chaos cannot import it, so its directory-id
+lookup would move to ``fixtures/wire/voters.py``). None: the nemesis changes brokers only (campaign
+clusters also start at kraft.version 0; ``reference.kraft.version=1`` is what a voter step needs)."""
 
 
 @dataclass(frozen=True)
