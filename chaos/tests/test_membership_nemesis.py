@@ -101,3 +101,32 @@ def test_decommission_waits_until_a_broker_that_was_down_can_take_the_replicas(
         monkeypatch.setattr(membership, "view", lambda a: membership.ClusterView((1, 2, 4), 1, placements))
         membership.decommission(["a:1"], 4, lambda: calls.append("stop again"), 0.05)
     assert "stop again" not in calls
+
+
+def test_listing_reassignments_retries_not_controller(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A controller moving (a kill) answers NOT_CONTROLLER: asked again, bounded; another error is
+    raised at once (seed 8 of the issue-20 command lost a window's moves to one NOT_CONTROLLER)."""
+    from types import SimpleNamespace
+
+    from kio.schema.errors import ErrorCode
+
+    from fixtures.wire import membership
+
+    moving = SimpleNamespace(name="t", partitions=[SimpleNamespace(partition_index=2)])
+    answers = iter(
+        [
+            SimpleNamespace(error_code=ErrorCode.not_controller, topics=[]),
+            SimpleNamespace(error_code=ErrorCode.none, topics=[moving]),
+        ]
+    )
+    monkeypatch.setattr(membership, "POLL_S", 0.0)
+    monkeypatch.setattr(membership, "_each", lambda addresses, ask, timeout_s: next(answers))
+    assert membership.reassigning(["a:1"]) == {("t", 2)}
+    refused = SimpleNamespace(error_code=ErrorCode.cluster_authorization_failed, topics=[])
+    monkeypatch.setattr(membership, "_each", lambda addresses, ask, timeout_s: refused)
+    with pytest.raises(MembershipError, match="cluster_authorization_failed"):
+        membership.reassigning(["a:1"])
+    stuck = SimpleNamespace(error_code=ErrorCode.not_controller, topics=[])
+    monkeypatch.setattr(membership, "_each", lambda addresses, ask, timeout_s: stuck)
+    with pytest.raises(MembershipError, match="not_controller"):
+        membership.reassigning(["a:1"], attempts=3)
