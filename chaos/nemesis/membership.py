@@ -18,7 +18,7 @@ nemesis op (``f`` = ``membership``, ``step`` names it, with its figures):
 
 Controllers are not added or removed: that is the metadata quorum's own membership change
 (AddRaftVoter / RemoveRaftVoter, KIP-853). :data:`VOTER_CHANGE_HOOK` is where a voter change
-would go (None: not available, the steps above only).
+would go (None: the steps above only).
 
 The steps run on a worker thread per window (starting a process and waiting for a move take
 seconds: the schedule's other faults go on meanwhile), one window at a time (a window planned
@@ -63,8 +63,11 @@ INTERNAL_MOVED = 2
 """At most this many partitions of the internal topics move onto it in one window."""
 INTERNAL_TOPICS = ("__consumer_offsets", "__transaction_state")
 VOTER_CHANGE_HOOK: Callable[[Sequence[str], int], None] | None = None
-"""AddRaftVoter/RemoveRaftVoter (KIP-853) for a node, when the reference has it (voters853's
-work): None here, so the nemesis changes brokers only."""
+"""Where a voter change of a window goes: RemoveRaftVoter then AddRaftVoter (KIP-853) for a
+controller, through ``fixtures/wire/voters.py`` (``kafka_harness/cluster_voters.py``'s
+``voter_change`` does it for ``kafka-harness cluster``; chaos cannot import it, so its directory-id
+lookup would move to ``fixtures/wire/voters.py``). None: the nemesis changes brokers only (campaign
+clusters also start at kraft.version 0; ``reference.kraft.version=1`` is what a voter step needs)."""
 
 
 @dataclass(frozen=True)

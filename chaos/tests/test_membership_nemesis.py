@@ -63,3 +63,70 @@ def test_decommission_moves_each_replica_to_the_least_loaded_other_broker() -> N
 
 def test_membership_is_a_nemesis_name() -> None:
     assert parse_faults("membership,kill") == ["membership", "kill"]
+
+
+def test_decommission_waits_until_a_broker_that_was_down_can_take_the_replicas(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Metadata lists no broker that is down: with broker 3 killed, partition [1, 4, 2] has nowhere
+    to go; the decommission waits until 3 is listed again, then moves, stops and unregisters."""
+    from kio.schema.errors import ErrorCode
+
+    from fixtures.wire import membership
+
+    placements = (Placement("__consumer_offsets", 30, 1, (1, 4, 2), (1, 4, 2)),)
+    views = iter([(1, 2, 4), (1, 2, 4), (1, 2, 3, 4)])
+    calls: list[str] = []
+    monkeypatch.setattr(membership, "POLL_S", 0.0)
+    monkeypatch.setattr(membership, "reassigning", lambda addresses: set())
+
+    def view(addresses: object) -> membership.ClusterView:
+        brokers = next(views, (1, 2, 3))  # after the unregister: 4 is gone
+        return membership.ClusterView(brokers, 1, placements)
+
+    monkeypatch.setattr(membership, "view", view)
+
+    def reassign(addresses: object, moves: object) -> dict[tuple[str, int], ErrorCode]:
+        calls.append(f"reassign {moves}")
+        return {}
+
+    monkeypatch.setattr(membership, "reassign", reassign)
+    monkeypatch.setattr(membership, "wait_moved", lambda a, moves, t: 0.5)
+    monkeypatch.setattr(membership, "unregister", lambda a, b: [ErrorCode.none])
+    done = membership.decommission(["a:1"], 4, lambda: calls.append("stop"), 5.0)
+    assert done.moves == {("__consumer_offsets", 30): (1, 3, 2)}
+    assert calls == ["reassign {('__consumer_offsets', 30): (1, 3, 2)}", "stop"]
+    assert done.unregister == "none" and done.figures()["placed_s"] >= 0.0
+    with pytest.raises(MembershipError, match="no other broker"):  # never listed: the reason is kept
+        monkeypatch.setattr(membership, "view", lambda a: membership.ClusterView((1, 2, 4), 1, placements))
+        membership.decommission(["a:1"], 4, lambda: calls.append("stop again"), 0.05)
+    assert "stop again" not in calls
+
+
+def test_listing_reassignments_retries_not_controller(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A controller moving (a kill) answers NOT_CONTROLLER: asked again, bounded; another error is
+    raised at once (seed 8 of the issue-20 command lost a window's moves to one NOT_CONTROLLER)."""
+    from types import SimpleNamespace
+
+    from kio.schema.errors import ErrorCode
+
+    from fixtures.wire import membership
+
+    moving = SimpleNamespace(name="t", partitions=[SimpleNamespace(partition_index=2)])
+    answers = iter(
+        [
+            SimpleNamespace(error_code=ErrorCode.not_controller, topics=[]),
+            SimpleNamespace(error_code=ErrorCode.none, topics=[moving]),
+        ]
+    )
+    monkeypatch.setattr(membership, "POLL_S", 0.0)
+    monkeypatch.setattr(membership, "_each", lambda addresses, ask, timeout_s: next(answers))
+    assert membership.reassigning(["a:1"]) == {("t", 2)}
+    refused = SimpleNamespace(error_code=ErrorCode.cluster_authorization_failed, topics=[])
+    monkeypatch.setattr(membership, "_each", lambda addresses, ask, timeout_s: refused)
+    with pytest.raises(MembershipError, match="cluster_authorization_failed"):
+        membership.reassigning(["a:1"])
+    stuck = SimpleNamespace(error_code=ErrorCode.not_controller, topics=[])
+    monkeypatch.setattr(membership, "_each", lambda addresses, ask, timeout_s: stuck)
+    with pytest.raises(MembershipError, match="not_controller"):
+        membership.reassigning(["a:1"], attempts=3)
