@@ -25,6 +25,8 @@ from chaos.nemesis.clock import unavailable_reason as clock_unavailable
 from chaos.nemesis.disk import DISK_FAULTS, Disk
 from chaos.nemesis.disk import unavailable_reason as disk_unavailable
 from chaos.nemesis.faults import LINK_TOXICS, PARTITIONS, Nemesis, run_schedule
+from chaos.nemesis.log_dirs import LOG_DIR_FAULTS, LOG_DIRS_CONFIG
+from chaos.nemesis.membership import MEMBERSHIP_FAULTS, Membership
 from chaos.nemesis.packet import PACKET_FAULTS, PacketRules, unavailable_reason
 from chaos.nemesis.restart_probe import RestartProbe, topic_id_of
 from chaos.nemesis.schedule import Planned, schedule
@@ -46,7 +48,7 @@ READ_COMMITTED = ("transactional", "txn-append", *PROBES)
 LAUNCHED = ("reference", "tansu", "noida")
 UNPROXIED = ("noida",)
 """Targets that advertise the port they listen on: no proxy can sit in front, so no link faults."""
-PROCESS_FAULTS = ("kill", "pause", "bounce", *CLOCK_FAULTS, *DISK_FAULTS)
+PROCESS_FAULTS = ("kill", "pause", "bounce", *CLOCK_FAULTS, *DISK_FAULTS, *MEMBERSHIP_FAULTS, *LOG_DIR_FAULTS)
 
 
 class CampaignError(RuntimeError):
@@ -210,9 +212,18 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
     clock_faults = [f for f in c.faults if f in CLOCK_FAULTS]
     if clock_faults and (reason := clock_unavailable()):
         raise CampaignError(reason)
+    if any(f in MEMBERSHIP_FAULTS for f in c.faults) and (
+        spec.kind != "reference" or node_spec is not None or c.brokers < 2
+    ):
+        raise CampaignError("membership changes need a reference cluster launched here (--brokers 2 or more)")
     disk_faults = [f for f in c.faults if f in DISK_FAULTS]
     if disk_faults and (reason := disk_unavailable()):
         raise CampaignError(reason)
+    log_dir_faults = [f for f in c.faults if f in LOG_DIR_FAULTS]
+    if log_dir_faults and (spec.kind != "reference" or node_spec is not None):
+        raise CampaignError(
+            f"{', '.join(log_dir_faults)} fails a log directory of a reference broker launched here"
+        )
     if any("=" not in kv or kv.startswith("=") for kv in c.topic_configs):
         raise CampaignError(f"a topic config takes KEY=VALUE, not {c.topic_configs}")
     if c.load_spec is not None:
@@ -266,22 +277,28 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
             if c.min_isr is not None:
                 configs.append(f"min.insync.replicas={c.min_isr}")
             configs.append(f"unclean.leader.election.enable={'true' if c.unclean_election else 'false'}")
+            if log_dir_faults and not any(kv.startswith(("log.dirs=", "log.dir=")) for kv in configs):
+                configs.append(LOG_DIRS_CONFIG)  # several log directories per broker, one to fail
             if c.workload == "share":  # the share group's short lock and session (Kafka's floors: 15 s, 45 s)
                 configs += [f"{SHARE_MIN_LOCK}=1000", f"{SHARE_MIN_SESSION}=6000"]
         try:
-            target: Any = SpecTarget(node_spec) if node_spec is not None else stack.enter_context(
-                launch(
-                    spec,
-                    brokers=c.brokers,
-                    listen_ports=[topology.listen_ports[n] for n in node_ids],
-                    advertised_ports=[topology.advertised_ports[n] for n in node_ids],
-                    broker_configs=configs,
-                    peer_ports=topology.peer_ports or None,
-                    controller_ports=topology.controller_ports or None,
-                    controller_peer_ports=topology.controller_peer_ports or None,
-                    security=c.security,
-                    security_dir=c.out_dir / "security" if c.security else None,
-                    workdir=disk.path if disk is not None else None,
+            target: Any = (
+                SpecTarget(node_spec)
+                if node_spec is not None
+                else stack.enter_context(
+                    launch(
+                        spec,
+                        brokers=c.brokers,
+                        listen_ports=[topology.listen_ports[n] for n in node_ids],
+                        advertised_ports=[topology.advertised_ports[n] for n in node_ids],
+                        broker_configs=configs,
+                        peer_ports=topology.peer_ports or None,
+                        controller_ports=topology.controller_ports or None,
+                        controller_peer_ports=topology.controller_peer_ports or None,
+                        security=c.security,
+                        security_dir=c.out_dir / "security" if c.security else None,
+                        workdir=disk.path if disk is not None else None,
+                    )
                 )
             )
         except Exception as exc:
@@ -305,6 +322,8 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
         workload, parts = _workloads(c, recorder, topology.bootstrap, topics)
         group = _group_of(workload)
         nemesis = Nemesis(recorder, topology, target, topic, clock=clock, disk=disk, group=group)
+        if any(f in MEMBERSHIP_FAULTS for f in c.faults):
+            nemesis.membership = Membership(recorder, target, topics)
         if c.restart_probe:
             first = topology.bootstrap.split(",")[0]
             nemesis.probe = RestartProbe(recorder, topic, topic_id=topic_id_of(first, topic))
@@ -347,14 +366,19 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
             nemesis.heal()
         progress("faults healed; producers finishing")
         workload.stop_producers()
+        stable = True
         if c.workload in READ_COMMITTED:
-            _wait_stable(topology.bootstrap, topics, c.partitions, STABLE_WAIT_S, progress)
+            stable = _wait_stable(topology.bootstrap, topics, c.partitions, STABLE_WAIT_S, progress)
+            recorder.history.meta["stable_at_final_read"] = stable
         drain_s = c.drain_s * SHARE_DRAIN_FACTOR if c.workload == "share" else c.drain_s
         caught_up = _drain(parts, topology.bootstrap, topics, c.partitions, drain_s, progress)
         recorder.history.meta["final_drain"] = caught_up
         highs = high_watermarks(topology.bootstrap, topics, c.partitions)
         if highs is not None:
-            complete = workload.final_read(highs, c.drain_s)
+            # A read_committed read stops at the last stable offsets: with a transaction still open
+            # it is no read of the whole log, and a committed value past the open one is not lost
+            # for being absent from it (the checkers count what a complete final read lacks as lost).
+            complete = workload.final_read(highs, c.drain_s) and stable
             recorder.history.meta.update(final_reader=FINAL, final_read_complete=complete)
             progress(f"final read of the whole log {'complete' if complete else 'INCOMPLETE'} up to {highs}")
         for part in parts:

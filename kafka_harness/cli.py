@@ -23,7 +23,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     # command: (module with main(argv), one-line help)
     "run": ("kafka_harness.main_job", "the main job: every level of checks against a target, one report"),
     "broker": ("reference_impl.server.cli", "run one reference broker process"),
-    "cluster": ("kafka_harness.cluster_cli", "start, stop, kill, pause a reference cluster"),
+    "cluster": ("kafka_harness.cluster_cli", "start, stop, kill a reference cluster; add, remove a broker"),
     "conformance": ("kafka_harness.conformance_cli", "run the conformance and client suites on a target"),
     "matrix": ("kafka_harness.matrix_cli", "conformance and client matrix of several targets: one HTML page"),
     "diff": ("kafka_harness.diff_cli", "run the same protocol exchanges against two targets and diff them"),

@@ -6,6 +6,9 @@
                              [--security ssl|sasl_ssl|sasl_plaintext]
     kafka-harness cluster kill|restart|pause|resume|stop NODE --data-dir D
     kafka-harness cluster status|down --data-dir D
+    kafka-harness cluster add-broker --data-dir D [--node-id N]      (kafka_harness/cluster_membership.py)
+    kafka-harness cluster remove-broker --node-id N --data-dir D
+    kafka-harness cluster remove-controller|add-controller NODE --data-dir D   (KIP-853: cluster_voters.py)
 
 Each node has a client (PLAINTEXT) listener and each voter a CONTROLLER listener, which alone
 serves the quorum, the brokers' registrations and heartbeats and forwarded admin requests.
@@ -54,6 +57,8 @@ from fixtures.targets.cluster_launcher import (
 from fixtures.targets.processes import is_alive
 from fixtures.targets.secured import SECURITY_CHOICES, security_configs
 
+from . import cluster_membership
+
 NODE_ACTIONS = ("kill", "restart", "pause", "resume", "stop")
 
 
@@ -73,7 +78,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     start.add_argument("--config", action="append", default=[], metavar="KEY=VALUE")
     start.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for agreement")
     start.add_argument(
-        "--security", choices=SECURITY_CHOICES,
+        "--security",
+        choices=SECURITY_CHOICES,
         help="secure every listener and link (certificates and client.properties in --data-dir)",
     )
     start.add_argument("--listen-ports", type=_ports, help="one port per node, in node order")
@@ -94,8 +100,13 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         one = sub.add_parser(action, help=f"{action} one node")
         one.add_argument("node", type=int)
         one.add_argument("--data-dir", required=True)
+    for action in ("remove-controller", "add-controller"):
+        voters = sub.add_parser(action, help=f"{action.split('-')[0]} a metadata quorum voter (KIP-853)")
+        voters.add_argument("node", type=int)
+        voters.add_argument("--data-dir", required=True)
     for action in ("down", "status"):
         sub.add_parser(action).add_argument("--data-dir", required=True)
+    cluster_membership.add_parsers(sub)
     return parser.parse_args(argv)
 
 
@@ -104,6 +115,12 @@ def main(argv: list[str]) -> int:
     try:
         if args.action == "up":
             return _up(args)
+        if args.action in ("add-broker", "remove-broker"):
+            return cluster_membership.run(args)
+        if args.action in ("remove-controller", "add-controller"):
+            from .cluster_voters import run
+
+            return run(args.data_dir, args.action.split("-")[0], args.node)
         cluster = ClusterPlan.load(args.data_dir)
         if args.action == "down":
             down(cluster)

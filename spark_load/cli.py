@@ -198,6 +198,8 @@ def finish(result: RunResult, alluredir: Path | None = None) -> int:
         say(result.metrics.line())
     walls = " ".join(f"{phase}={seconds:.1f}s" for phase, seconds in result.wall_s.items())
     say(f"wall time: {walls}")
+    if result.memory is not None:
+        say(result.memory.line())
     if result.verdict is None:
         say("not verified (add --verify to read everything back and judge it)")
         return EXIT_VALID

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .memory import PeakMemory
 from .metrics import DeliveryMetrics
 from .verdict import Verdict
 
@@ -29,6 +30,8 @@ class RunResult:
     verdict: Verdict | None = None
     plots: list[Path] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    memory: PeakMemory | None = None
+    """Peak resident memory of the driver and of this machine's Spark processes, read before the stop."""
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -40,6 +43,7 @@ class RunResult:
             "verdict": self.verdict.to_json() if self.verdict else None,
             "plots": [str(p) for p in self.plots],
             "notes": self.notes,
+            "peak_memory": self.memory.to_json() if self.memory else None,
         }
 
     def write(self) -> Path:

@@ -46,6 +46,8 @@ from fixtures.wire.security import with_run_security
 
 from .clock import CLOCK_FAULTS, Clock
 from .disk import DISK_FAULTS, Disk
+from .log_dirs import LOG_DIR_FAULTS, FailedDir, fail_dir, prepare_dir, restore_dir
+from .membership import MEMBERSHIP_FAULTS, Membership
 from .packet import LOSS_PROBABILITY, PACKET_FAULTS, PacketRules
 from .restart_probe import RestartProbe
 from .schedule import FAULTS, Planned
@@ -94,6 +96,8 @@ class Nemesis:
     probe: RestartProbe | None = None
     """What a node started again after a kill or bounce first says about the topic
     (:mod:`.restart_probe`); None: not probed."""
+    membership: Membership | None = None
+    """Adds and decommissions brokers (:mod:`.membership`), only on a reference cluster launched here."""
     group: str | None = None
     """The campaign's group, whose coordinator ``partition-coordinator`` isolates."""
 
@@ -218,12 +222,18 @@ class Nemesis:
                     raise RuntimeError("this campaign's brokers do not keep their data on a disk it controls")
                 state["filled_bytes"] = self.disk.fill()
                 state["nodes"] = list(self.topology.node_ids)
+            elif plan.fault in LOG_DIR_FAULTS:
+                state.update(self._log_dir_start(plan))
             elif plan.fault in CLOCK_FAULTS:
                 if self.clock is None:
                     raise RuntimeError("this campaign's brokers were not started on a faked clock")
                 state["offset_s"] = round(Clock.offset_for(plan.fault, plan.pick), 3)
                 state["nodes"] = list(self.topology.node_ids)
                 self.clock.set(state["offset_s"])
+            elif plan.fault in MEMBERSHIP_FAULTS:
+                if self.membership is None:
+                    raise RuntimeError("membership changes need a reference cluster this campaign launched")
+                state.update(self.membership.start(plan.id, plan.pick))
             elif plan.fault in LINK_TOXICS:
                 state["toxics"] = self._add_toxics(
                     self.topology.client_links(), LINK_TOXICS[plan.fault], f"nemesis{plan.id}"
@@ -235,7 +245,7 @@ class Nemesis:
         except Exception as exc:  # recorded, never fatal: a fault that could not start is still a fact
             state["error"] = f"{type(exc).__name__}: {exc}"
         self.active[plan.id] = state
-        shown = {k: v for k, v in state.items() if k not in ("toxics", "rules", "timer")}
+        shown = {k: v for k, v in state.items() if k not in ("toxics", "rules", "timer", "failed")}
         self.recorder.nemesis("start", shown)
 
     def stop(self, plan: Planned) -> None:
@@ -248,10 +258,14 @@ class Nemesis:
             if self.disk is not None and plan.fault in DISK_FAULTS:
                 self.disk.free()
                 outcome["restarted"] = self._restart_ended()
+            if plan.fault in LOG_DIR_FAULTS and state.get("failed") is not None:
+                self._log_dir_stop(state["nodes"][0], state["failed"], outcome)
             if self.packets is not None and state.get("rules"):
                 self.packets.remove(state["rules"])
             if plan.fault in ("kill", "pause", "bounce") and state.get("nodes"):
                 self._process_stop(plan.fault, state["nodes"][0], outcome)
+            if plan.fault in MEMBERSHIP_FAULTS and self.membership is not None:
+                self.membership.stop(plan.id)
             if plan.fault == "strand-leader" and state.get("nodes"):
                 if state.get("timer") is not None:
                     state["timer"].cancel()
@@ -303,6 +317,21 @@ class Nemesis:
         elif fault == "pause":
             node.resume()
 
+    def _log_dir_start(self, plan: Planned) -> dict[str, Any]:
+        """Fail the log directory holding partition 0 on its leader (:mod:`.log_dirs`)."""
+        node_id = self._choose(plan, "leader")
+        node = self._node(node_id)
+        path, moved = prepare_dir(f"{node.host}:{node.port}", self.topic, 0)
+        return {"nodes": [node_id], "log_dir": path, "moved": moved, "failed": fail_dir(path, str(plan.id))}
+
+    def _log_dir_stop(self, node_id: int, failed: FailedDir, outcome: dict[str, Any]) -> None:
+        """Stop the broker, put its directory back, start it again (Kafka: a restart brings it back)."""
+        node = self._node(node_id)
+        node.stop()
+        restore_dir(failed)
+        outcome["restored"] = failed.path
+        self._process_stop("bounce", node_id, outcome)
+
     def _packet_start(self, plan: Planned) -> dict[str, Any]:
         if self.packets is None:
             raise RuntimeError("packet faults are off (kafka-harness chaos --packet-faults, as root)")
@@ -327,6 +356,10 @@ class Nemesis:
             self.clock.set(0.0)
         if self.disk is not None:
             self.disk.free()
+        if self.membership is not None:
+            unfinished = self.membership.heal()
+            if unfinished:
+                self.recorder.nemesis("membership", {"fault": "membership", "unfinished": unfinished})
         if self.probe is not None:
             self.probe.finish()
 

@@ -35,6 +35,8 @@ FAULTS = (
     "clock-skew",
     "clock-jump",
     "disk-full",
+    "membership",
+    "log-dir-fail",
 )
 ALIASES = {"partition": "partition-node", "kill9": "kill", "stop": "pause", "reset_peer": "reset-peer"}
 

@@ -20,6 +20,11 @@ from pathlib import Path
 from fixtures.targets import processes
 
 VERDICT = re.compile(r"^VERDICT: (?P<verdict>valid|invalid|could not run)(?P<counts>.*)$")
+STOP_GRACE_S = 60.0
+"""How long a stage has, after SIGTERM, to stop what it started before its group is SIGKILLed. A
+chaos campaign stops its brokers on SIGTERM (chaos/tests/test_sigterm.py), and those run in their
+own sessions, out of the stage's group: SIGKILLed after 10 s while stopping three of them, a
+campaign left brokers running."""
 
 
 @dataclass(frozen=True)
@@ -104,9 +109,9 @@ def run_stage(stage: Stage, logs: Path, *, echo: bool = True) -> StageResult:
             process.wait(timeout=stage.budget_s)
         except subprocess.TimeoutExpired:
             timed_out = True
-            processes.end_group(process)
+            processes.end_group(process, STOP_GRACE_S)
         except BaseException:
-            processes.end_group(process)
+            processes.end_group(process, STOP_GRACE_S)
             raise
         else:
             processes.end_group(process)  # brokers a finished stage left behind

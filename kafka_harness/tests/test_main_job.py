@@ -72,6 +72,27 @@ def test_a_stage_over_its_budget_is_killed_with_the_processes_it_started(tmp_pat
     assert "started" in log and "overran its budget" in log
 
 
+def test_a_stage_over_its_budget_has_more_than_ten_seconds_to_stop_what_it_started(tmp_path: Path) -> None:
+    """A chaos campaign stops its brokers on SIGTERM, and they are outside the stage's process group:
+    a stage SIGKILLed 10 s after SIGTERM (the old bound) left them running. This stage's clean-up
+    takes 11 s and finishes."""
+    marker = tmp_path / "cleaned"
+    script = (
+        "import signal, sys, time\n"
+        "def stop(*_):\n"
+        "    time.sleep(11)\n"
+        f"    open({str(marker)!r}, 'w').write('done')\n"
+        "    sys.exit(0)\n"
+        "signal.signal(signal.SIGTERM, stop)\n"
+        "print('started', flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    result = run_stage(Stage("slow-stop", "Test", [sys.executable, "-c", script], budget_s=2), tmp_path / "l",
+                       echo=False)  # fmt: skip
+    assert result.timed_out
+    assert marker.read_text() == "done"
+
+
 def test_a_failing_stage_fails_the_row_unless_the_target_declares_it(tmp_path: Path) -> None:
     _result(tmp_path / "r", "campaign", "failed", "lost_write=3")
     failing = Stage("chaos-kill", "Chaos", ["x"], 10)

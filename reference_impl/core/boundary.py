@@ -116,6 +116,10 @@ TXN_VERIFICATION_CHANNEL = "txn-verification"
 AddPartitionsToTxnManager is its own InterBrokerSendThread): an add's answer waits for the
 coordinator's state record to replicate, which on the fetch connection would hold back the very
 fetch that replicates it."""
+SHARE_STATE_CHANNEL = "share-state"
+"""The connection a share-partition leader's ReadShareGroupState/WriteShareGroupState use (Kafka's
+persister has its own send thread): a write's answer waits for its ``__share_group_state`` record to
+replicate, which on the fetch connection would hold back the very fetch that replicates it."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -98,7 +98,7 @@ PRODUCE_KEY = 0
 PIPELINED_PRODUCES = 32
 """Produce requests of one connection that may wait for their replicas at once (see
 ``Broker._may_process``); more stay unread, as the connection's other requests do."""
-ADMIN_WRITES = frozenset({19, 20, 30, 31, 33, 37, 44, 49, 51, 57})
+ADMIN_WRITES = frozenset({19, 20, 30, 31, 33, 37, 44, 49, 51, 57, 80, 81})
 """CreateTopics, DeleteTopics, CreateAcls, DeleteAcls, AlterConfigs, CreatePartitions,
 IncrementalAlterConfigs, AlterClientQuotas, AlterUserScramCredentials, UpdateFeatures: in a cluster
 their answer waits until the active controller's records are committed."""
@@ -136,6 +136,7 @@ class Broker:
         advertised_port: int,
         cluster_id: str,
         now_ms: int,
+        mono_ms: int | None = None,
         rng: random.Random | None = None,
         rack: str | None = None,
         controller: LocalController | None = None,
@@ -146,16 +147,32 @@ class Broker:
         ``quorum`` makes this broker a member of a cluster run by a controller quorum; by
         default this broker is its own controller. ``bootstrap_records`` (``--add-scram``'s SCRAM
         credentials) are written when this node's own metadata log is empty, as ``kafka-storage
-        format`` writes them once; a cluster's come in ``quorum``."""
+        format`` writes them once; a cluster's come in ``quorum``.
+
+        Time comes in on two clocks (:meth:`step`, :meth:`tick`): ``now_ms`` is wall time (Kafka's
+        ``Time.milliseconds()``, ``System.currentTimeMillis``), ``mono_ms`` a monotonic clock
+        (Kafka's ``Time.nanoseconds()``/``hiResClockMs()``, ``System.nanoTime``); without it the
+        monotonic clock is the wall clock (the in-process tests); a caller that gives ``mono_ms`` to
+        the steps gives it here too (its timers start on it)."""
         self.config = config
         self.node_id = config.node_id
         self.now_ms = now_ms
+        """Wall time, never back: the latest wall time seen (record timestamps, retention, ISR lag,
+        transaction timeouts, as Kafka reads ``time.milliseconds()`` for them)."""
+        self.mono_ms = now_ms if mono_ms is None else mono_ms
+        """The monotonic clock: what Kafka times on ``System.nanoTime`` (delayed operations, broker
+        heartbeats and sessions, quota throttles, periodic tasks) times on this."""
+        self._wall_ms = now_ms
+        """The wall time last given, as given (Raft and the replica fetcher's backoff read it)."""
         self.store = store
         self.rng = rng or random.Random(config.node_id)
         self.advertised = (advertised_host, advertised_port)
         self.rack = rack
         self.quorum: ClusterQuorum | None = None
         self.open_to_clients = False
+        self.halt_reason: str | None = None
+        """Set when the broker must stop at once: the log directory holding the metadata log, or every
+        log directory, failed (Kafka halts then); the shell exits 1."""
         """A cluster broker handles requests on its (not controller) listeners from its first
         unfencing on (:meth:`_maybe_open_to_clients`); a node that is its own controller, or a
         controller only, needs no such wait."""
@@ -185,7 +202,7 @@ class Broker:
             self.controller = controller
             self.image = controller.image
             self.controller.register_broker(self.node_id, advertised_host, advertised_port, rack, now_ms)
-        self.purgatory = Purgatory(TimingWheel(start_ms=now_ms))
+        self.purgatory = Purgatory(TimingWheel(start_ms=self.mono_ms), lambda: self.mono_ms)
         self.replica_manager = ReplicaManager(self, self.node_id, config, store, self.purgatory)
         self.fetch_sessions = FetchSessionCache(
             max_slots=config.get_int("max.incremental.fetch.session.cache.slots"), rng=self.rng
@@ -220,8 +237,8 @@ class Broker:
         self.txn_coordinator = TransactionCoordinator(self)
         self.group_coordinator = GroupCoordinator(self)  # group coordinator: created before the first sync
         self.fetcher = ReplicaFetcher(self)
-        self.cleaner = CleanerSchedule(config, now_ms)  # log compaction: the store cleans, this asks when
-        self._next_maintenance_ms = now_ms + self._maintenance_interval_ms
+        self.cleaner = CleanerSchedule(config, self.mono_ms)  # compaction: the store cleans, this asks when
+        self._next_maintenance_ms = self.mono_ms + self._maintenance_interval_ms
         if self.quorum is None:
             self.on_metadata_ready(now_ms)
         self.group_coordinator.start(now_ms)  # group coordinator: replay the led __consumer_offsets shards
@@ -256,8 +273,10 @@ class Broker:
 
     # -- the sans-IO entry points ----------------------------------------------------------------
 
-    def step(self, event: Event, now_ms: int) -> Step:
-        self.now_ms = max(self.now_ms, now_ms)
+    def step(self, event: Event, now_ms: int, mono_ms: int | None = None) -> Step:
+        """Handle ``event`` at wall time ``now_ms`` and monotonic time ``mono_ms`` (default: the wall
+        time); the answer's ``next_wakeup_ms`` is on the monotonic clock."""
+        self._clocks(now_ms, mono_ms)
         match event:
             case ConnectionOpened(connection_id=cid, client_host=host, client_port=port, listener=name):
                 self._connections[cid] = _Connection(cid, host, port, name)
@@ -286,7 +305,7 @@ class Broker:
                 callback = self._pending_requests.pop(rid, None)
                 if callback is not None:
                     callback(None, reason)
-        return self.tick(now_ms)
+        return self.tick(now_ms, mono_ms)
 
     # -- requests to peers -------------------------------------------------------------------------
 
@@ -330,17 +349,34 @@ class Broker:
         )
         return True
 
-    def tick(self, now_ms: int) -> Step:
-        """Expire delayed operations and run periodic maintenance due by ``now_ms``."""
+    def _clocks(self, now_ms: int, mono_ms: int | None) -> None:
+        self._wall_ms = now_ms
         self.now_ms = max(self.now_ms, now_ms)
-        self.purgatory.advance(now_ms)
+        self.mono_ms = max(self.mono_ms, now_ms if mono_ms is None else mono_ms)
+
+    def tick(self, now_ms: int, mono_ms: int | None = None) -> Step:
+        """Expire delayed operations and run periodic maintenance due by ``mono_ms`` (monotonic; by
+        default the wall time ``now_ms``). The answer's ``next_wakeup_ms`` is on the monotonic clock:
+        the deadlines kept in wall time (Raft's, the replica fetcher's backoff) are converted.
+
+        What Kafka schedules on ``KafkaScheduler`` (retention checks, ISR expiration, the transaction
+        abort check: a ``ScheduledThreadPoolExecutor``, ``System.nanoTime``;
+        ``server-common/src/main/java/org/apache/kafka/server/util/KafkaScheduler.java``) and the
+        cleaner's backoff run on the monotonic clock; the work itself compares wall times."""
+        self._clocks(now_ms, mono_ms)
+        mono = self.mono_ms
+        self.purgatory.advance(self.now_ms, mono)
         if self.quorum is not None:
-            self.quorum.tick(now_ms)
+            self.quorum.tick(now_ms, mono)
             self._maybe_open_to_clients(now_ms)
         self.fetcher.maybe_fetch(now_ms)
-        if now_ms >= self._next_maintenance_ms:
+        if mono >= self._next_maintenance_ms:
             self._maintain(now_ms)
-        self.cleaner.maybe_clean(self.partitions, self.store, now_ms)
+        self.cleaner.maybe_clean(self.partitions, self.store, now_ms, mono)
+        if self.replica_manager.check_log_dirs(now_ms):
+            self.halt_reason = self.replica_manager.fatal_log_dir_failure()
+            if self.quorum is not None:
+                self.quorum.heartbeat_now(mono)  # Kafka's BrokerLifecycleManager.propagateDirectoryFailure
         if self._throttled:
             self._end_throttles(now_ms)
         for granted in self.read_gate.grant_waiting():
@@ -352,7 +388,7 @@ class Broker:
             for d in (
                 self.purgatory.next_deadline_ms(),
                 self._next_maintenance_ms,
-                self.fetcher.next_deadline_ms(),
+                self.wall_to_mono(self.fetcher.next_deadline_ms()),
                 self.cleaner.next_deadline_ms(),
                 self.quorum.next_deadline_ms() if self.quorum is not None else None,
                 self._next_throttle_end_ms() if self._throttled else None,
@@ -360,6 +396,17 @@ class Broker:
             if d is not None
         ]
         return Step(effects, min(deadlines) if deadlines else None)
+
+    @property
+    def wall_ms(self) -> int:
+        """The wall time as last given, even when it stepped back (``now_ms`` holds the latest)."""
+        return self._wall_ms
+
+    def wall_to_mono(self, wall_deadline_ms: int | None) -> int | None:
+        """A deadline in wall time (as last given) as the same distance ahead on the monotonic clock."""
+        if wall_deadline_ms is None:
+            return None
+        return wall_deadline_ms - self._wall_ms + self.mono_ms
 
     def shutdown(self, now_ms: int) -> None:
         """Clean stop: checkpoint high watermarks, flush and close every log."""
@@ -403,7 +450,7 @@ class Broker:
     def _process(self, conn: _Connection, frame: bytes, now_ms: int) -> None:
         try:
             # SASL before anything else
-            screened = self.authenticator.screen(conn.connection_id, frame, now_ms)
+            screened = self.authenticator.screen(conn.connection_id, frame, now_ms, self.mono_ms)
         except Exception:  # a bug in the authenticator must not take the broker down
             log.error("authenticating connection %d failed:\n%s", conn.connection_id, traceback.format_exc())
             self._close(conn, "internal error during authentication")
@@ -530,10 +577,12 @@ class Broker:
 
     def throttle(self, connection_id: int, throttle_ms: int) -> None:
         """Mute ``connection_id`` for ``throttle_ms`` from now (KIP-219, a quota's throttle): its
-        answer still goes at once; nothing more of it is read or handled until then."""
+        answer still goes at once; nothing more of it is read or handled until then. The end is on the
+        monotonic clock, as Kafka's ``ThrottledChannel.endTimeNanos``
+        (``server/src/main/java/org/apache/kafka/server/quota/ThrottledChannel.java``)."""
         conn = self._connections.get(connection_id)
         if conn is not None and throttle_ms > 0:
-            conn.throttled_until_ms = max(conn.throttled_until_ms, self.now_ms + throttle_ms)
+            conn.throttled_until_ms = max(conn.throttled_until_ms, self.mono_ms + throttle_ms)
             self._throttled.add(connection_id)
 
     def _end_throttles(self, now_ms: int) -> None:
@@ -541,7 +590,7 @@ class Broker:
             conn = self._connections.get(cid)
             if conn is None or conn.closed:
                 self._throttled.discard(cid)
-            elif conn.throttled_until_ms <= now_ms:
+            elif conn.throttled_until_ms <= self.mono_ms:
                 self._throttled.discard(cid)
                 conn.throttled_until_ms = 0
                 self._release(conn, now_ms)
@@ -581,6 +630,8 @@ class Broker:
         """Hand a client's admin write to the active controller when it is another node (KIP-590);
         None when this node answers it. Should the controller not answer, the client gets this node's
         own answer (NOT_CONTROLLER), as before forwarding."""
+        if handler.api_key in (80, 81) and self.is_controller_listener(ctx.listener):
+            return None  # ControllerApis asks its own Raft replica (NOT_LEADER_OR_FOLLOWER), as Kafka
         target = self.quorum.forward_target(ctx) if self.quorum is not None else None
         if target is None or self.quorum is None:
             return None
@@ -592,8 +643,15 @@ class Broker:
             assert isinstance(reply, Respond), f"{handler.name} answers at once on a node not the controller"
             return reply.body
 
+        quorum = self.quorum
+
+        def retarget() -> tuple[int, tuple[str, int]] | None:
+            """The controller now, if another node (this one answers NOT_CONTROLLER itself)."""
+            now_target = quorum.forward_target(ctx)
+            return None if now_target is None else (now_target, quorum.voters[now_target])
+
         timeout = millis(getattr(body, "timeout", None)) or ADMIN_TIMEOUT_MS
-        return forward(self, ctx, body, target, self.quorum.voters[target], own_answer, timeout)
+        return forward(self, ctx, body, target, self.quorum.voters[target], own_answer, timeout, retarget)
 
     def _release(self, conn: _Connection, now_ms: int) -> None:
         """Run the connection's waiting requests that may run now (see :meth:`_may_process`), then
@@ -672,7 +730,7 @@ class Broker:
         :meth:`_may_process` lets through. At most one frame then waits unhandled per connection."""
         if defects.enabled(defects.UNBOUNDED_BUFFERING):
             return True  # the old reader: every frame is read at once and queued in ``waiting``
-        if conn.throttled_until_ms > self.now_ms:
+        if conn.throttled_until_ms > self.mono_ms:
             return False
         if conn.waiting:
             return False
@@ -691,7 +749,7 @@ class Broker:
         would otherwise queue behind one replication round per request. Appends stay in arrival
         order, so sequence numbers, duplicates and epochs are judged exactly as without it. Nothing
         runs while a quota's throttle mutes the connection (:meth:`throttle`)."""
-        if conn.throttled_until_ms > self.now_ms:
+        if conn.throttled_until_ms > self.mono_ms:
             return False
         if not conn.outstanding:
             return True
@@ -737,4 +795,4 @@ class Broker:
         self.group_coordinator.maintain(now_ms)  # group coordinator: offsets retention
         self.store.maintain(now_ms, self.high_watermarks())
         self.store.checkpoint(self.high_watermarks())
-        self._next_maintenance_ms = now_ms + self._maintenance_interval_ms
+        self._next_maintenance_ms = self.mono_ms + self._maintenance_interval_ms

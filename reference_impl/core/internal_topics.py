@@ -1,4 +1,5 @@
-"""The coordinators' internal topics: ``__consumer_offsets`` and ``__transaction_state``.
+"""The coordinators' internal topics: ``__consumer_offsets``, ``__transaction_state`` and
+``__share_group_state``.
 
 Both are ordinary compacted topics, created on first use (Kafka creates them
 when the first FindCoordinator arrives), with a partition per coordinator
@@ -18,18 +19,26 @@ on the next FindCoordinator.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from reference_impl import defects
 from reference_impl.protocol.errors import ErrorCode, KafkaError
+from reference_impl.protocol.record_set import iter_records
+from reference_impl.protocol.records import iter_headers
 
 from .controller.writer import NewTopic
 
 if TYPE_CHECKING:
+    from reference_impl.protocol.record_set import Record
+
     from .configs.resolution import BrokerConfig
     from .controller.api import AdminController
+    from .host import ReplicaHost
     from .metadata.image import MetadataImage
+    from .partition import Partition
+    from .ports import LogStore
 
 SEGMENT_BYTES = "104857600"
 
@@ -91,6 +100,33 @@ class InternalTopic:
                 raise
         broker.sync_partitions(now_ms)
 
+    def coordinator_partition(
+        self, broker: ReplicaHost, index: int, loaded: set[int], missing: ErrorCode, what: str
+    ) -> Partition:
+        """Partition ``index`` if this broker leads it and its coordinator loaded it, else the error a
+        coordinator answers: ``missing`` (no topic yet), NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS."""
+        if self.name not in broker.image.topics:
+            raise KafkaError(missing, f"{self.name} does not exist yet")
+        part = broker.partition(self.name, index)
+        if part is None or not part.is_leader:
+            raise KafkaError(ErrorCode.not_coordinator, f"{what} is coordinated elsewhere")
+        if index not in loaded:
+            raise KafkaError(ErrorCode.coordinator_load_in_progress, f"loading {self.name}-{index}")
+        return part
+
+
+def stored_records(store: LogStore, part: Partition, read_bytes: int = 1 << 20) -> Iterator[Record]:
+    """The data records of a coordinator's partition, from its log start to its end (a load)."""
+    offset = part.log.log_start_offset
+    while offset < part.log.log_end_offset:
+        data = b"".join(store.read_chunk(c) for c in part.log.read(offset, read_bytes).chunks)
+        if not data:
+            break
+        for header in iter_headers(data):
+            offset = header.next_offset
+            if not header.is_control:
+                yield from iter_records(data, header)
+
 
 CONSUMER_OFFSETS = InternalTopic(
     "__consumer_offsets",
@@ -110,8 +146,22 @@ TRANSACTION_STATE = InternalTopic(
     ),
 )
 
-INTERNAL_TOPIC_NAMES = frozenset({CONSUMER_OFFSETS.name, TRANSACTION_STATE.name})
-"""Kafka's ``Topic.isInternal`` (less ``__share_group_state``: share groups are not implemented)."""
+SHARE_GROUP_STATE = InternalTopic(
+    "__share_group_state",
+    "share.coordinator.state.topic.num.partitions",
+    "share.coordinator.state.topic.replication.factor",
+    # Kafka's share coordinator prunes the topic itself (deleting records below the oldest snapshot
+    # still needed); the reference does not, so its records are kept (group/share_state.py).
+    (
+        ("cleanup.policy", "delete"),
+        ("compression.type", "producer"),
+        ("segment.bytes", SEGMENT_BYTES),
+        ("retention.ms", "-1"),
+    ),
+)
+
+INTERNAL_TOPIC_NAMES = frozenset({CONSUMER_OFFSETS.name, TRANSACTION_STATE.name, SHARE_GROUP_STATE.name})
+"""Kafka's ``Topic.isInternal``."""
 
 
 def refuses_client_writes(topic: str) -> bool:

@@ -44,7 +44,11 @@ image that has not caught up with the metadata log (the gate of ``Broker._maybe_
 undone): it answers Metadata with UNKNOWN_TOPIC_OR_PARTITION for topics that exist. A broker-level
 mode (set as a broker config), in :data:`STARTUP_MODES`; caught from outside by the chaos restart
 probe (``chaos/nemesis/restart_probe.py``), not by the replication machine."""
-
+VOTERS_OLD_MAJORITY = "voters-old-majority"
+"""KIP-853 undone: while a VotersRecord is uncommitted the quorum leader counts the old voter set's
+majority for its high watermark, so the change (and what follows it) commits without the new set's
+majority. A Raft mode (``RaftConfig.mutant``), in :data:`RAFT_MODES`; caught by the simulator's voter
+change property (``reference_impl/sim/raft/voter_fuzz.py``), not the replication machine."""
 ALL = (
     TRUNCATE_TO_HW,
     KIP279_HOLE,
@@ -60,6 +64,9 @@ ALL = (
 
 TXN_MODES = (LATE_MARKER_APPLIES,)
 """Seeded bug modes of the transaction path, checked by the transactions property test."""
+
+RAFT_MODES = (VOTERS_OLD_MAJORITY,)
+"""Seeded bug modes of the quorum's Raft replica, checked by the voter change property."""
 
 STARTUP_MODES = (ANSWER_BEFORE_CAUGHT_UP,)
 """Seeded bug modes of a broker's start, read from the broker's own config (not a topic's); checked

@@ -108,6 +108,8 @@ class Partition:
         self.configs: dict[str, str] = {}
         self.limits = TopicLimits.from_configs({})
         self.update_configs(configs)
+        self.offline: str | None = None
+        """Why the replica is offline (its log directory failed; Kafka's ``HostedPartition.Offline``)."""
 
     @property
     def key(self) -> tuple[str, int]:
@@ -158,6 +160,32 @@ class Partition:
             return
         self.high_watermark = max(self.high_watermark, restored)
 
+    # -- log directories (JBOD) -----------------------------------------------------------------
+
+    def go_offline(self, failed: PartitionLog, reason: str) -> None:
+        """The log directory failed (Kafka's ``ReplicaManager.handleLogDirFailure`` marks the partition
+        offline): no role, no log; every request for it is KAFKA_STORAGE_ERROR until a restart."""
+        self.offline = reason
+        self.log = failed
+        self.leader_id = -1
+        self.tracker = None
+
+    def check_online(self) -> None:
+        """KAFKA_STORAGE_ERROR for a replica whose log directory is offline (Kafka's
+        ``getPartitionOrError`` on ``HostedPartition.Offline``)."""
+        if self.offline is not None:
+            raise KafkaError(
+                ErrorCode.kafka_storage_error, f"{self.topic}-{self.index} is offline: {self.offline}"
+            )
+
+    def replace_log(self, moved: PartitionLog) -> None:
+        """AlterReplicaLogDirs swapped the log for its copy in another directory: the same batches at
+        the same offsets, so the producer state, epochs and high watermark stay as they are."""
+        old = self.log
+        if (moved.log_end_offset, moved.log_start_offset) != (old.log_end_offset, old.log_start_offset):
+            raise ValueError(f"{self.topic}-{self.index}: the moved log holds other offsets")
+        self.log = moved
+
     # -- role changes ----------------------------------------------------------------------------
 
     def take_role(
@@ -174,7 +202,7 @@ class Partition:
         if the role or an epoch changed. Kafka's ``ReplicaManager.applyDelta`` (``makeLeader``,
         ``makeFollower``)."""
         held = (self.leader_id, self.leader_epoch, self.partition_epoch)
-        if held == (leader, leader_epoch, partition_epoch):
+        if held == (leader, leader_epoch, partition_epoch) or self.offline is not None:
             return False
         if leader == self.local_id:
             self.become_leader(leader_epoch, partition_epoch, replicas, isr, now_ms)
@@ -457,10 +485,16 @@ class Partition:
         self.tracker.pending = proposal
         return proposal
 
-    def isr_change_failed(self) -> None:
-        """The controller refused or lost the proposal: the next check proposes again."""
-        if self.tracker is not None:
-            self.tracker.pending = None
+    def isr_change_failed(self) -> bool:
+        """The controller refused or lost the proposal: the next check proposes again. The ISR the
+        high watermark waits for is the committed one again, without a refused joiner (Kafka's
+        ``Partition.handleAlterPartitionError`` resets to ``lastCommittedState``), so the high
+        watermark may move: here at once (True if it did), where Kafka waits for the next fetch or
+        append, so that it is the smallest LEO over that ISR after every event (``HwIsMinIsrLeo``)."""
+        if self.tracker is None:
+            return False
+        self.tracker.pending = None
+        return self.maybe_advance_high_watermark()
 
     # -- follower side -------------------------------------------------------------------------
 

@@ -9,12 +9,28 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Protocol
 
 from reference_impl.log.api import Chunk, PartitionLog
 from reference_impl.log.memory import MemoryLog
 
 TopicPartition = tuple[str, int]
+MEMORY_LOG_DIR = "memory"
+
+
+@dataclass(frozen=True, slots=True)
+class LogDirInfo:
+    """One log directory (Kafka's ``log.dirs`` entry) as DescribeLogDirs and the heartbeat see it."""
+
+    path: str
+    directory_id: uuid.UUID | None
+    """KIP-858's ``directory.id`` from the directory's ``meta.properties`` (None: never opened)."""
+    online: bool
+    total_bytes: int = -1
+    usable_bytes: int = -1
+    partitions: tuple[TopicPartition, ...] = ()
+
 
 
 class LogStore(Protocol):
@@ -34,6 +50,36 @@ class LogStore(Protocol):
         ...
 
     def delete_log(self, topic: str, partition: int) -> None: ...
+
+    def log_dirs(self) -> list[LogDirInfo]:
+        """Every configured log directory, first the one holding the metadata log."""
+        ...
+
+    def dir_of(self, topic: str, partition: int) -> str | None:
+        """The directory holding the partition's log (None: not placed here)."""
+        ...
+
+    def set_preferred_dir(self, topic: str, partition: int, path: str) -> None:
+        """Create the partition in ``path`` when it comes (AlterReplicaLogDirs before the replica exists)."""
+        ...
+
+    def move_log(
+        self,
+        topic: str,
+        partition: int,
+        dest: str,
+        topic_id: uuid.UUID,
+        configs: Mapping[str, str],
+        now_ms: int,
+    ) -> PartitionLog:
+        """Move the partition's log to directory ``dest`` (AlterReplicaLogDirs); the log to use from now on.
+        Raises KafkaError (KAFKA_STORAGE_ERROR) when a directory is offline."""
+        ...
+
+    @property
+    def failure_count(self) -> int:
+        """Moves whenever a log directory goes offline (an I/O error); its partitions' logs then fail."""
+        ...
 
     def existing_logs(self) -> list[TopicPartition]:
         """Partitions with data on disk (found at startup)."""
@@ -79,7 +125,31 @@ class MemoryLogStore:
 
     @property
     def log_dir(self) -> str:
-        return "memory"
+        return MEMORY_LOG_DIR
+
+    def log_dirs(self) -> list[LogDirInfo]:
+        return [LogDirInfo(MEMORY_LOG_DIR, None, True, partitions=tuple(sorted(self.logs)))]
+
+    def dir_of(self, topic: str, partition: int) -> str | None:
+        return MEMORY_LOG_DIR if (topic, partition) in self.logs else None
+
+    def set_preferred_dir(self, topic: str, partition: int, path: str) -> None:
+        return None
+
+    def move_log(
+        self,
+        topic: str,
+        partition: int,
+        dest: str,
+        topic_id: uuid.UUID,
+        configs: Mapping[str, str],
+        now_ms: int,
+    ) -> PartitionLog:
+        return self.open_log(topic, partition, topic_id, configs, now_ms)
+
+    @property
+    def failure_count(self) -> int:
+        return 0
 
     def open_log(
         self, topic: str, partition: int, topic_id: uuid.UUID, configs: Mapping[str, str], now_ms: int

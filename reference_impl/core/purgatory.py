@@ -5,12 +5,20 @@ ISR. Each waits in the purgatory, watched under the keys (partitions) whose
 changes may complete it, and on the timing wheel for its deadline. Whoever
 changes a partition calls :meth:`Purgatory.check_and_complete` with its key;
 the wheel expires the rest. An operation completes exactly once, either way.
+
+An operation's ``deadline_ms`` is wall time (``ctx.received_ms`` plus a timeout), but the wheel runs
+on the broker's monotonic clock, as Kafka's: a ``DelayedOperation`` is a ``TimerTask`` of
+``delayMs`` on ``SystemTimer``, which adds it at ``delayMs + Time.SYSTEM.hiResClockMs()``
+(``System.nanoTime``; ``server-common/src/main/java/org/apache/kafka/server/util/timer/SystemTimer.java``).
+So the wait an operation was given, measured when it is watched, is what it waits, whatever the
+wall clock does meanwhile: a forward step does not expire every waiting fetch and produce at once,
+and a backward one does not hold them for the size of the step.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 
 from reference_impl.timer.wheel import TimerTask, TimingWheel
 
@@ -42,8 +50,13 @@ class DelayedOperation(ABC):
 class Purgatory:
     """Watch lists per key plus one timing wheel for deadlines."""
 
-    def __init__(self, wheel: TimingWheel[DelayedOperation]) -> None:
+    def __init__(
+        self, wheel: TimingWheel[DelayedOperation], monotonic: Callable[[], int] | None = None
+    ) -> None:
+        """``monotonic`` reads the clock the wheel runs on (the broker's); without it the wheel
+        runs on the wall time the callers give."""
         self._wheel = wheel
+        self._monotonic = monotonic
         self._watchers: dict[Hashable, list[DelayedOperation]] = {}
 
     def __len__(self) -> int:
@@ -55,8 +68,14 @@ class Purgatory:
             return True
         for key in keys:
             self._watchers.setdefault(key, []).append(op)
-        op._timer = self._wheel.add(op.deadline_ms, op)
+        op._timer = self._wheel.add(self._on_wheel(op.deadline_ms, now_ms), op)
         return False
+
+    def _on_wheel(self, deadline_ms: int, now_ms: int) -> int:
+        """Wall deadline ``deadline_ms`` as seen at wall time ``now_ms``, on the wheel's clock."""
+        if self._monotonic is None:
+            return deadline_ms
+        return self._monotonic() + max(0, deadline_ms - now_ms)
 
     def check_and_complete(self, key: Hashable, now_ms: int) -> int:
         """Try every operation watching ``key``; drop completed ones. Returns how many completed.
@@ -83,10 +102,11 @@ class Purgatory:
             self._watchers.setdefault(key, []).extend(remaining)
         return done
 
-    def advance(self, now_ms: int) -> int:
-        """Expire operations whose deadline passed; returns how many expired."""
+    def advance(self, now_ms: int, mono_ms: int | None = None) -> int:
+        """Expire operations whose deadline passed by ``mono_ms`` (the wheel's clock; by default the
+        wall time ``now_ms``, which they complete at); returns how many expired."""
         expired = 0
-        for op in self._wheel.advance(now_ms):
+        for op in self._wheel.advance(now_ms if mono_ms is None else mono_ms):
             if op.force_complete(now_ms):
                 expired += 1
         if expired:
@@ -102,6 +122,7 @@ class Purgatory:
         self._purge_completed()
 
     def next_deadline_ms(self) -> int | None:
+        """The earliest deadline, on the wheel's (monotonic) clock."""
         return self._wheel.next_deadline_ms()
 
     def _purge_completed(self) -> None:

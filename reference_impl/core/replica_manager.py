@@ -16,6 +16,9 @@ from typing import TYPE_CHECKING, Protocol
 
 from kio.schema.errors import ErrorCode
 
+from reference_impl.log.api import PartitionLog
+from reference_impl.log.dir_set import FUTURE_DIR_SUFFIX
+from reference_impl.log.guarded import FailedLog
 from reference_impl.protocol.errors import KafkaError
 
 from .configs.resolution import BrokerConfig, effective_topic_configs
@@ -48,6 +51,11 @@ class ReplicaManagerHost(Protocol):
     @property
     def controller(self) -> LocalController | ClusterControllerClient: ...
 
+    @property
+    def now_ms(self) -> int:
+        """The broker's wall time (what a delayed produce completed by an answer is stamped with)."""
+        ...
+
     def on_partitions_changed(self, now_ms: int) -> None:
         """Partitions opened, moved or dropped: the coordinators load or unload their shards."""
 
@@ -67,6 +75,8 @@ class ReplicaManager:
         self.store = store
         self.purgatory = purgatory
         self.partitions: dict[TopicPartition, Partition] = {}
+        self._dir_failures = store.failure_count
+        """The store's failure count last seen (:meth:`check_log_dirs`)."""
 
     def high_watermarks(self) -> dict[TopicPartition, int]:
         return {key: p.high_watermark for key, p in self.partitions.items()}
@@ -82,10 +92,12 @@ class ReplicaManager:
         disk would look like a topic deleted while it was down, and be deleted."""
         if self.host.quorum is not None and not self.host.quorum.ready:
             return
-        self.config.dynamic = dict(self.host.image.broker_configs)
+        self.config.dynamic_default = dict(self.host.image.broker_configs)
+        self.config.dynamic = dict(self.host.image.node_configs.get(str(self.node_id), {}))
         wanted: set[TopicPartition] = set()
         moved: list[TopicPartition] = []
         checkpointed: dict[TopicPartition, int] | None = None  # read once, when a partition opens
+        online_dirs: set[str] | None = None  # likewise: the ids of the online log directories
         for topic in self.host.image.topics.values():
             configs = effective_topic_configs(topic.configs, self.config)
             for info in topic.partitions.values():
@@ -97,7 +109,19 @@ class ReplicaManager:
                 if part is None or part.topic_id != topic.topic_id:
                     if part is not None:
                         self.store.delete_log(*key)
-                    log_ = self.store.open_log(topic.name, info.partition, topic.topic_id, configs, now_ms)
+                    if online_dirs is None:
+                        online_dirs = self._online_dir_ids()
+                    assigned = info.directory_of(self.node_id)
+                    log_: PartitionLog
+                    lost = bool(online_dirs) and bool(assigned) and assigned not in online_dirs
+                    if lost and self.store.dir_of(*key) is None:
+                        # recorded in a directory this broker does not have online (it failed before
+                        # this start): offline, not created afresh elsewhere (as Kafka's broker)
+                        log_ = FailedLog(f"directory {assigned}")
+                    else:
+                        log_ = self.store.open_log(
+                            topic.name, info.partition, topic.topic_id, configs, now_ms
+                        )
                     part = self.partitions[key] = Partition(
                         topic.name,
                         info.partition,
@@ -107,6 +131,9 @@ class ReplicaManager:
                         self.node_id,
                         self.store.read_chunk,
                     )
+                    if isinstance(log_, FailedLog):  # placed in a directory that is offline
+                        part.go_offline(log_, f"log directory {log_.path} is offline")
+                        continue
                     if checkpointed is None:
                         checkpointed = self.store.high_watermarks()
                     if key in checkpointed:  # Kafka's Partition.createLog: the HW first, then the role
@@ -128,6 +155,103 @@ class ReplicaManager:
         self.host.on_partitions_changed(now_ms)  # the coordinators load or unload their shards
         for key in moved:  # a new ISR may move the HW; a lost leadership fails what waits on it
             self.purgatory.check_and_complete(key, now_ms)
+
+    # -- log directories (JBOD) ------------------------------------------------------------------
+
+    def check_log_dirs(self, now_ms: int) -> bool:
+        """A log directory went offline since the last look: mark its partitions offline (Kafka's
+        ``ReplicaManager.handleLogDirFailure``: no fetcher, no role, KAFKA_STORAGE_ERROR to clients).
+        The controller learns of the directory from the next heartbeat (KIP-858) and moves the
+        leaderships. True if anything changed."""
+        count = self.store.failure_count
+        if count == self._dir_failures:
+            return False
+        self._dir_failures = count
+        offline = {d.path for d in self.store.log_dirs() if not d.online}
+        changed = []
+        for key, part in self.partitions.items():
+            where = self.store.dir_of(*key)
+            if part.offline is None and where in offline:
+                log.warning("%s-%d is offline: its log directory %s failed", key[0], key[1], where)
+                part.go_offline(FailedLog(where), f"log directory {where} failed")
+                changed.append(key)
+        if changed:
+            self.host.on_partitions_changed(now_ms)
+            for key in changed:
+                self.purgatory.check_and_complete(key, now_ms)
+        return True
+
+    def fatal_log_dir_failure(self) -> str | None:
+        """Why the broker must halt, if it must: every log directory failed (Kafka's
+        ``ReplicaManager.handleLogDirFailure``: "all log dirs ... have failed"), or the one holding the
+        metadata log did (``BrokerServer``: the metadata log directory failed)."""
+        dirs = self.store.log_dirs()
+        if not any(d.online for d in dirs):
+            return "every log directory failed"
+        metadata = next((d for d in dirs if d.path == self.store.log_dir), None)
+        if metadata is not None and not metadata.online:
+            return f"the metadata log directory {metadata.path} failed"
+        return None
+
+    def alter_replica_log_dirs(self, partition_dirs: dict[TopicPartition, str], now_ms: int) -> dict[
+        TopicPartition, ErrorCode
+    ]:
+        """AlterReplicaLogDirs: move each replica to the named directory of this broker (Kafka's
+        ``ReplicaManager.alterReplicaLogDirs``, ``core/src/main/scala/kafka/server/ReplicaManager.scala``).
+
+        A path that is not one of ``log.dirs`` is LOG_DIR_NOT_FOUND, an offline one (or an offline
+        replica) KAFKA_STORAGE_ERROR, a topic name too long for the future directory's name
+        INVALID_TOPIC_EXCEPTION; a replica this broker does not hold is REPLICA_NOT_AVAILABLE and the
+        directory is remembered for when it comes. The copy completes within the call (see
+        ``reference_impl/log/dir_set.py``): the partition is consistent throughout and answers from
+        the new directory afterwards."""
+        dirs = {d.path: d for d in self.store.log_dirs()}
+        out: dict[TopicPartition, ErrorCode] = {}
+        for key, dest in partition_dirs.items():
+            topic, index = key
+            if len(f"{topic}-{index}.{'0' * 32}{FUTURE_DIR_SUFFIX}") > 255:
+                out[key] = ErrorCode.invalid_topic_exception
+                continue
+            target = dirs.get(dest)
+            if target is None:
+                out[key] = ErrorCode.log_dir_not_found
+                continue
+            if not target.online:
+                out[key] = ErrorCode.kafka_storage_error
+                continue
+            part = self.partitions.get(key)
+            if part is None:
+                if self._placed_here(topic, index):  # bounded: only replicas the image gives this broker
+                    self.store.set_preferred_dir(topic, index, dest)
+                out[key] = ErrorCode.replica_not_available
+                continue
+            if part.offline is not None:
+                out[key] = ErrorCode.kafka_storage_error
+                continue
+            if self.store.dir_of(topic, index) == dest:
+                out[key] = ErrorCode.none
+                continue
+            try:
+                moved = self.store.move_log(topic, index, dest, part.topic_id, part.configs, now_ms)
+            except KafkaError as exc:
+                out[key] = exc.code
+                self.check_log_dirs(now_ms)
+                continue
+            part.replace_log(moved)
+            out[key] = ErrorCode.none
+        return out
+
+    def _online_dir_ids(self) -> set[str]:
+        """The ids of the online log directories, when there are several (empty: one directory)."""
+        dirs = self.store.log_dirs()
+        if len(dirs) < 2:
+            return set()
+        return {str(d.directory_id) for d in dirs if d.online and d.directory_id is not None}
+
+    def _placed_here(self, topic: str, index: int) -> bool:
+        info = self.host.image.topics.get(topic)
+        part = None if info is None else info.partitions.get(index)
+        return part is not None and self.node_id in part.replicas
 
     def after_follower_fetch(
         self, part: Partition, now_ms: int, fetched_by: int, high_watermark_moved: bool = True
@@ -173,7 +297,8 @@ class ReplicaManager:
             log.info(
                 "ISR change of %s-%d to %s refused: %s", part.topic, part.index, list(proposal.new_isr), exc
             )
-            part.isr_change_failed()
+            if part.isr_change_failed():
+                self.notify_changed(part.key, now_ms)
             return
         self.sync(now_ms)
         self.notify_changed(part.key, now_ms)
@@ -181,7 +306,8 @@ class ReplicaManager:
     def _alter_partition(self, quorum: ClusterQuorum, part: Partition, proposal: IsrProposal) -> None:
         """Send AlterPartition; the change takes effect when its record reaches this broker's image."""
         if quorum.broker_epoch < 0:
-            part.isr_change_failed()
+            if part.isr_change_failed():
+                self.notify_changed(part.key, self.host.now_ms)
             return
         body = cm.AlterPartitionRequest(
             correlation_id=quorum.next_correlation_id(),
@@ -203,7 +329,8 @@ class ReplicaManager:
                     list(proposal.new_isr),
                     "no answer" if answer is None else answer.error_code.name,
                 )
-                part.isr_change_failed()
+                if part.isr_change_failed():
+                    self.notify_changed(part.key, self.host.now_ms)
 
         quorum.to_controller(body, answered)
 

@@ -55,8 +55,8 @@ from reference_impl.protocol.inflate import inflate
 from reference_impl.protocol.records import InvalidBatchError
 
 from .client_patterns import InvalidPattern, compile_client_pattern
+from .configs.client_metrics import CLIENT_METRICS_CONFIGS, TELEMETRY_MATCH_KEYS
 from .configs.model import ConfigError
-from .configs.tables import CLIENT_METRICS_CONFIGS, TELEMETRY_MATCH_KEYS
 from .metadata.image import MetadataImage
 
 CLIENT_METRICS_SOURCE = 7

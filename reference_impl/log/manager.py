@@ -58,7 +58,6 @@ from .checkpoints import (
     write_clean_shutdown,
     write_meta_properties,
     write_offsets,
-    write_partition_metadata,
 )
 from .cleaning.cleaner import LogCleaner
 from .config import LogConfig
@@ -202,6 +201,8 @@ class LogManager:
         opened = self._logs.get(key)
         if opened is not None:
             opened.update_config(opened.config.with_changes(configs))
+            if topic_id is not None and not opened.knows_topic_id:
+                opened.record_topic_id(topic_id)  # loaded after a crash that left no id: the image's
             return opened
         directory = os.path.join(self.data_dir, partition_dir_name(topic, partition))
         if topic_id is not None and os.path.isdir(directory):
@@ -218,8 +219,10 @@ class LogManager:
                                   clean_shutdown=self.clean_start)
         except CheckpointError as exc:
             raise _unreadable(exc) from None
-        if topic_id is not None and self._stored_topic_id(directory) != topic_id:
-            write_partition_metadata(directory, topic_id)
+        stored = self._stored_topic_id(directory)
+        opened.knows_topic_id = stored is not None
+        if topic_id is not None and stored != topic_id:
+            opened.record_topic_id(topic_id)
         opened.on_checkpoint_needed = self._on_log_moved
         self._logs[key] = opened
         self._on_disk.add(key)
@@ -279,6 +282,19 @@ class LogManager:
         os.rename(directory, doomed)
         fsync_dir(self.data_dir)
         shutil.rmtree(doomed)
+
+    def adopt(self, topic: str, partition: int, recovery_point: int, log_start_offset: int,
+              high_watermark: int | None) -> None:
+        """A partition directory another log directory's copy just renamed into place here
+        (AlterReplicaLogDirs): take over its checkpointed offsets; it opens with :meth:`open_log`."""
+        key = (topic, partition)
+        self._on_disk.add(key)
+        self._recovery_points[key] = recovery_point
+        self._log_starts[key] = log_start_offset
+        if high_watermark is not None:
+            self._high_watermarks[key] = high_watermark
+        self._write_durable_checkpoints()
+        write_offsets(os.path.join(self.data_dir, REPLICATION_CHECKPOINT), self._high_watermarks)
 
     def existing_logs(self) -> list[TopicPartition]:
         """Partitions with a directory here (found at startup or opened since)."""

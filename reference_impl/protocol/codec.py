@@ -184,6 +184,12 @@ def decode_request(frame: bytes) -> tuple[RequestHeader, RequestPayload]:
     return header, decode_request_body(header, frame, offset)
 
 
+def decode_data(cls: type[T], buf: bytes) -> T:
+    """A data entity (a control record's value, say) read from ``buf`` with the same shape checks as
+    a request body; ValueError when it is not one."""
+    return _read_checked(cls, buf, 0, ValueError)  # type: ignore[arg-type,no-any-return]
+
+
 def encode_body(entity: Entity) -> bytes:
     buf = io.BytesIO()
     _writer(type(entity))(buf, entity)

@@ -168,6 +168,9 @@ MIRRORS: Mapping[int, tuple[Mirror, ...]] = {
     69: (_m("groups", "group_ids", key="group_id"),),
     75: (_m("topics", "topics"),),
     77: (_m("groups", "group_ids", key="group_id"),),
+    # KIP-932's share coordinator APIs (InitializeShareGroupStateRequest.getErrorResponse and the
+    # Read/Write/Delete/ReadSummary ones): every partition with the error and its message
+    **{key: (_m("results", "topics", _partitions(message=True)),) for key in range(83, 88)},
 }
 """Per API key, the request arrays Kafka's ``getErrorResponse`` answers entry by entry."""
 

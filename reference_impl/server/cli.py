@@ -30,7 +30,9 @@ speak the protocol of the inter-broker and controller listeners, as the node's o
 It logs to stderr in plain words, serves until SIGTERM or SIGINT, then
 flushes its logs, writes its checkpoints and exits 0. Bad arguments, a listener setup Kafka
 refuses, an unreadable ``quorum-state`` or an unusable data directory exit 2 with a message,
-before anything listens.
+before anything listens. A failed log directory takes its partitions offline and the broker serves
+on (JBOD); when the directory holding the metadata log, or every one, fails it exits 1 at once, as
+Kafka halts.
 """
 
 from __future__ import annotations
@@ -63,8 +65,8 @@ from reference_impl.server.raft_files import FileQuorumStateStore, FileSnapshotS
 
 from .links import Links, links_for
 from .listener import size_log_descriptor_pool
-from .shell import BrokerShell, wall_clock_ms
-from .storage import StorageError, open_file_store
+from .shell import BrokerShell, monotonic_ms, wall_clock_ms
+from .storage import StorageError, log_dir_paths, open_file_store
 from .tls import server_context
 
 log = logging.getLogger("reference_impl.server")
@@ -101,7 +103,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         help="the address clients are told to use for the PLAINTEXT listener (default: --listen)",
     )
     parser.add_argument(
-        "--data-dir", help="where partitions and checkpoints live (required for file storage)"
+        "--data-dir",
+        help="where partitions and checkpoints live (file storage needs it or log.dirs); with log.dirs, "
+        "the one of them holding the metadata log",
     )
     parser.add_argument("--cluster-id", help="cluster id for a new data directory (default: random)")
     parser.add_argument("--rack", help="broker.rack (overrides --config broker.rack=...)")
@@ -171,10 +175,13 @@ def main(argv: list[str]) -> int:
         if args.storage == "memory":
             store, cluster_id = MemoryLogStore(), args.cluster_id or "kh-memory-cluster"
         else:
-            if not args.data_dir:
-                print("kafka-harness broker: --data-dir is required with file storage", file=sys.stderr)
+            try:
+                paths = log_dir_paths(args.data_dir, config.get("log.dirs"), config.get("log.dir"))
+            except ValueError as exc:
+                print(f"kafka-harness broker: {exc}", file=sys.stderr)
                 return 2
-            store, cluster_id = open_file_store(args.data_dir, args.node_id, args.cluster_id, wall_clock_ms())
+            args.data_dir = paths[0]  # the metadata directory: Raft's quorum-state and snapshots too
+            store, cluster_id = open_file_store(paths, args.node_id, args.cluster_id, wall_clock_ms())
     except StorageError as exc:
         print(f"kafka-harness broker: {exc}", file=sys.stderr)
         return 2
@@ -198,6 +205,7 @@ def main(argv: list[str]) -> int:
             advertised_port=advertised.port,
             cluster_id=cluster_id,
             now_ms=wall_clock_ms(),
+            mono_ms=monotonic_ms(),
             rng=random.Random(),
             rack=args.rack or config.get("broker.rack") or None,
             quorum=quorum,
@@ -267,12 +275,25 @@ async def _serve(
             endpoint.name,
             endpoint.protocol,
         )
+    halted = asyncio.ensure_future(_halt_when_told(broker, stop))
     await stop.wait()
+    halted.cancel()
+    if broker.halt_reason is not None:  # Kafka halts: no controlled shutdown
+        log.critical("broker %d halting: %s", broker.node_id, broker.halt_reason)
+        await shell.close()
+        return 1
     if broker.quorum is not None:
         await _controlled_shutdown(shell, broker)
     log.info("broker %d stopping: flushing logs and writing checkpoints", broker.node_id)
     await shell.close()
     return 0
+
+
+async def _halt_when_told(broker: Broker, stop: asyncio.Event) -> None:
+    """Stop the broker when its core says it must halt (a fatal log directory failure)."""
+    while broker.halt_reason is None:
+        await asyncio.sleep(0.1)
+    stop.set()
 
 
 async def _controlled_shutdown(shell: BrokerShell, broker: Broker) -> None:
@@ -285,10 +306,10 @@ async def _controlled_shutdown(shell: BrokerShell, broker: Broker) -> None:
     assert quorum is not None
     log.info("broker %d: controlled shutdown, moving leaderships away", broker.node_id)
     quorum.begin_controlled_shutdown(wall_clock_ms())
-    shell.apply(broker.tick(wall_clock_ms()))
-    deadline = wall_clock_ms() + broker.config.get_int("broker.session.timeout.ms")
-    while not quorum.should_shut_down and wall_clock_ms() < deadline:
+    shell.tick()
+    deadline = monotonic_ms() + broker.config.get_int("broker.session.timeout.ms")
+    while not quorum.should_shut_down and monotonic_ms() < deadline:
         await asyncio.sleep(0.05)
     quorum.resign(wall_clock_ms())
-    shell.apply(broker.tick(wall_clock_ms()))
+    shell.tick()
     await asyncio.sleep(0.2)  # EndQuorumEpoch and the last fetches go out

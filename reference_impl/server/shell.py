@@ -108,7 +108,9 @@ async def _copy_region(transport: asyncio.Transport, reader: PooledFile, region:
 
 
 def monotonic_ms() -> int:
-    """The connection guard's clock: idle and slow-request deadlines must not jump with the wall clock."""
+    """The broker's monotonic clock (Kafka's ``System.nanoTime``): the core's timers (delayed
+    operations, heartbeats, sessions, throttles) and the connection guard's idle and slow-request
+    deadlines must not jump with the wall clock."""
     return time.monotonic_ns() // 1_000_000
 
 
@@ -479,19 +481,25 @@ class _PeerConnection(asyncio.Protocol):
 
 
 class BrokerShell:
-    """Owns the broker, its listening socket and its wake-up timer."""
+    """Owns the broker, its listening socket and its wake-up timer.
+
+    The core is given both clocks at every call: ``clock`` (wall time: timestamps, retention,
+    Raft) and ``monotonic`` (its timers); the wake-up it asks for is on the monotonic clock, which
+    asyncio's timers run on too, so a step of the wall clock neither fires nor holds it."""
 
     def __init__(
         self,
         broker: Broker,
         *,
         clock: Callable[[], int] = wall_clock_ms,
+        monotonic: Callable[[], int] = monotonic_ms,
         max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
         links: Links | None = None,
     ) -> None:
         self.broker = broker
         self.links = links or Links()
         self.clock = clock
+        self.monotonic = monotonic
         self.max_frame_bytes = max_frame_bytes
         self.unbounded = defects.enabled(defects.UNBOUNDED_BUFFERING)
         self.guard = _guard_for(broker)
@@ -527,7 +535,7 @@ class BrokerShell:
         )
         address = accepting.start(host, port, backlog=LISTEN_BACKLOG)
         self.listeners.append(accepting)
-        self.apply(self.broker.tick(self.clock()))
+        self.tick()
         return address
 
     def _admit(
@@ -552,7 +560,11 @@ class BrokerShell:
                 accepting.connection_closed()
 
     def feed(self, event: boundary.Event) -> None:
-        self.apply(self.broker.step(event, self.clock()))
+        self.apply(self.broker.step(event, self.clock(), self.monotonic()))
+
+    def tick(self) -> None:
+        """Run the core's timers due now, and carry out what they produce."""
+        self.apply(self.broker.tick(self.clock(), self.monotonic()))
 
     def apply(self, step: boundary.Step) -> None:
         for effect in step.effects:
@@ -644,14 +656,14 @@ class BrokerShell:
             return
         if self._timer is not None:
             self._timer.cancel()
-        delay = max(0.0, (at_ms - self.clock()) / 1000)
+        delay = max(0.0, (at_ms - self.monotonic()) / 1000)
         self._timer_at_ms = at_ms
         self._timer = asyncio.get_running_loop().call_later(delay, self._wake)
 
     def _wake(self) -> None:
         self._timer = None
         self._timer_at_ms = None
-        self.apply(self.broker.tick(self.clock()))
+        self.tick()
 
     async def close(self) -> None:
         for accepting in self.listeners:

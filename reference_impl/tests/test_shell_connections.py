@@ -20,7 +20,7 @@ from reference_impl.core.configs.resolution import BrokerConfig
 from reference_impl.core.ports import MemoryLogStore
 from reference_impl.protocol.codec import encode_request
 from reference_impl.protocol.frames import FrameDecoder
-from reference_impl.server.shell import BrokerShell, wall_clock_ms
+from reference_impl.server.shell import BrokerShell, monotonic_ms, wall_clock_ms
 
 from .core.harness import request
 from .core.test_backpressure import API_VERSIONS, long_poll
@@ -37,6 +37,7 @@ def _run(configs: list[str], body: Callable[[BrokerShell, int], Awaitable[None]]
             advertised_port=0,
             cluster_id="shell-test",
             now_ms=wall_clock_ms(),
+            mono_ms=monotonic_ms(),
         )
         shell = BrokerShell(broker)
         _host, port = await shell.listen("127.0.0.1", 0)

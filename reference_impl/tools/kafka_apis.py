@@ -134,17 +134,22 @@ GAP_LEDGER: dict[int, str] = {
     "their metadata image; nothing forwards it).",
     # -- older version ranges --
     22: "InitProducerId v6 (KIP-939, two-phase commit: keepPreparedTxn/enable2Pc) is not implemented.",
-    52: "Vote v1-2 (KIP-853 dynamic quorum: voter directory ids, pre-vote KIP-996) are not implemented; "
-    "the reference's quorum has static voters (controller.quorum.voters).",
-    53: "BeginQuorumEpoch v1 (KIP-853: voter directory ids, leader endpoints) — static voters only.",
-    54: "EndQuorumEpoch v1 (KIP-853) — static voters only.",
+    52: "Vote v1-2 (KIP-853 voter keys, pre-vote KIP-996) are not on the wire: the Raft replica checks "
+    "Vote's voter directory id (INVALID_VOTER_KEY, core/raft/membership.py) but nodes speak Vote v0, "
+    "which has no voter key, so between processes (reference.kraft.version=1) a controller formatted "
+    "again is not kept from voting as the voter it was; the simulator's quorums carry it. No pre-vote.",
+    53: "BeginQuorumEpoch v1 (KIP-853: voter directory ids, leader endpoints): nodes speak v0, as Vote (52).",
+    54: "EndQuorumEpoch v1 (KIP-853) — as BeginQuorumEpoch (53).",
     56: "AlterPartition v3 (KIP-903: broker epochs of ISR members) is not implemented; v2 (topic ids).",
-    59: "FetchSnapshot v1 (KIP-853: replica directory id) — static voters only.",
+    59: "FetchSnapshot v1 (KIP-853: replica directory id) — as BeginQuorumEpoch (53); a snapshot does not "
+    "carry the voter set yet (KIP-853 puts a VotersRecord in its header), see AddRaftVoter below.",
     62: "BrokerRegistration v1-4 (KIP-858 log directories, KIP-919 controller registration, KIP-966 "
-    "previous broker epoch) are not implemented; brokers register at v0.",
-    63: "BrokerHeartbeat v1-2 (KIP-858 offline log directories; KIP-1180) — one log directory, no JBOD.",
+    "previous broker epoch) are not implemented; brokers register at v0, so the controller does not know a "
+    "broker's log directories before AssignReplicasToDirs (73) names them, and does not check the directory "
+    "ids it is sent against a registration (Kafka's directoryIntersection).",
+    63: "BrokerHeartbeat v2 (KIP-1180) is not implemented; v1 carries the offline log directories (KIP-858): "
+    "the controller moves the leaderships of the replicas AssignReplicasToDirs placed in them.",
     # -- not implemented --
-    34: "AlterReplicaLogDirs: the reference has one log directory per broker (no JBOD, KIP-113/KIP-858).",
     38: "Delegation tokens (KIP-48) are not implemented: no token authentication.",
     39: "Delegation tokens (KIP-48) are not implemented.",
     40: "Delegation tokens (KIP-48) are not implemented.",
@@ -152,35 +157,38 @@ GAP_LEDGER: dict[int, str] = {
     58: "Envelope (KIP-590's principal-preserving forward): the reference forwards admin writes with its own "
     "request and checks ACLs at the broker first (core/handlers/forwarding.py), so the controller needs no "
     "Envelope.",
-    64: "UnregisterBroker (kafka-cluster remove-broker) is not implemented: brokers cannot be removed from "
-    "the metadata while the cluster serves.",
     70: "ControllerRegistration (KIP-919): controllers are known from controller.quorum.voters; they do not "
     "register their endpoints and features in the metadata log.",
-    73: "AssignReplicasToDirs (KIP-858 JBOD) — one log directory per broker.",
-    83: "Share-group state (KIP-932, the share coordinator's inter-broker API): ShareFetch/ShareAcknowledge "
-    "(78/79) keep share-partition state in the leader's memory only; nothing is written to "
-    "__share_group_state, so there is no share coordinator (issue 19).",
-    84: "Share-group state (KIP-932): not persisted yet (issue 19).",
-    85: "Share-group state (KIP-932): not persisted yet (issue 19).",
-    86: "Share-group state (KIP-932): not persisted yet (issue 19).",
-    87: "Share-group state (KIP-932): not persisted yet (issue 19).",
     90: "Share-group offsets admin (KIP-932): not built yet (issue 19).",
     91: "Share-group offsets admin (KIP-932): not built yet (issue 19).",
     92: "Share-group offsets admin (KIP-932): not built yet (issue 19).",
-    80: "AddRaftVoter (KIP-853 dynamic quorum) is not implemented: voters are static (issue 20's dynamic "
-    "quorum item, not started).",
-    81: "RemoveRaftVoter (KIP-853) — static voters, as AddRaftVoter (80).",
-    82: "UpdateRaftVoter (KIP-853) — static voters, as AddRaftVoter (80).",
     88: "Streams groups (KIP-1071, early access in Kafka 4.1) are not implemented.",
     89: "Streams groups (KIP-1071) are not implemented.",
 }
 
 BEHAVIOUR_GAPS: tuple[tuple[str, str], ...] = (
     (
+        "AddRaftVoter / RemoveRaftVoter / UpdateRaftVoter: kraft.version 1 quorums",
+        "The Raft replica implements KIP-853 (core/raft/membership.py, voter_changes.py: VotersRecord and "
+        "KRaftVersionRecord control records, one change at a time, a caught-up observer, the new set's "
+        "majority, Kafka's errors), checked in the simulator (sim/raft/voter_fuzz.py, the mutants check). "
+        "A process cluster is kraft.version 1 only with reference.kraft.version=1 (its voters formatted as "
+        "the initial controllers at the first start, --initial-controllers; default 0: the leader answers "
+        "the three APIs UNSUPPORTED_VERSION after Kafka's request checks, as a static Kafka 4 quorum), and "
+        "its voters are the nodes of controller.quorum.voters: a voter may be removed and added back, but a "
+        "node outside that list cannot join as a controller (its address is not known to the others; no "
+        "controller.quorum.bootstrap.servers). The leader does not ask a new voter ApiVersions (its "
+        "kraft.version range is taken as 0-1); observers of a kraft.version 1 quorum take a new epoch only "
+        "with its leader (no pre-vote, KIP-996, to stop a removed voter's elections).",
+    ),
+    (
         "UpdateFeatures: kraft.version and feature dependencies",
         "Kafka (KAFKA-18979) upgrades kraft.version through the quorum's own control records, not a "
-        "FeatureLevelRecord; the reference's quorum has static voters and cannot change it at run time, so "
-        "an upgrade of kraft.version is INVALID_UPDATE_VERSION (Kafka refuses only its downgrade). "
+        "FeatureLevelRecord; the reference's Raft replica reads kraft.version from those records "
+        "(KRaftVersionRecord, core/raft/voter_set.py) and ApiVersions reports it, but a quorum gets "
+        "kraft.version 1 only when formatted with it (reference.kraft.version=1), and the upgrade 0 -> 1 at "
+        "run time is not implemented, so an upgrade of kraft.version is INVALID_UPDATE_VERSION (Kafka "
+        "refuses only its downgrade). "
         "Cross-feature dependencies "
         "(Features.validateVersion) are not checked: Kafka 4.0's (any level >= 1 needs metadata.version "
         ">= 4; kraft.version 1 needs >= 21) always hold or concern kraft.version "
@@ -232,5 +240,17 @@ BEHAVIOUR_GAPS: tuple[tuple[str, str], ...] = (
         "(share.isolation.level, share.delivery.count.limit, share.partition.max.record.locks, "
         "share.renew.acknowledge.enable, streams.*) are refused as unknown (INVALID_CONFIG). "
         "ListConfigResources names only groups that have configs.",
+    ),
+    (
+        "Several log directories (JBOD, KIP-113/KIP-858): what differs",
+        "log.dirs places partitions across directories (fewest partitions first), each with its "
+        "meta.properties and directory.id; DescribeLogDirs (35) and AlterReplicaLogDirs (34) serve them; a "
+        "directory's I/O error takes only its partitions offline (KAFKA_STORAGE_ERROR), BrokerHeartbeat v1 "
+        "reports it and the controller moves their leaderships (reference_impl/log/dir_set.py). Differences: "
+        "AlterReplicaLogDirs copies and swaps within the request, so DescribeLogDirs never shows an "
+        "is_future_key log (Kafka copies in the background through a -future log). As in Kafka, a "
+        "failure of the directory holding the metadata log, or of every directory, halts the broker "
+        "(exit 1), and a directory comes back only with a restart; partitions the controller recorded in a "
+        "directory still failed at a restart stay offline rather than being recreated empty.",
     ),
 )

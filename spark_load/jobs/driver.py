@@ -21,6 +21,7 @@ from ..config import LoadConfig
 from ..console import progress_printer, say
 from ..consume import SplitStatus, plan_splits
 from ..history import write_history
+from ..memory import spark_peak_memory
 from ..plots import plot_latency_histogram, plot_throughput
 from ..report import RunResult
 from ..topics import LoadRunError, create_topic, partition_ranges
@@ -127,7 +128,9 @@ def run_against_target(args: argparse.Namespace, out: Path) -> RunResult:
         spark = _session(args)
         walls["spark_start"] = time.monotonic() - phase
         try:
-            return _run(args, out, spark, target.name, target.bootstrap_servers, walls, started)
+            result = _run(args, out, spark, target.name, target.bootstrap_servers, walls, started)
+            result.memory = spark_peak_memory()  # before the stop ends the executors
+            return result
         finally:
             spark.stop()
 
@@ -281,6 +284,6 @@ def run_synthetic(args: argparse.Namespace, out: Path) -> RunResult:
             "inject_corrupted": args.inject_corrupted,
             "spark_master": args.spark_master,
         }
-        return RunResult(out, "synthetic", "-", settings, walls, verdict=verdict)
+        return RunResult(out, "synthetic", "-", settings, walls, verdict=verdict, memory=spark_peak_memory())
     finally:
         spark.stop()

@@ -34,6 +34,7 @@ from fixtures.wire import Router, WireClient, ops
 from fixtures.wire.acls import CLUSTER_NAME, AclBinding, AclFilter, create_acls, delete_acls, describe_acls
 from fixtures.wire.capabilities import Capabilities
 from fixtures.wire.security import ClientSecurity, default_security, load_command_config
+from fixtures.wire.settle import until
 from reference_impl.protocol.acl_codes import Operation, PatternType, Permission, ResourceType
 from reference_impl.protocol.record_set import build_batch
 
@@ -129,14 +130,19 @@ class AclWorld:
         see the old ACLs: every broker must list ``present`` and none ``absent``."""
         if not self.router.is_cluster:
             return
-        deadline = time.monotonic() + timeout_s
-        while True:
-            seen = [set(describe_acls(conn).acls) for conn in self.router.connections()]
-            if all(set(present) <= acls and not acls & set(absent) for acls in seen):
-                return
-            if time.monotonic() > deadline:
-                raise AssertionError(f"the brokers did not all apply the ACL change in {timeout_s:.0f} s")
-            time.sleep(0.05)
+
+        behind: list[str] = []
+
+        def applied_everywhere() -> bool:
+            behind[:] = []
+            for conn in self.router.connections():
+                acls = set(describe_acls(conn).acls)
+                if not (set(present) <= acls and not acls & set(absent)):
+                    behind.append(f"{conn.address} lacks {len(set(present) - acls)} and still has "
+                                  f"{len(acls & set(absent))} of the change")  # fmt: skip
+            return not behind
+
+        until(applied_everywhere, lambda: f"not every broker applied the ACL change: {behind}", timeout_s)
 
     def topic(self, what: str) -> str:
         name = self.name(what)
@@ -189,7 +195,14 @@ def acl(wire_factory: Callable[..., WireClient], caps: Capabilities, router: Rou
     )
     yield world
     if world.added:
-        delete_acls(admin, [b.as_filter() for b in world.added])
+        filters = [b.as_filter() for b in world.added]
+        answers: list[str] = []
+
+        def deleted() -> bool:  # retried: a controller that moved answers NOT_CONTROLLER (retriable)
+            answers[:] = [o.error.name for o in delete_acls(admin, filters)]
+            return all(code == "none" for code in answers)
+
+        until(deleted, lambda: f"DeleteAcls of the test's ACLs answered {answers}", 15.0, interval_s=0.2)
         world.settle(absent=world.added)  # the next test's "without an ACL" must not meet these
 
 

@@ -13,7 +13,6 @@ no longer does. Users are named per test (``kh-...``) and deleted after it.
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -23,6 +22,7 @@ import pytest
 from fixtures.wire import Capabilities, WireClient, WireError
 from fixtures.wire import scram_admin as scram
 from fixtures.wire.security import ClientSecurity, default_security
+from fixtures.wire.settle import eventually
 
 from .expect import expect, expect_code, expect_equal
 
@@ -60,12 +60,15 @@ def _describe_once_applied(
     admin: WireClient, user: str, applied: Callable[[scram.UserResult], bool]
 ) -> tuple[Any, scram.UserResult]:
     """DescribeUserScramCredentials for ``user`` until ``applied(its entry)`` holds or the bound is over."""
-    deadline = time.monotonic() + APPLY_BOUND_S
-    while True:
+    last: list[tuple[Any, scram.UserResult]] = []
+
+    def described_applied() -> bool:
         top, described = scram.describe(admin, [user])
-        if applied(described[user]) or time.monotonic() > deadline:
-            return top, described[user]
-        time.sleep(0.1)
+        last[:] = [(top, described[user])]
+        return applied(described[user])
+
+    eventually(described_applied, APPLY_BOUND_S, interval_s=0.1)
+    return last[0]
 
 
 def test_upsert_describe_delete(admin: WireClient, user: str) -> None:
@@ -147,12 +150,7 @@ def test_a_new_user_authenticates_and_a_deleted_one_does_not(
         return True
 
     def becomes(wanted: bool, timeout_s: float = 15.0) -> bool:
-        deadline = time.monotonic() + timeout_s
-        while logs_in() != wanted:
-            if time.monotonic() > deadline:
-                return False
-            time.sleep(0.1)
-        return True
+        return eventually(lambda: logs_in() == wanted, timeout_s, interval_s=0.1)
 
     expect(becomes(True), CONTROL, "a new user could not authenticate")
     scram.alter(admin, deletions=[scram.deletion(user, mechanism)])

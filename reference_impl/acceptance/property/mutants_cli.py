@@ -2,7 +2,9 @@
 
 Runs the replication property suite once per seeded bug mode
 (``reference_impl/core/mutants.py``) and once on the correct broker, then the transactions v2
-check (``txn_v2.py``) for its modes (``TXN_MODES``) and on the correct broker, and
+check (``txn_v2.py``) for its modes (``TXN_MODES``) and on the correct broker, then the KIP-853
+voter change property (``voter_changes.py``) for the Raft modes (``RAFT_MODES``) and on the correct
+replica, and
 prints one line per mode, ``MODE: caught by INVARIANT after N examples`` or
 ``MODE: NOT CAUGHT``, then the correct broker's line. Each counterexample's
 timeline is written to ``reports/output/mutants/MODE.txt``. Exit status 0 when every
@@ -19,10 +21,10 @@ import argparse
 import time
 from pathlib import Path
 
-from reference_impl.core.mutants import ALL, STARTUP_MODES, TXN_MODES
+from reference_impl.core.mutants import ALL, RAFT_MODES, STARTUP_MODES, TXN_MODES
 from reports.paths import output
 
-from . import txn_v2
+from . import txn_v2, voter_changes
 from .mutation import CI, DEEP, Outcome, run_mode
 
 
@@ -37,7 +39,7 @@ def main(argv: list[str]) -> int:
         "--profile", choices=("ci", "deep"), default="ci", help="example budget (ci: seconds)"
     )
     parser.add_argument(
-        "--mode", action="append", choices=ALL + TXN_MODES, help="only these modes (repeatable)"
+        "--mode", action="append", choices=ALL + TXN_MODES + RAFT_MODES, help="only these modes (repeatable)"
     )
     parser.add_argument("--no-shrink", action="store_true", help="keep the first counterexample as found")
     parser.add_argument("--out", type=Path, default=output("mutants"), help="where timelines go")
@@ -59,15 +61,23 @@ def main(argv: list[str]) -> int:
     failures = 0
     replication = [m for m in (args.mode or ALL) if m in ALL]
     transactions = [m for m in (args.mode or TXN_MODES) if m in TXN_MODES]
-    checks = [(m, False) for m in ([*replication, None] if replication else [])]
-    checks += [(m, True) for m in ([*transactions, None] if transactions else [])]
-    for mode, txn in checks:
+    raft = [m for m in (args.mode or RAFT_MODES) if m in RAFT_MODES]
+    checks = [(m, "") for m in ([*replication, None] if replication else [])]
+    checks += [(m, "txn") for m in ([*transactions, None] if transactions else [])]
+    checks += [(m, "raft") for m in ([*raft, None] if raft else [])]
+    for mode, kind in checks:
         started = time.monotonic()
         started_ms = int(time.time() * 1000)
-        outcome = txn_v2.outcome(mode) if txn else run_mode(mode, **budget, shrink=not args.no_shrink)
-        label = " (transactions v2 check)" if txn else ""
+        if kind == "txn":
+            outcome = txn_v2.outcome(mode)
+        elif kind == "raft":
+            outcome = voter_changes.outcome(mode)
+        else:
+            outcome = run_mode(mode, **budget, shrink=not args.no_shrink)
+        label = {"txn": " (transactions v2 check)", "raft": " (KIP-853 voter change check)"}.get(kind, "")
         print(f"{outcome.line()}{label}  ({time.monotonic() - started:.1f} s)", flush=True)
-        timeline = args.out / f"{mode or ('correct-transactions-v2' if txn else 'correct')}.txt"
+        suffix = {"txn": "correct-transactions-v2", "raft": "correct-voter-changes"}.get(kind, "correct")
+        timeline = args.out / f"{mode or suffix}.txt"
         if outcome.timeline:
             timeline.write_text(outcome.timeline + "\n")
         if args.alluredir is not None:

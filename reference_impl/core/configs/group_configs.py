@@ -7,7 +7,9 @@ from __future__ import annotations
 import re
 
 from .model import ConfigDef, ConfigType
-from .tables import _at_least, _same
+from .tables import BROKER_CONFIGS
+from .validators import at_least as _at_least
+from .validators import same as _same
 
 _T = ConfigType
 _DURATION = re.compile(
@@ -65,3 +67,24 @@ GROUP_CONFIGS: dict[str, ConfigDef] = {
         ),
     )
 }
+
+# The share coordinator's topic (KIP-932; Kafka's ShareCoordinatorConfig, read at apache/kafka 4f278ec1:
+# share.coordinator.state.topic.num.partitions 50, .replication.factor 3). Broker configs, kept here
+# because tables.py is at the module size limit.
+BROKER_CONFIGS.update(
+    (d.name, d)
+    for d in (
+        ConfigDef(
+            f"share.coordinator.state.topic.{name}",
+            kind,
+            default,
+            f"{what} of __share_group_state.",
+            valid=_at_least(1),
+            read_only=True,
+        )
+        for name, kind, default, what in (
+            ("num.partitions", _T.INT, "50", "Partitions"),
+            ("replication.factor", _T.SHORT, "3", "Replication"),
+        )
+    )
+)

@@ -60,6 +60,9 @@ class ConfigDef:
     read_only: bool = False
     hidden: bool = False
     """Not listed by DescribeConfigs unless set (the seeded bug modes' switch)."""
+    rule: str | Callable[[str], str] = ""
+    """Why a value ``valid`` refuses is refused, in Kafka's words (``Range``: "Value must be at least 1"),
+    or the function of the value that says it."""
 
     def validate(self, value: str | None) -> str | None:
         """The value normalised, or :class:`ConfigError` naming the key."""
@@ -81,10 +84,13 @@ class ConfigDef:
                 if lowered not in ("true", "false"):
                     raise ValueError("not a boolean")
                 value = lowered
-        except ValueError:
-            raise ConfigError(
-                f"Invalid value {value} for configuration {self.name}: not a valid {self.type.name}"
-            ) from None
+        except ValueError:  # ConfigDef.parseType's messages
+            why = (
+                "Expected value to be either true or false"
+                if self.type is ConfigType.BOOLEAN
+                else f"Not a number of type {self.type.name}"
+            )
+            raise ConfigError(f"Invalid value {value} for configuration {self.name}: {why}") from None
         if self.choices:
             items = [v.strip() for v in value.split(",")] if self.type is ConfigType.LIST else [value]
             for item in items:
@@ -94,7 +100,8 @@ class ConfigDef:
                         f"String must be one of: {', '.join(self.choices)}"
                     )
         if self.valid is not None and not self.valid(value):
-            raise ConfigError(f"Invalid value {value} for configuration {self.name}")
+            why = self.rule(value) if callable(self.rule) else self.rule
+            raise ConfigError(f"Invalid value {value} for configuration {self.name}" + (why and f": {why}"))
         return value
 
 

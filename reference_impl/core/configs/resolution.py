@@ -37,13 +37,37 @@ class ConfigEntry:
         return self.source is ConfigSource.DEFAULT_CONFIG
 
 
+_SYNONYM_GROUPS = (
+    # DynamicBrokerConfig.brokerConfigSynonyms: the broker configs that set the same thing, most specific
+    # first (core/src/main/scala/kafka/server/DynamicBrokerConfig.scala)
+    ("log.roll.ms", "log.roll.hours"),
+    ("log.roll.jitter.ms", "log.roll.jitter.hours"),
+    ("log.retention.ms", "log.retention.minutes", "log.retention.hours"),
+)
+
+
+def broker_synonyms(name: str) -> tuple[str, ...]:
+    """Kafka's ``brokerConfigSynonyms(name, matchListenerOverride = true)``: the names whose values
+    DescribeConfigs lists as ``name``'s synonyms (a listener-prefixed name's base config among them)."""
+    if name == "log.flush.interval.ms":
+        return (name, "log.flush.scheduler.interval.ms")
+    for group in _SYNONYM_GROUPS:
+        if name in group:
+            return group
+    if name.startswith("listener.name.") and (base := listener_prefixed(name)) is not None:
+        return (name, base.name)
+    return (name,)
+
+
 @dataclass
 class BrokerConfig:
-    """Static broker settings (``--config k=v``) plus dynamic ones (AlterConfigs)."""
+    """Static broker settings (``--config k=v``) plus dynamic ones (AlterConfigs): this broker's own
+    (resource name = its id) over the cluster-wide defaults (resource name "")."""
 
     node_id: int
     static: dict[str, str] = field(default_factory=dict)
     dynamic: dict[str, str] = field(default_factory=dict)
+    dynamic_default: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def parse(cls, node_id: int, pairs: Iterable[str]) -> BrokerConfig:
@@ -62,10 +86,9 @@ class BrokerConfig:
         return cls(node_id, static)
 
     def get(self, name: str) -> str | None:
-        if name in self.dynamic:
-            return self.dynamic[name]
-        if name in self.static:
-            return self.static[name]
+        for store in (self.dynamic, self.dynamic_default, self.static):
+            if name in store:
+                return store[name]
         definition = BROKER_CONFIGS.get(name)
         return definition.default if definition else None
 
@@ -78,35 +101,59 @@ class BrokerConfig:
     def get_bool(self, name: str) -> bool:
         return self.get(name) == "true"
 
-    def describe(self, names: Iterable[str] | None = None) -> list[ConfigEntry]:
-        wanted = sorted(BROKER_CONFIGS) if names is None else list(names)
+    def describe(self, names: Iterable[str] | None = None, *, per_broker: bool = True) -> list[ConfigEntry]:
+        """DescribeConfigs of this broker (``per_broker``: resource name = its id) or of the cluster-wide
+        defaults (resource name ""), as Kafka's ``ConfigHelper.createBrokerConfigEntry``: this broker's
+        every config, or only the dynamic defaults set; each with the synonyms from its own and its
+        :func:`broker_synonyms` values, per source (DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG,
+        STATIC_BROKER_CONFIG, DEFAULT_CONFIG), dropping those listed before the name itself. A name Kafka
+        does not define (a listener-prefixed config, a custom one) has type UNKNOWN."""
+        if per_broker:
+            listed = {n for n, d in BROKER_CONFIGS.items() if not d.hidden}
+            listed |= {n for store in (self.dynamic, self.dynamic_default, self.static) for n in store}
+        else:
+            listed = set(self.dynamic_default)
+        wanted = sorted(listed) if names is None else [n for n in names if n in listed]
         entries = []
         for name in wanted:
             definition = BROKER_CONFIGS.get(name)
-            if definition is None or (definition.hidden and self.get(name) is None):
+            if definition is not None and definition.hidden and not self._is_set(name):
+                continue  # defineInternal, dynamic-only and seeded-bug configs: listed once set
+            chain = self._synonyms(name)
+            if not per_broker:
+                chain = [link for link in chain if link[2] is ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG]
+            value, source = (chain[0][1], chain[0][2]) if chain else (None, ConfigSource.DEFAULT_CONFIG)
+            if definition is None:
+                base = listener_prefixed(name)
+                kind = base.type if base is not None else ConfigType.UNKNOWN
+                entries.append(ConfigEntry(name, value, source, kind, True, "", tuple(chain)))
                 continue
-            synonyms: list[tuple[str, str | None, ConfigSource]] = []
-            if name in self.dynamic:
-                synonyms.append((name, self.dynamic[name], ConfigSource.DYNAMIC_BROKER_CONFIG))
-            if name in self.static:
-                synonyms.append((name, self.static[name], ConfigSource.STATIC_BROKER_CONFIG))
-            if definition.default is not None:
-                synonyms.append((name, definition.default, ConfigSource.DEFAULT_CONFIG))
-            value, source = (
-                (synonyms[0][1], synonyms[0][2]) if synonyms else (None, ConfigSource.DEFAULT_CONFIG)
-            )
             entries.append(
                 ConfigEntry(
-                    name,
-                    value,
-                    source,
-                    definition.type,
-                    definition.read_only,
-                    definition.doc,
-                    tuple(synonyms),
+                    name, value, source, definition.type, definition.read_only, definition.doc, tuple(chain)
                 )
             )
         return entries
+
+    def _is_set(self, name: str) -> bool:
+        return any(name in store for store in (self.dynamic, self.dynamic_default, self.static))
+
+    def _synonyms(self, name: str) -> list[tuple[str, str | None, ConfigSource]]:
+        chain: list[tuple[str, str | None, ConfigSource]] = []
+        names = broker_synonyms(name)
+        for store, source in (
+            (self.dynamic, ConfigSource.DYNAMIC_BROKER_CONFIG),
+            (self.dynamic_default, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG),
+            (self.static, ConfigSource.STATIC_BROKER_CONFIG),
+        ):
+            chain.extend((n, store[n], source) for n in names if n in store)
+        for n in names:
+            definition = BROKER_CONFIGS.get(n)
+            if definition is not None and definition.default is not None:
+                chain.append((n, definition.default, ConfigSource.DEFAULT_CONFIG))
+        while chain and chain[0][0] != name:
+            chain.pop(0)  # e.g. a listener override when describing the base config
+        return chain
 
 
 def topic_default_chain(name: str, broker: BrokerConfig) -> list[tuple[str, str | None, ConfigSource]]:
@@ -116,6 +163,7 @@ def topic_default_chain(name: str, broker: BrokerConfig) -> list[tuple[str, str 
     for synonym, convert in definition.synonyms:
         for store, source in (
             (broker.dynamic, ConfigSource.DYNAMIC_BROKER_CONFIG),
+            (broker.dynamic_default, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG),
             (broker.static, ConfigSource.STATIC_BROKER_CONFIG),
         ):
             if synonym in store:

@@ -7,8 +7,6 @@ converter into the topic config's unit; every synonym is registered as a broker 
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from reference_impl.defects import ALL as DEFECTS
 from reference_impl.defects import DEFECTS_CONFIG
 
@@ -19,23 +17,12 @@ from ..mutants import STARTUP_MODES as STARTUP_MUTANTS
 from ..mutants import TXN_MODES as TXN_MUTANTS
 from ..replication.read_replica import SELECTORS as READ_SELECTORS
 from ..security.settings import SECURITY_CONFIGS
+from .catalogue import register as _register_kafka_catalogue
 from .model import INT_MAX, LONG_MAX, ConfigDef, ConfigType, parse_peer_addresses, parse_quorum_voters
-
-
-def _same(v: str) -> str:
-    return v
-
-
-def _times(factor: int) -> Callable[[str], str]:
-    return lambda v: str(int(v) * factor)
-
-
-def _at_least(low: int) -> Callable[[str], bool]:
-    return lambda v: int(v) >= low
-
-
-def _ratio(v: str) -> bool:
-    return 0.0 <= float(v) <= 1.0
+from .validators import at_least as _at_least
+from .validators import ratio as _ratio
+from .validators import same as _same
+from .validators import times as _times
 
 
 def _peer_addresses(value: str) -> bool:
@@ -356,6 +343,16 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {
             read_only=True,
         ),
         ConfigDef(
+            "reference.kraft.version",
+            _T.INT,
+            "0",
+            "Not a Kafka config: the kraft.version a node formats its empty metadata log with (kafka-storage "
+            "format --initial-controllers): 1 makes controller.quorum.voters the initial controllers, which "
+            "AddRaftVoter and RemoveRaftVoter then change.",
+            valid=lambda v: int(v) in (0, 1),
+            read_only=True,
+        ),
+        ConfigDef(
             DEFECTS_CONFIG,
             _T.LIST,
             None,
@@ -367,7 +364,9 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {
         ),
         ConfigDef("broker.id", _T.INT, "-1", "This node's id.", read_only=True),
         ConfigDef("node.id", _T.INT, "-1", "This node's id.", read_only=True),
-        ConfigDef("log.dirs", _T.STRING, None, "Where partitions live.", read_only=True),
+        ConfigDef("log.dirs", _T.STRING, None, "Where partitions live: comma-separated directories (JBOD).",
+                  read_only=True),
+        ConfigDef("log.dir", _T.STRING, None, "The log directory when log.dirs is not set.", read_only=True),
         ConfigDef(
             "offsets.topic.num.partitions",
             _T.INT,
@@ -732,34 +731,6 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {
 }
 
 
-CLIENT_METRICS_CONFIGS: dict[str, ConfigDef] = {
-    # KIP-714's client-metrics resources (resource type 16): Kafka's ClientMetricsConfigs
-    # (server/src/main/java/org/apache/kafka/server/metrics/ClientMetricsConfigs.java)
-    d.name: d
-    for d in (
-        ConfigDef("metrics", _T.LIST, "", "Metric name prefixes to subscribe to (* for all)."),
-        ConfigDef(
-            "interval.ms",
-            _T.INT,
-            "300000",
-            "Push interval of the matching clients.",
-            valid=lambda v: 100 <= int(v) <= 3600000,
-        ),
-        ConfigDef("match", _T.LIST, "", "key=regex selectors of the clients this subscription is for."),
-    )
-}
-
-TELEMETRY_MATCH_KEYS = (
-    "client_instance_id",
-    "client_id",
-    "client_software_name",
-    "client_software_version",
-    "client_source_address",
-    "client_source_port",
-)
-"""The selectors a ``match`` entry may name (ClientMetricsConfigs.ALLOWED_MATCH_PARAMS)."""
-
-
 def _register_topic_synonyms() -> None:
     """Every broker synonym of a topic config is a broker config too."""
     for tdef in TOPIC_CONFIGS.values():
@@ -787,3 +758,5 @@ def _register_security_configs() -> None:
 
 
 _register_security_configs()
+OWN_BROKER_CONFIGS, OWN_TOPIC_CONFIGS = frozenset(BROKER_CONFIGS), frozenset(TOPIC_CONFIGS)
+_register_kafka_catalogue(BROKER_CONFIGS, TOPIC_CONFIGS)  # all of Kafka's, configs/catalogue.py

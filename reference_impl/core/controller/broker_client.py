@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from reference_impl.core.internal_topics import CONSUMER_OFFSETS, TRANSACTION_STATE
+from reference_impl.core.internal_topics import INTERNAL_TOPIC_NAMES
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
 from ..raft.client import RaftClient
@@ -45,7 +45,8 @@ class ControllerChannel(Protocol):
 
     def to_controller(self, body: Any, on_answer: Callable[[Any], None]) -> None: ...
 
-_SELF_STARTED = (CONSUMER_OFFSETS.name, TRANSACTION_STATE.name)
+
+_SELF_STARTED = INTERNAL_TOPIC_NAMES  # the coordinators create their topics on first use
 
 
 class ClusterControllerClient:

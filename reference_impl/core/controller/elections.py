@@ -12,13 +12,15 @@ Pure functions of the image, as KRaft's ``PartitionChangeBuilder``:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence, Set
+import uuid
+from collections.abc import Callable, Mapping, Sequence, Set
 
 from reference_impl.core.metadata.image import NO_LEADER, PartitionInfo, TopicInfo
 from reference_impl.core.metadata.records import PartitionChangeRecord
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
 from ..mutants import MUTANT_CONFIG, UNCLEAN_ELECTION
+from .messages import AssignReplicasToDirsRequest, DirectoryAssignment
 from .records import ControllerImage
 
 UNCLEAN_CONFIG = "unclean.leader.election.enable"
@@ -96,15 +98,23 @@ def _change(
 
 
 def changes_removing_broker(
-    image: ControllerImage, broker_id: int, live: Set[int], unclean_default: bool
+    image: ControllerImage,
+    broker_id: int,
+    live: Set[int],
+    unclean_default: bool,
+    only: Callable[[PartitionInfo], bool] | None = None,
 ) -> list[PartitionChangeRecord]:
     """``broker_id`` was fenced or is shutting down: drop it from every ISR and move its
-    leaderships to the next eligible replica (KRaft's ``handleBrokerFenced``)."""
+    leaderships to the next eligible replica (KRaft's ``handleBrokerFenced``). With ``only``, just
+    the partitions it selects: a broker's failed log directory (KRaft's ``handleDirectoriesOffline``,
+    ``metadata/src/main/java/org/apache/kafka/controller/ReplicationControlManager.java``)."""
     out: list[PartitionChangeRecord] = []
     others = set(live) - {broker_id}
     for _name, topic in sorted(image.topics.items()):
         for _p, info in sorted(topic.partitions.items()):
             if broker_id not in info.isr and info.leader != broker_id:
+                continue
+            if only is not None and not only(info):
                 continue
             isr = tuple(r for r in info.isr if r != broker_id) or info.isr
             leader = info.leader
@@ -139,3 +149,50 @@ def changes_electing_leaderless(
 def leaderships(image: ControllerImage, broker_id: int) -> int:
     """How many partitions ``broker_id`` leads (controlled shutdown waits for none)."""
     return sum(1 for t in image.topics.values() for p in t.partitions.values() if p.leader == broker_id)
+
+
+def directory_assignments(
+    image: ControllerImage, request: AssignReplicasToDirsRequest
+) -> tuple[list[PartitionChangeRecord], tuple[tuple[DirectoryAssignment, ErrorCode], ...] | ErrorCode]:
+    """The records an AssignReplicasToDirs writes and each assignment's error, or the error of the
+    whole request: BROKER_ID_NOT_REGISTERED, STALE_BROKER_EPOCH (Kafka's ``handleAssignReplicasToDirs``
+    and ``checkBrokerEpoch``; per assignment UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION,
+    NOT_LEADER_OR_FOLLOWER when the broker holds no replica)."""
+    broker_id = request.broker_id
+    if broker_id not in image.broker_epochs:
+        return [], ErrorCode.broker_id_not_registered
+    if image.broker_epochs[broker_id] != request.broker_epoch:
+        return [], ErrorCode.stale_broker_epoch
+    records: list[PartitionChangeRecord] = []
+    results: list[tuple[DirectoryAssignment, ErrorCode]] = []
+    changed: dict[tuple[uuid.UUID, int], list[str]] = {}
+    for assignment in request.assignments:
+        try:
+            topic_id = uuid.UUID(assignment.topic_id)
+        except ValueError:
+            results.append((assignment, ErrorCode.unknown_topic_id))
+            continue
+        topic = image.topic_by_id(topic_id)
+        if topic is None:
+            results.append((assignment, ErrorCode.unknown_topic_id))
+            continue
+        info = topic.partitions.get(assignment.partition)
+        if info is None:
+            results.append((assignment, ErrorCode.unknown_topic_or_partition))
+            continue
+        if broker_id not in info.replicas:
+            results.append((assignment, ErrorCode.not_leader_or_follower))
+            continue
+        key = (topic_id, assignment.partition)
+        dirs = changed.get(key) or [info.directory_of(r) for r in info.replicas]
+        dirs[info.replicas.index(broker_id)] = assignment.directory_id
+        changed[key] = dirs
+        results.append((assignment, ErrorCode.none))
+    for (topic_id, partition), dirs in changed.items():
+        topic = image.topic_by_id(topic_id)
+        assert topic is not None
+        if tuple(dirs) != topic.partitions[partition].directories:
+            records.append(
+                PartitionChangeRecord(topic_id=topic_id, partition=partition, directories=tuple(dirs))
+            )
+    return records, tuple(results)

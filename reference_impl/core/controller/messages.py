@@ -41,6 +41,8 @@ class BrokerHeartbeatRequest:
     """Everything below this offset of the metadata log is applied on the broker."""
     want_fence: bool = False
     want_shut_down: bool = False
+    offline_log_dirs: tuple[str, ...] = ()
+    """KIP-858 (BrokerHeartbeat v1): ids of this broker's log directories that failed."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -179,7 +181,56 @@ class ListPartitionReassignmentsResponse:
     ongoing: tuple[OngoingReassignment, ...]
 
 
-AdminRequest = ElectLeadersRequest | AlterPartitionReassignmentsRequest | ListPartitionReassignmentsRequest
-AdminResponse = (
-    ElectLeadersResponse | AlterPartitionReassignmentsResponse | ListPartitionReassignmentsResponse
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UnregisterBrokerRequest:
+    """Remove a broker's registration (Kafka's UnregisterBroker, API 64, ``kafka-cluster
+    remove-broker``): what an operator sends once the broker is stopped and holds no replicas."""
+
+    correlation_id: int
+    broker_id: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UnregisterBrokerResponse:
+    correlation_id: int
+    error_code: ErrorCode
+    error_message: str | None = None
+
+
+AdminRequest = (
+    ElectLeadersRequest
+    | AlterPartitionReassignmentsRequest
+    | ListPartitionReassignmentsRequest
+    | UnregisterBrokerRequest
 )
+AdminResponse = (
+    ElectLeadersResponse
+    | AlterPartitionReassignmentsResponse
+    | ListPartitionReassignmentsResponse
+    | UnregisterBrokerResponse
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DirectoryAssignment:
+    topic_id: str
+    partition: int
+    directory_id: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AssignReplicasToDirsRequest:
+    """A broker tells the controller which log directory holds each of its replicas (KIP-858's
+    AssignReplicasToDirs)."""
+
+    correlation_id: int
+    broker_id: int
+    broker_epoch: int
+    assignments: tuple[DirectoryAssignment, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AssignReplicasToDirsResponse:
+    correlation_id: int
+    error_code: ErrorCode
+    results: tuple[tuple[DirectoryAssignment, ErrorCode], ...] = ()

@@ -22,6 +22,13 @@ caught up to its registration unfences it; a broker silent for
 ``session_timeout_ms`` is fenced, leaves every ISR and loses its
 leaderships; a heartbeat with ``want_shut_down`` moves its leaderships away
 first and is told ``should_shut_down`` once it leads nothing.
+
+Two clocks come in: wall time ``now_ms`` (the records' Raft appends) and a monotonic ``mono_ms``
+(by default the wall time) that broker sessions and the leader-imbalance check run on. Kafka
+tracks a broker's last contact in ``time.nanoseconds()``
+(``metadata/src/main/java/org/apache/kafka/controller/BrokerHeartbeatManager.java``,
+``lastContactNs``, ``sessionTimeoutNs``) and schedules the periodic imbalance check on its event
+queue in nanoseconds (``QuorumController``), so a step of the wall clock fences no broker.
 """
 
 from __future__ import annotations
@@ -43,8 +50,13 @@ from reference_impl.core.raft.messages import Envelope
 from reference_impl.core.raft.raft_log import Snapshot
 from reference_impl.protocol.errors import KafkaError
 
-from . import leadership
-from .elections import changes_electing_leaderless, changes_removing_broker, leaderships
+from . import leadership, membership
+from .elections import (
+    changes_electing_leaderless,
+    changes_removing_broker,
+    directory_assignments,
+    leaderships,
+)
 from .messages import (
     AdminRequest,
     AllocateProducerIdsRequest,
@@ -53,6 +65,8 @@ from .messages import (
     AlterPartitionReassignmentsResponse,
     AlterPartitionRequest,
     AlterPartitionResponse,
+    AssignReplicasToDirsRequest,
+    AssignReplicasToDirsResponse,
     BrokerHeartbeatRequest,
     BrokerHeartbeatResponse,
     BrokerRegistrationRequest,
@@ -63,6 +77,8 @@ from .messages import (
     ElectLeadersResponse,
     ListPartitionReassignmentsRequest,
     ListPartitionReassignmentsResponse,
+    UnregisterBrokerRequest,
+    UnregisterBrokerResponse,
 )
 from .records import (
     BrokerRegistrationChangeRecord,
@@ -125,11 +141,12 @@ class _Active:
     image: ControllerImage
     writer: _QuorumWriter
     last_heartbeat_ms: dict[int, int]
+    """Broker id -> when it was last heard from, on the monotonic clock (Kafka's ``lastContactNs``)."""
     pending: list[tuple[int, Envelope]] = field(default_factory=list)
     """(last offset written for the request, its answer): sent once that offset is committed."""
     last_written_offset: int = -1
     next_balance_ms: int = 0
-    """When the next automatic leader rebalance check is due."""
+    """When the next automatic leader rebalance check is due, on the monotonic clock."""
     incarnations: dict[int, str] = field(default_factory=dict)
     """Broker id -> the incarnation (process) registered under it, as Kafka's heartbeat manager
     knows it while active."""
@@ -154,6 +171,8 @@ class QuorumController:
         self._claim_epoch: int | None = None
         self._outbound: list[Envelope] = []
         self._last_snapshot_offset = 0
+        self._mono_ms = -(1 << 62)
+        """The monotonic clock, the latest given (sessions and the imbalance check run on it)."""
         raft.register(self)
 
     # -- RaftListener --------------------------------------------------------------------------
@@ -195,9 +214,9 @@ class QuorumController:
             return
         working = self.image.copy()
         writer = _QuorumWriter(working, self.node_id, self.rng, self._write)
-        heartbeats = {b: now_ms for b in working.brokers}
+        heartbeats = {b: self._mono_ms for b in working.brokers}
         self.active = _Active(self._claim_epoch, working, writer, heartbeats)
-        self.active.next_balance_ms = now_ms + self.config.leader_imbalance_check_interval_ms
+        self.active.next_balance_ms = self._mono_ms + self.config.leader_imbalance_check_interval_ms
         self._claim_epoch = None
         if self.image.offset < 0 and self._last_snapshot_offset == 0:
             self._write([*features.bootstrap_records(), *self.config.bootstrap_records], now_ms)
@@ -229,7 +248,13 @@ class QuorumController:
 
     # -- the entry points ----------------------------------------------------------------------
 
-    def handle_request(self, source: int, body: Any, now_ms: int) -> None:
+    def _tick_mono(self, now_ms: int, mono_ms: int | None) -> int:
+        self._mono_ms = max(self._mono_ms, now_ms if mono_ms is None else mono_ms)
+        return self._mono_ms
+
+    def handle_request(self, source: int, body: Any, now_ms: int, mono_ms: int | None = None) -> None:
+        """Answer ``body`` from broker ``source`` at wall time ``now_ms``, monotonic ``mono_ms``."""
+        self._tick_mono(now_ms, mono_ms)
         active = self.active
         if active is None:
             self._reply(source, not_controller_answer(body))
@@ -246,12 +271,16 @@ class QuorumController:
                 answer = self._alter_partition(active, body, now_ms)
             case AllocateProducerIdsRequest():
                 answer = self._allocate_producer_ids(active, body, now_ms)
+            case AssignReplicasToDirsRequest():
+                answer = self._assign_replicas_to_dirs(active, body, now_ms)
             case (
                 ElectLeadersRequest()
                 | AlterPartitionReassignmentsRequest()
                 | ListPartitionReassignmentsRequest()
             ):
                 answer = self._admin(active, body, now_ms)
+            case UnregisterBrokerRequest():
+                answer = self._unregister(active, body, now_ms)
             case _:
                 raise TypeError(f"not a controller request: {type(body).__name__}")
         if active.last_written_offset > before:
@@ -262,7 +291,9 @@ class QuorumController:
         else:
             self._outbound.append(envelope)
 
-    def poll(self, now_ms: int) -> None:
+    def poll(self, now_ms: int, mono_ms: int | None = None) -> None:
+        """Fence brokers whose session expired by ``mono_ms`` (monotonic; default ``now_ms``)."""
+        mono = self._tick_mono(now_ms, mono_ms)
         self._maybe_activate(now_ms)
         active = self.active
         if active is not None:
@@ -270,14 +301,15 @@ class QuorumController:
                 info = active.image.brokers.get(broker_id)
                 if info is None or info.fenced:
                     continue
-                if now_ms - last >= self.config.session_timeout_ms:
+                if mono - last >= self.config.session_timeout_ms:
                     self._fence(active, broker_id, now_ms)
-            if self.config.auto_leader_rebalance and now_ms >= active.next_balance_ms:
-                active.next_balance_ms = now_ms + self.config.leader_imbalance_check_interval_ms
+            if self.config.auto_leader_rebalance and mono >= active.next_balance_ms:
+                active.next_balance_ms = mono + self.config.leader_imbalance_check_interval_ms
                 self._write(leadership.preferred_elections(active.image, active.image.live_brokers()), now_ms)
         self._maybe_snapshot()
 
     def next_deadline_ms(self) -> int | None:
+        """The next session expiry or imbalance check, on the monotonic clock."""
         active = self.active
         if active is None:
             return None
@@ -318,7 +350,7 @@ class QuorumController:
         if (
             live
             and heard is not None
-            and now_ms - heard < self.config.session_timeout_ms
+            and self._mono_ms - heard < self.config.session_timeout_ms
             and known is not None
             and known != request.incarnation_id
             and not defects.enabled(defects.QUORUM_ON_CLIENT_LISTENER)
@@ -345,7 +377,7 @@ class QuorumController:
             )
         )
         self._write(records, now_ms)
-        active.last_heartbeat_ms[request.broker_id] = now_ms
+        active.last_heartbeat_ms[request.broker_id] = self._mono_ms
         return BrokerRegistrationResponse(
             correlation_id=request.correlation_id,
             error_code=ErrorCode.none,
@@ -371,8 +403,19 @@ class QuorumController:
         epoch = image.broker_epochs.get(broker_id)
         if request.broker_epoch != epoch:
             return answer(ErrorCode.stale_broker_epoch)
-        active.last_heartbeat_ms[broker_id] = now_ms
+        active.last_heartbeat_ms[broker_id] = self._mono_ms
         caught_up = request.current_metadata_offset > epoch
+        if request.offline_log_dirs:
+            self._write(
+                changes_removing_broker(
+                    image,
+                    broker_id,
+                    image.live_brokers(),
+                    self.config.unclean_leader_election,
+                    only=lambda info: info.directory_of(broker_id) in request.offline_log_dirs,
+                ),
+                now_ms,
+            )
         if request.want_shut_down:
             return answer(ErrorCode.none, caught_up, self._controlled_shutdown(active, broker_id, now_ms))
         info = image.brokers[broker_id]
@@ -389,6 +432,20 @@ class QuorumController:
             if changes:
                 self._write(changes, now_ms)
         return answer(ErrorCode.none, caught_up)
+
+    def _assign_replicas_to_dirs(
+        self, active: _Active, request: AssignReplicasToDirsRequest, now_ms: int
+    ) -> Any:
+        """Record which log directory holds each of the broker's replicas (KIP-858; Kafka's
+        ``ReplicationControlManager.handleAssignReplicasToDirs``): one PartitionChangeRecord with
+        the partition's ``directories`` per changed assignment."""
+        records, results = directory_assignments(active.image, request)
+        self._write(records, now_ms)
+        if isinstance(results, ErrorCode):
+            return AssignReplicasToDirsResponse(correlation_id=request.correlation_id, error_code=results)
+        return AssignReplicasToDirsResponse(
+            correlation_id=request.correlation_id, error_code=ErrorCode.none, results=results
+        )
 
     def _fence(self, active: _Active, broker_id: int, now_ms: int) -> None:
         image = active.image
@@ -422,6 +479,22 @@ class QuorumController:
                 [BrokerRegistrationChangeRecord(broker_id=broker_id, broker_epoch=epoch, fenced=True)], now_ms
             )
         return True
+
+    def _unregister(self, active: _Active, request: UnregisterBrokerRequest, now_ms: int) -> Any:
+        """Kafka's ``QuorumController.unregisterBroker`` (:mod:`.membership` decides); its
+        heartbeat manager forgets the broker, so a stopped one is not fenced again later."""
+        image = active.image
+        broker_id = request.broker_id
+        live = image.live_brokers() - {broker_id}
+        epoch = image.broker_epochs.get(broker_id, -1)
+        records, answer = membership.unregister_broker(
+            image, request, live, epoch, self.config.unclean_leader_election
+        )
+        self._write(records, now_ms)
+        if records:
+            active.last_heartbeat_ms.pop(broker_id, None)
+            active.incarnations.pop(broker_id, None)
+        return answer
 
     def _allocate_producer_ids(
         self, active: _Active, request: AllocateProducerIdsRequest, now_ms: int
@@ -561,6 +634,8 @@ def not_controller_answer(body: Any) -> Any:
             return AllocateProducerIdsResponse(
                 correlation_id=correlation, error_code=error, producer_id_start=-1, producer_id_len=0
             )
+        case AssignReplicasToDirsRequest():
+            return AssignReplicasToDirsResponse(correlation_id=correlation, error_code=error)
         case ElectLeadersRequest():
             return ElectLeadersResponse(correlation_id=correlation, error_code=error, results=())
         case AlterPartitionReassignmentsRequest():
@@ -571,15 +646,19 @@ def not_controller_answer(body: Any) -> Any:
             return ListPartitionReassignmentsResponse(
                 correlation_id=correlation, error_code=error, ongoing=()
             )
+        case UnregisterBrokerRequest():
+            return UnregisterBrokerResponse(correlation_id=correlation, error_code=error)
         case (
             BrokerRegistrationResponse()
             | BrokerHeartbeatResponse()
             | CreateTopicsResponse()
             | AlterPartitionResponse()
             | AllocateProducerIdsResponse()
+            | AssignReplicasToDirsResponse()
             | ElectLeadersResponse()
             | AlterPartitionReassignmentsResponse()
             | ListPartitionReassignmentsResponse()
+            | UnregisterBrokerResponse()
         ):
             return type(body)(**{**{f: getattr(body, f) for f in body.__slots__}, "error_code": error})
         case _:

@@ -37,6 +37,7 @@ from reference_impl.core.metadata.records import (
     ProducerIdsRecord,
     RegisterBrokerRecord,
     TopicRecord,
+    UnregisterBrokerRecord,
     decode,
     encode,
 )
@@ -109,6 +110,16 @@ class ControllerImage(MetadataImage):
             elif record.in_controlled_shutdown is False:
                 self.shutting_down.discard(record.broker_id)
             return
+        if isinstance(record, UnregisterBrokerRecord):
+            # Kafka's ClusterControlManager.replay refuses a record naming another registration
+            # (a broker that registered again since): ignored here, as records that no longer
+            # match the image are. Epoch -1 is a one-node controller's (its image keeps no epochs).
+            known = self.broker_epochs.get(record.broker_id)
+            if known is not None and record.broker_epoch >= 0 and known != record.broker_epoch:
+                self.offset = offset
+                return
+            self.broker_epochs.pop(record.broker_id, None)
+            self.shutting_down.discard(record.broker_id)
         super().apply(record, offset)
         if isinstance(record, RegisterBrokerRecord):
             self.broker_epochs[record.broker_id] = offset
@@ -167,6 +178,7 @@ def image_records(image: ControllerImage) -> list[ControllerRecord]:
     for name, value in sorted(image.broker_configs.items()):
         out.append(ConfigRecord(resource_type=BROKER_RESOURCE, resource_name="", name=name, value=value))
     for rtype, named in (
+        (BROKER_RESOURCE, image.node_configs),
         (CLIENT_METRICS_RESOURCE, image.client_metrics),
         (GROUP_RESOURCE, image.group_configs),
     ):
@@ -191,6 +203,7 @@ def image_records(image: ControllerImage) -> list[ControllerRecord]:
                     partition_epoch=info.partition_epoch,
                     adding_replicas=info.adding_replicas,
                     removing_replicas=info.removing_replicas,
+                    directories=info.directories,
                 )
             )
     out.extend(record for _key, record in sorted(image.scram.items()))

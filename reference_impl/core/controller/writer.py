@@ -40,13 +40,14 @@ from ..metadata.records import (
     MetadataRecord,
     PartitionChangeRecord,
     PartitionRecord,
+    RegisterBrokerRecord,
     RemoveAccessControlEntryRecord,
     RemoveTopicRecord,
     TopicRecord,
 )
 from ..security.acls import MAX_ACLS, Acl, AclFilter
-from . import client_quotas, elections, leadership, scram
-from .messages import AdminRequest, AdminResponse
+from . import client_quotas, elections, leadership, membership, scram
+from .messages import AdminRequest, AdminResponse, UnregisterBrokerRequest
 
 PRODUCER_ID_BLOCK = 1000
 MAX_PARTITIONS_PER_REQUEST = 10_000
@@ -351,10 +352,29 @@ class RecordWriter(abc.ABC):
         return {b for b, info in self.image.brokers.items() if not info.fenced}
 
     def admin(self, body: AdminRequest, now_ms: int) -> AdminResponse:
-        """ElectLeaders, AlterPartitionReassignments, ListPartitionReassignments, decided and committed."""
+        """ElectLeaders, AlterPartitionReassignments, ListPartitionReassignments, UnregisterBroker,
+        decided and committed."""
+        if isinstance(body, UnregisterBrokerRequest):
+            return self.unregister_broker(body, now_ms)
         records, answer = leadership.decide(self.image, body, self.live_brokers())
         self.commit(records, now_ms)
         self.commit(leadership.reassignment_progress(self.image, self.live_brokers()), now_ms)
+        return answer
+
+    def unregister_broker(self, body: UnregisterBrokerRequest, now_ms: int) -> AdminResponse:
+        """UnregisterBroker on a one-node controller (:mod:`.membership`). Its own broker, which is
+        running, registers again at once, as a cluster broker does when its next heartbeat is
+        refused BROKER_ID_NOT_REGISTERED; its partitions keep their leader meanwhile."""
+        current = self.image.brokers.get(body.broker_id)
+        live = self.live_brokers() - {body.broker_id}
+        records, answer = membership.unregister_broker(self.image, body, live, -1, False)
+        if current is not None and body.broker_id == self.node_id:
+            again = RegisterBrokerRecord(
+                broker_id=current.node_id, host=current.host, port=current.port, rack=current.rack
+            )
+            records = [r for r in records if not isinstance(r, PartitionChangeRecord)]
+            records.append(again)
+        self.commit(records, now_ms)
         return answer
 
     # -- configs -------------------------------------------------------------------------------

@@ -15,9 +15,11 @@ once the group's record is committed. A write that fails answers with the
 error Kafka maps it to (NOT_COORDINATOR for a lost leadership,
 COORDINATOR_NOT_AVAILABLE for a timeout or too few replicas).
 
-Timers (session, join, sync) wait in a heap; the earliest deadline is a
-delayed operation on the broker's timing wheel, so a simulator drives them
-with its virtual clock.
+Timers (session, join, sync) wait in a heap on the broker's monotonic clock, as Kafka's coordinator
+timers are ``TimerTask``s on ``SystemTimer`` (``hiResClockMs``; ``coordinator-common/src/main/java/
+org/apache/kafka/coordinator/common/runtime/CoordinatorRuntime.java``, ``EventBasedCoordinatorTimer``);
+the earliest deadline is a delayed operation on the broker's timing wheel, so a simulator drives them
+with its virtual clock, and a step of the wall clock expires no session.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from typing import Protocol
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 from reference_impl.protocol.record_set import build_batch
 
-from ..host import CoordinatorHost
+from ..host import CoordinatorHost, PeerMessenger
 from ..internal_topics import CONSUMER_OFFSETS, TopicsHost, coordinator_error, partition_for
 from ..partition import Partition
 from ..purgatory import DelayedOperation
@@ -66,9 +68,10 @@ RecordKV = tuple[bytes, bytes | None]
 class _Wakeup(DelayedOperation):
     """The coordinator's next timer deadline on the broker's wheel (one at a time, see ``_run_due``)."""
 
-    def __init__(self, owner: GroupCoordinator, deadline_ms: int) -> None:
+    def __init__(self, owner: GroupCoordinator, deadline_ms: int, due_mono_ms: int) -> None:
         super().__init__(deadline_ms)
         self.owner = owner
+        self.due_mono_ms = due_mono_ms
 
     def try_complete(self, now_ms: int) -> bool:
         return False
@@ -111,13 +114,17 @@ class OffsetCommitItem:
     metadata: str | None
 
 
-class GroupHost(CoordinatorHost, TopicsHost, MarkerHost, Protocol):
+class GroupHost(CoordinatorHost, TopicsHost, MarkerHost, PeerMessenger, Protocol):
     """What the group coordinator needs of the broker: the ``__consumer_offsets`` replicas it writes
     and replays, the purgatory its timers and writes wait in, ids, and the transaction coordinator's
-    markers (transactional offsets become visible or vanish with them)."""
+    markers (transactional offsets become visible or vanish with them); the share coordinator and its
+    persister ask other brokers."""
 
     @property
     def rng(self) -> random.Random: ...
+
+    @property
+    def mono_ms(self) -> int: ...
 
 
 class GroupCoordinator:
@@ -137,7 +144,8 @@ class GroupCoordinator:
         self._tokens = itertools.count(1)
         self._depth = 0
         self._ready: list[tuple[str, int]] = []
-        self._next_expiry_ms = self.now_ms + self._config("offsets.retention.check.interval.ms")
+        self._running_at: int | None = None  # the monotonic deadline of the timer running now
+        self._next_expiry_ms = broker.mono_ms + self._config("offsets.retention.check.interval.ms")
         broker.txn_coordinator.marker_listeners.append(self.on_txn_marker)
 
     # -- configuration (MembershipHost) ----------------------------------------------------------
@@ -161,7 +169,9 @@ class GroupCoordinator:
     # -- timers (MembershipHost) -----------------------------------------------------------------
 
     def schedule(self, key: tuple[str, ...], delay_ms: int, fn: Callable[[int], None]) -> None:
-        deadline = self.now_ms + max(delay_ms, 0)
+        """Run ``fn`` ``delay_ms`` from now on the monotonic clock (from its deadline, in a timer)."""
+        now = self.broker.mono_ms if self._running_at is None else self._running_at
+        deadline = now + max(delay_ms, 0)
         token = next(self._tokens)
         self._timers[key] = (token, fn)
         heapq.heappush(self._due, (deadline, token, key))
@@ -174,9 +184,10 @@ class GroupCoordinator:
         return key in self._timers
 
     def _arm(self, deadline_ms: int) -> None:
-        if self._wakeup is not None and self._wakeup.deadline_ms <= deadline_ms:
+        if self._wakeup is not None and self._wakeup.due_mono_ms <= deadline_ms:
             return
-        self._wakeup = _Wakeup(self, deadline_ms)
+        wall = self.now_ms + deadline_ms - self.broker.mono_ms  # the purgatory takes wall deadlines
+        self._wakeup = _Wakeup(self, wall, deadline_ms)
         self.broker.purgatory.try_complete_else_watch(self._wakeup, (), self.now_ms)
 
     def _run_due(self, wakeup: _Wakeup, now_ms: int) -> None:
@@ -188,14 +199,20 @@ class GroupCoordinator:
         """
         if wakeup is self._wakeup:
             self._wakeup = None
-        while self._due and self._due[0][0] <= now_ms:
+        mono = self.broker.mono_ms
+        while self._due and self._due[0][0] <= mono:
             deadline, token, key = heapq.heappop(self._due)
             entry = self._timers.get(key)
             if entry is None or entry[0] != token:
                 continue  # rescheduled or cancelled since
             del self._timers[key]
-            with self.operation(deadline):
-                entry[1](deadline)
+            at = now_ms - (mono - deadline)  # the wall time it fell due
+            self._running_at = deadline
+            try:
+                with self.operation(at):
+                    entry[1](at)
+            finally:
+                self._running_at = None
         while self._due and self._timers.get(self._due[0][2], (None,))[0] != self._due[0][1]:
             heapq.heappop(self._due)  # drop stale entries so the next wakeup is a real one
         if self._due:
@@ -234,15 +251,13 @@ class GroupCoordinator:
 
     def check_coordinator(self, group_id: str) -> Partition:
         """The group's partition if this broker coordinates it, else NOT_COORDINATOR / LOAD_IN_PROGRESS."""
-        if CONSUMER_OFFSETS.name not in self.broker.image.topics:
-            raise KafkaError(ErrorCode.not_coordinator, "__consumer_offsets does not exist yet")
-        index = self.shard_of(group_id)
-        part = self.broker.partition(CONSUMER_OFFSETS.name, index)
-        if part is None or not part.is_leader:
-            raise KafkaError(ErrorCode.not_coordinator, f"group {group_id!r} is coordinated elsewhere")
-        if index not in self.loaded:
-            raise KafkaError(ErrorCode.coordinator_load_in_progress, f"loading __consumer_offsets-{index}")
-        return part
+        return CONSUMER_OFFSETS.coordinator_partition(
+            self.broker,
+            self.shard_of(group_id),
+            self.loaded,
+            ErrorCode.not_coordinator,
+            f"group {group_id!r}",
+        )
 
     def start(self, now_ms: int) -> None:
         """Load every led shard, once the broker restored its high watermarks (later moves: the hook)."""
@@ -264,6 +279,7 @@ class GroupCoordinator:
         for index in sorted(led - self.loaded):
             load_shard(self, index)
             self.loaded.add(index)
+        self.share.state.on_partitions_changed()  # __share_group_state shards (share_state.py)
 
     def _unload(self, index: int) -> None:
         self.loaded.discard(index)
@@ -735,10 +751,10 @@ class GroupCoordinator:
 
     def maintain(self, now_ms: int) -> None:
         """Every ``offsets.retention.check.interval.ms``: expire old offsets, and empty groups left bare."""
-        if not self.started or now_ms < self._next_expiry_ms:
+        if not self.started or self.broker.mono_ms < self._next_expiry_ms:
             return
         self._enter(now_ms)
-        self._next_expiry_ms = now_ms + self._config("offsets.retention.check.interval.ms")
+        self._next_expiry_ms = self.broker.mono_ms + self._config("offsets.retention.check.interval.ms")
         retention_ms = self._config("offsets.retention.minutes") * 60_000
         for group in list(self.groups.values()):
             if self.shard_of(group.group_id) not in self.loaded:

@@ -14,16 +14,20 @@ Not yet here: the ShareGroupMetadata/ShareGroupMemberMetadata/... records Kafka 
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
+from ..internal_topics import SHARE_GROUP_STATE
 from .consumer_coordinator import topic_partitions, undescribable
 from .share_fetch import SharePartitions
 from .share_group import HeartbeatReply, ShareGroup, ShareGroupConfig
 from .share_partition import SharePartitionConfig
+from .share_persister import Persister, ShareStateSync
+from .share_state import ShareStateCoordinator
 
 if TYPE_CHECKING:
     from .coordinator import GroupCoordinator
@@ -49,6 +53,9 @@ class ShareGroups:
         self.groups: dict[str, ShareGroup] = {}
         self._clients: dict[tuple[str, str], tuple[str, str]] = {}
         self._leader: SharePartitions | None = None
+        self.state = ShareStateCoordinator(coordinator.broker)
+        """The share coordinator: share-partition state on ``__share_group_state`` (APIs 83-87)."""
+        self._sync: ShareStateSync | None = None
 
     @property
     def leader(self) -> SharePartitions:
@@ -63,6 +70,13 @@ class ShareGroups:
                 )
             )
         return self._leader
+
+    @property
+    def sync(self) -> ShareStateSync:
+        """The leader's share-partitions' persisted state: loaded on first use, written on change."""
+        if self._sync is None:
+            self._sync = ShareStateSync(Persister(self.coordinator.broker, self.state), self.leader)
+        return self._sync
 
     def group_config(self, group_id: str) -> ShareGroupConfig:
         """The session timeout and heartbeat interval of a share group: its own
@@ -88,6 +102,7 @@ class ShareGroups:
         if self._leader is not None:
             self._leader.release_member(group_id, member_id)
             self._leader.sessions.remove_member(group_id, member_id)
+            self.sync.flush()
 
     def member_known(self, group_id: str, member_id: str) -> bool | None:
         """Is ``member_id`` a member of share group ``group_id``? None when another broker coordinates
@@ -130,6 +145,12 @@ class ShareGroups:
             now_ms=now,
         )
         self.groups[req.group_id] = group
+        if reply.member_epoch >= 0:
+            # Kafka's coordinator initializes the assigned share-partitions' state through the
+            # persister, whose FindCoordinator creates __share_group_state: the topic exists before
+            # the members' first ShareFetch needs it (here the leaders read and initialize it).
+            with contextlib.suppress(KafkaError):
+                SHARE_GROUP_STATE.ensure(self.coordinator.broker, now)
         key = ("share", req.group_id, req.member_id)
         if reply.member_epoch < 0:
             self.coordinator.cancel(key)

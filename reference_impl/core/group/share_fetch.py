@@ -12,8 +12,8 @@ timers), ``KafkaApis.handleShareFetchRequest`` / ``handleShareAcknowledgeRequest
   of becoming available again;
 * share sessions are :class:`.share_session.ShareSessionCache`'s.
 
-Differences from Kafka, all stated: share state lives in this broker's memory only (no
-``__share_group_state``, no share coordinator, APIs 83-87); lock expiry is applied when a request
+Share-partition state is persisted through the share coordinator (``share_persister.py``,
+``share_state.py``). Differences from Kafka, all stated: lock expiry is applied when a request
 touches the share-partition (before acquiring or acknowledging), not by a timer thread, which no
 client can tell apart except by the describe-offsets admin API (90, not built).
 """

@@ -119,6 +119,9 @@ class SharePartition:
         self._spso = start
         self._next = start  # SPEO + 1: the next offset never acquired yet
         self._records: dict[int, InFlight] = {}
+        self.changes = 0
+        """Counts the changes the persisted state must follow (acknowledgements, releases, expired
+        locks, a moved log start); the persister writes when it differs from what it wrote."""
 
     @property
     def start_offset(self) -> int:
@@ -189,6 +192,7 @@ class SharePartition:
                 self._release(record)
             else:
                 self._finish(record, RecordState.ARCHIVED)
+        self.changes += 1 if plan else 0
         self._advance()
 
     def _check(self, member_id: str, batch: AckBatch) -> list[tuple[int, AcknowledgeType]]:
@@ -242,6 +246,7 @@ class SharePartition:
         ]
         for offset in expired:
             self._release(self._records[offset])
+        self.changes += 1 if expired else 0
         self._advance()
         return expired
 
@@ -250,6 +255,7 @@ class SharePartition:
         held = [o for o, r in sorted(self._records.items()) if r.member_id == member_id]
         for offset in held:
             self._release(self._records[offset])
+        self.changes += 1 if held else 0
         self._advance()
         return held
 
@@ -261,6 +267,45 @@ class SharePartition:
             del self._records[offset]
         self._spso = log_start
         self._next = max(self._next, log_start)
+        self.changes += 1
+        self._advance()
+
+    # -- persisted state (share_persister.py) ---------------------------------------------------
+
+    def state_batches(self) -> list[tuple[int, int, int, int]]:
+        """The in-flight records as state batches (first, last, delivery state, delivery count),
+        contiguous runs of one state and count merged. An ACQUIRED record is written AVAILABLE with
+        its delivery count: a new leader has no lock to keep, so the record goes out again."""
+        out: list[tuple[int, int, int, int]] = []
+        for offset in sorted(self._records):
+            r = self._records[offset]
+            state = RecordState.AVAILABLE if r.state is RecordState.ACQUIRED else r.state
+            if out and out[-1][1] + 1 == offset and out[-1][2:] == (state, r.delivery_count):
+                out[-1] = (out[-1][0], offset, state, r.delivery_count)
+            else:
+                out.append((offset, offset, int(state), r.delivery_count))
+        return out
+
+    def restore(self, start_offset: int, batches: Iterable[tuple[int, int, int, int]]) -> None:
+        """Take persisted state (ReadShareGroupState): the start offset and the batches' records, at
+        most ``max_record_locks`` offsets from the start (past them, records are new again). Offsets
+        between the start and a batch that no batch names were never delivered (Kafka's gaps)."""
+        limit = start_offset + self.config.max_record_locks
+        self._spso = start_offset
+        self._records = {}
+        end = start_offset
+        budget = 2 * self.config.max_record_locks  # bounds the loop over overlapping batches
+        for first, last, state, count in sorted(batches):
+            lo, hi = max(first, start_offset), min(last, limit - 1)
+            if lo > hi or state not in (0, 2, 4) or budget <= 0:
+                continue
+            for offset in range(lo, min(hi, lo + budget - 1) + 1):
+                self._records[offset] = InFlight(RecordState(state), max(0, count))
+                budget -= 1
+            end = max(end, hi + 1)
+        for offset in range(start_offset, end):
+            self._records.setdefault(offset, InFlight(RecordState.AVAILABLE))
+        self._next = end
         self._advance()
 
 

@@ -102,7 +102,8 @@ def admin_write_authorized(broker: HandlerHost, ctx: RequestContext, api_key: in
     with NOT_CONTROLLER, which clients retry at the controller."""
     if unchecked(broker, ctx):
         return True
-    if api_key in (30, 31, 51, 57):  # CreateAcls, DeleteAcls, AlterUserScramCredentials, UpdateFeatures
+    if api_key in (30, 31, 51, 57, 80, 81):  # CreateAcls, DeleteAcls, AlterUserScramCredentials,
+        # UpdateFeatures, AddRaftVoter, RemoveRaftVoter
         return cluster_allowed(broker, ctx, Op.ALTER)
     if api_key == 49:  # AlterClientQuotas: ALTER_CONFIGS on the cluster (ControllerApis)
         return cluster_allowed(broker, ctx, Op.ALTER_CONFIGS)

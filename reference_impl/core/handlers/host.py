@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from ..ports import LogStore
     from ..purgatory import Purgatory
     from ..quotas import ClientQuotas
+    from ..replica_manager import ReplicaManager
     from ..security.acls import Authorizer
     from ..telemetry import ClientTelemetry
     from ..txn.coordinator import TransactionCoordinator
@@ -32,6 +33,10 @@ if TYPE_CHECKING:
 class HandlerHost(ReplicaHost, PeerMessenger, Protocol):
     @property
     def store(self) -> LogStore: ...
+
+    @property
+    def replica_manager(self) -> ReplicaManager:
+        """The partition replicas and their log directories (AlterReplicaLogDirs)."""
 
     @property
     def rng(self) -> random.Random: ...

@@ -127,6 +127,8 @@ def _produce(broker: HandlerHost, ctx: RequestContext, request: Any, verified: C
                 entry["error_code"] = ErrorCode.invalid_required_acks
             elif part is None:
                 entry["error_code"] = missing
+            elif part.offline is not None:  # its log directory failed (Kafka: KafkaStorageException)
+                entry["error_code"] = ErrorCode.kafka_storage_error
             elif refuses_client_writes(part.topic):
                 entry["error_code"] = ErrorCode.invalid_topic_exception
             elif verified.get(part.key, ErrorCode.none) is not ErrorCode.none:

@@ -112,7 +112,12 @@ class DelayedFetch(DelayedOperation):
             if key[0] in self.state.denied:
                 continue  # not read: its data must not move the answer's timing
             part = self.broker.partition(*key)
-            if part is None or not self.state.may_read(part) or part.leader_epoch < want.current_leader_epoch:
+            if (
+                part is None
+                or part.offline is not None
+                or not self.state.may_read(part)
+                or part.leader_epoch < want.current_leader_epoch
+            ):
                 return self.force_complete(now_ms)  # an error to report: answer at once
             if _preferred_replica(self.broker, self.state, part, want.fetch_offset, now_ms) is not None:
                 return self.force_complete(now_ms)  # Kafka answers a redirect at once
@@ -439,6 +444,7 @@ def _read_partition(
     if part is None:
         return _error_entry(key[1], ErrorCode.unknown_topic_or_partition, state.isolation), 0
     try:
+        part.check_online()
         if not state.may_read(part):
             raise KafkaError(ErrorCode.not_leader_or_follower)
         if state.from_follower:

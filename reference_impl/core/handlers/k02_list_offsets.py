@@ -58,6 +58,7 @@ def handle_list_offsets(broker: HandlerHost, ctx: RequestContext, request: Any) 
                     raise KafkaError(ErrorCode.invalid_request, "partition listed twice")
                 if part is None:
                     raise KafkaError(ErrorCode.unknown_topic_or_partition)
+                part.check_online()
                 if not part.is_leader:
                     raise KafkaError(ErrorCode.not_leader_or_follower)
                 part.check_leader_epoch(get(p, "current_leader_epoch", -1))

@@ -9,8 +9,9 @@ brokers) and is answered COORDINATOR_NOT_AVAILABLE, as Kafka does while the
 topic is being created; the client retries. A partition without a live leader
 is COORDINATOR_NOT_AVAILABLE too.
 Version notes: v1+ key type; v4+ batched keys (KIP-699), each with its own
-error; v6 adds share-group keys (type 2, KIP-932), not implemented here:
-INVALID_REQUEST, as Kafka answers when no share coordinator runs.
+error; v6 adds share coordinator keys (type 2, KIP-932): ``groupId:topicId:partition`` (Kafka's
+``SharePartitionKey``), on ``__share_group_state``, CLUSTER_ACTION needed
+(CLUSTER_AUTHORIZATION_FAILED), a malformed key or an older version INVALID_REQUEST.
 Errors before v4 are top-level, with node -1, host "" and port -1.
 """
 
@@ -23,15 +24,21 @@ from reference_impl.protocol.apis import response_class
 from reference_impl.protocol.build import build, get
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
-from ..internal_topics import CONSUMER_OFFSETS, TRANSACTION_STATE, InternalTopic, partition_for
-from .access import GROUP, TXN, Op, allowed
+from ..internal_topics import (
+    CONSUMER_OFFSETS,
+    SHARE_GROUP_STATE,
+    TRANSACTION_STATE,
+    InternalTopic,
+    partition_for,
+)
+from .access import GROUP, TXN, Op, allowed, cluster_allowed
 from .registry import Reply, Respond, handles
 
 if TYPE_CHECKING:
     from ..request_context import RequestContext
     from .host import HandlerHost
 
-_TOPICS: dict[int, InternalTopic] = {0: CONSUMER_OFFSETS, 1: TRANSACTION_STATE}
+_TOPICS: dict[int, InternalTopic] = {0: CONSUMER_OFFSETS, 1: TRANSACTION_STATE, 2: SHARE_GROUP_STATE}
 _MESSAGES = {
     ErrorCode.coordinator_not_available: "The coordinator is not available.",
     ErrorCode.invalid_request: "Unsupported coordinator key type.",
@@ -66,7 +73,18 @@ def _authorized_find(
         return ErrorCode.group_authorization_failed, -1, "", -1
     if key_type == 1 and not allowed(broker, ctx, Op.DESCRIBE, TXN, key):
         return ErrorCode.transactional_id_authorization_failed, -1, "", -1
+    if key_type == 2:
+        if ctx.api_version < 6 or not _share_key(key):
+            return ErrorCode.invalid_request, -1, "", -1
+        if not cluster_allowed(broker, ctx, Op.CLUSTER_ACTION):
+            return ErrorCode.cluster_authorization_failed, -1, "", -1
     return find_coordinator(broker, key_type, key, ctx.received_ms)
+
+
+def _share_key(key: str) -> bool:
+    """``SharePartitionKey.getInstance(String)``: group, topic id and partition, colon-separated."""
+    parts = key.rsplit(":", 2)
+    return len(parts) == 3 and all(parts) and parts[2].isdigit() and len(parts[2]) <= 10
 
 
 @handles(10, 0, 6)

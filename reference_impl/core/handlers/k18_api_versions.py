@@ -52,11 +52,12 @@ def handle_api_versions(broker: HandlerHost, ctx: RequestContext, request: Any) 
     ]
     body: dict[str, Any] = {"error_code": 0, "api_keys": keys, "throttle_time": 0}
     if ctx.api_version >= 3:
-        body.update(feature_lists(ctx.api_version, broker.image))
+        kraft = broker.quorum.raft.membership.history.kraft_version if broker.quorum is not None else 0
+        body.update(feature_lists(ctx.api_version, broker.image, kraft))
     return Respond(build(response_class(18, ctx.api_version), body))
 
 
-def feature_lists(api_version: int, image: MetadataImage) -> dict[str, Any]:
+def feature_lists(api_version: int, image: MetadataImage, kraft_version: int = 0) -> dict[str, Any]:
     """The v3+ feature fields from the feature table. Below v4 a feature whose lowest supported
     level is 0 is left out of the supported list (Kafka's ApiVersionsResponse.java, KAFKA-17492:
     older clients refuse a range starting at 0); finalized levels of 0 are never listed.
@@ -68,6 +69,8 @@ def feature_lists(api_version: int, image: MetadataImage) -> dict[str, Any]:
         if api_version >= 4 or f.min_level > 0
     ]
     levels, epoch = features.effective_levels(image.finalized_features, image.features_epoch)
+    if kraft_version > 0:  # the quorum's own KRaftVersionRecord, never a FeatureLevelRecord (KAFKA-18979)
+        levels = {**levels, features.KRAFT_VERSION.name: kraft_version}
     finalized = [
         {"name": name, "min_version_level": level, "max_version_level": level}
         for name, level in levels.items()

@@ -40,6 +40,7 @@ def handle_delete_records(broker: HandlerHost, ctx: RequestContext, request: Any
                     raise KafkaError(ErrorCode.unknown_topic_or_partition)
                 if refuses_client_writes(part.topic):
                     raise KafkaError(ErrorCode.invalid_topic_exception)
+                part.check_online()
                 entry["low_watermark"] = part.delete_records_before(int(p.offset))
                 entry["error_code"] = ErrorCode.none
                 broker.notify_partition_changed(part.key, ctx.received_ms)

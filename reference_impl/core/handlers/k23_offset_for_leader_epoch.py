@@ -42,6 +42,7 @@ def handle_offset_for_leader_epoch(broker: HandlerHost, ctx: RequestContext, req
                     raise KafkaError(ErrorCode.topic_authorization_failed)
                 if part is None:
                     raise KafkaError(ErrorCode.unknown_topic_or_partition)
+                part.check_online()
                 if not part.is_leader:
                     raise KafkaError(ErrorCode.not_leader_or_follower)
                 part.check_leader_epoch(int(p.current_leader_epoch))

@@ -7,7 +7,9 @@ and (``include_documentation``) the documentation. Errors per resource:
 UNKNOWN_TOPIC_OR_PARTITION, INVALID_REQUEST (another broker's id, an
 unknown resource type). Broker loggers (type 8) answer an empty list.
 Groups (type 32, any id, existing or not) answer every ``GroupConfig`` key
-(configs/resolution.describe_group_configs).
+(configs/resolution.describe_group_configs). A broker (its id) answers every config Kafka defines
+(configs/catalogue.py) and those set on it; the cluster-wide default (name "") only the dynamic
+defaults set (Kafka's ConfigHelper), each with its source.
 """
 
 from __future__ import annotations
@@ -32,7 +34,9 @@ if TYPE_CHECKING:
 
 
 def _entry(e: ConfigEntry, synonyms: bool, docs: bool) -> dict[str, Any]:
-    sensitive = e.type is ConfigType.PASSWORD  # Kafka never shows a password config's value
+    # Kafka never shows a password config's value, nor one of a config it does not define
+    # (KafkaConfig.maybeSensitive: an unknown type may be a password)
+    sensitive = e.type in (ConfigType.PASSWORD, ConfigType.UNKNOWN)
     return {
         "name": e.name,
         "value": None if sensitive else e.value,
@@ -40,7 +44,7 @@ def _entry(e: ConfigEntry, synonyms: bool, docs: bool) -> dict[str, Any]:
         "config_source": int(e.source),
         "is_sensitive": sensitive,
         "config_type": int(e.type),
-        "documentation": e.doc if docs else None,
+        "documentation": (e.doc or None) if docs else None,  # none for a config Kafka does not define
         "synonyms": [
             {"name": n, "value": None if sensitive else v, "source": int(s)} for n, v, s in e.synonyms
         ]
@@ -102,8 +106,8 @@ def handle_describe_configs(broker: HandlerHost, ctx: RequestContext, request: A
                 result["configs"] = subscription_entries(broker, rname, keys)
                 results.append(result)
                 continue
-            else:
-                entries = broker.config.describe(keys)
+            else:  # this broker (its id) or the cluster-wide defaults ("")
+                entries = broker.config.describe(keys, per_broker=rname != "")
             result["configs"] = [_entry(e, synonyms, docs) for e in entries]
         except KafkaError as exc:
             result.update(error_code=exc.code, error_message=exc.message)

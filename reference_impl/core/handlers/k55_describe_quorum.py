@@ -10,14 +10,15 @@ partition, as Kafka's raft replicas answer it, and the client retries. A one-nod
 one-voter quorum and describes itself.
 
 Version notes: v1 adds each replica's last fetch and caught-up times; v2 (KIP-853) adds a
-top-level and a partition error message, each replica's directory id (this broker has no
-directory ids: the null/zero id, as Kafka reports replicas without one) and ``nodes``, the
+top-level and a partition error message, each replica's directory id (a voter's from a kraft.version
+1 quorum's voter set; otherwise the null/zero id, as Kafka reports replicas without one) and ``nodes``, the
 voters' endpoints. A node here has one listener for clients and peers alike; it is named
 PLAINTEXT, the name Kafka gives an unnamed plaintext listener.
 """
 
 from __future__ import annotations
 
+import uuid
 from typing import TYPE_CHECKING, Any
 
 from reference_impl.protocol.apis import response_class
@@ -91,7 +92,7 @@ def _described(broker: HandlerHost) -> dict[str, Any]:
         "leader_id": described.leader_id,
         "leader_epoch": described.leader_epoch,
         "high_watermark": described.high_watermark,
-        "current_voters": [_replica(r) for r in described.current_voters],
+        "current_voters": [_replica(r, _directory(quorum, r.replica_id)) for r in described.current_voters],
         "observers": [_replica(r) for r in described.observers],
         "nodes": [_node(node_id, host, port) for node_id, (host, port) in sorted(quorum.voters.items())],
     }
@@ -121,10 +122,16 @@ def _single_node(broker: HandlerHost, ctx: RequestContext) -> dict[str, Any]:
     }
 
 
-def _replica(replica: Any) -> dict[str, Any]:
+def _directory(quorum: Any, voter_id: int) -> uuid.UUID | None:
+    """A voter's directory id as the quorum's voter set has it (kraft.version 1; else none)."""
+    voter = quorum.raft.membership.voters.get(voter_id)
+    return None if voter is None or voter.directory_id.int == 0 else voter.directory_id
+
+
+def _replica(replica: Any, directory: uuid.UUID | None = None) -> dict[str, Any]:
     return {
         "replica_id": replica.replica_id,
-        "replica_directory_id": None,
+        "replica_directory_id": directory,
         "log_end_offset": replica.log_end_offset,
         "last_fetch_timestamp": replica.last_fetch_timestamp,
         "last_caught_up_timestamp": replica.last_caught_up_timestamp,

@@ -29,20 +29,22 @@ KIP-1222) are INVALID_REQUEST here.
 A fetch that acquires nothing waits up to MaxWaitMs (with MinBytes > 0) for records to acquire,
 woken by produces and leadership changes on the session's partitions (DelayedShareFetch); a lock
 that runs out during the wait counts as records to acquire only when the fetch is next woken.
-Not implemented: NodeEndpoints (empty),
-persisted share state (memory only; APIs 83-87 are not served).
+A share-partition's state is read from the share coordinator when it is first used (and after a
+leadership change; a fetch waits for it, at most LOAD_WAIT_MS past its MaxWaitMs) and written after
+acknowledgements and expired locks (``group/share_persister.py``). Not implemented: NodeEndpoints
+(empty).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from reference_impl.protocol.apis import response_class
 from reference_impl.protocol.build import build, millis
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
-from ..group.share_fetch import DEFAULT_MAX_RECORDS, MAX_RECORDS_PER_FETCH
+from ..group.share_fetch import DEFAULT_MAX_RECORDS, MAX_RECORDS_PER_FETCH, SPKey
 from ..group.share_session import INITIAL_EPOCH
 from ..purgatory import DelayedOperation
 from .registry import Deferred, Reply, Respond, handles
@@ -50,12 +52,16 @@ from .share_common import (
     TP,
     Located,
     acknowledge,
+    after_written,
     group_by_topic,
     leader_of,
     locate,
     open_session,
     partitions_of,
 )
+
+LOAD_WAIT_MS = 10_000
+"""How much longer than MaxWaitMs a fetch waits for its share-partitions' state to be read."""
 
 if TYPE_CHECKING:
     from ..group.share_partition import SharePartition
@@ -75,6 +81,9 @@ class _Fetch:
     session: list[TP]
     budget: int
     remaining: int
+    touched: list[tuple[SPKey, int]] = field(default_factory=list)  # acknowledged: (key, changes)
+    loading: bool = False  # a partition of the session had its state still being read
+    answer_by_ms: int = 0  # MaxWaitMs: no later than this once every state is read
 
 
 class DelayedShareFetch(DelayedOperation):
@@ -88,17 +97,24 @@ class DelayedShareFetch(DelayedOperation):
 
     def try_complete(self, now_ms: int) -> bool:
         leader = self.broker.group_coordinator.share.leader
+        loading = False
         for tp in self.state.session:
             loc = locate(self.broker, self.state.ctx, leader, self.state.group_id, tp)
+            if loc.loading:
+                loading = True  # woken again once its state is read
+                continue
             if loc.sp is None or loc.part is None:
                 return self.force_complete(now_ms)  # an error to report: answer at once
             loc.sp.expire_locks(now_ms)
             if loc.sp.next_candidate() < loc.part.high_watermark:
                 return self.force_complete(now_ms)
+        if not loading and now_ms >= self.state.answer_by_ms:
+            return self.force_complete(now_ms)  # every state read and MaxWaitMs already over
         return False
 
     def on_complete(self, now_ms: int) -> None:
         _fill(self.broker, self.state, now_ms)
+        self.broker.group_coordinator.share.sync.flush()
         cls = response_class(78, self.state.ctx.api_version)
         self.state.ctx.respond(build(cls, {**self.state.body, **_answer(self.state)}))
 
@@ -118,20 +134,30 @@ def handle_share_fetch(broker: HandlerHost, ctx: RequestContext, request: Any) -
         state = _prepare(broker, ctx, request, body, now)
     except KafkaError as exc:
         return Respond(build(cls, {**body, "error_code": exc.code, "error_message": exc.message}))
-    if isinstance(state, dict):
-        return Respond(build(cls, {**body, **state}))
+    if isinstance(state, tuple):
+        broker.group_coordinator.share.sync.flush()
+        return after_written(broker, ctx, build(cls, {**body, **state[0]}), state[1])
     acquired = _fill(broker, state, now)
-    max_wait = millis(request.max_wait)
+    broker.group_coordinator.share.sync.flush()  # acknowledgements and expired locks, persisted
+    max_wait = max(0, millis(request.max_wait)) if int(request.min_bytes) > 0 else 0
     keys = _watch_keys(broker, state.session)
-    if acquired or max_wait <= 0 or int(request.min_bytes) <= 0 or not keys:
-        return Respond(build(cls, {**body, **_answer(state)}))
-    return Deferred(DelayedShareFetch(broker, state, now + max_wait), keys)
+    if acquired or not keys or (max_wait <= 0 and not state.loading):
+        # Kafka answers once the piggybacked acknowledgements are written (handleAcknowledgements'
+        # future); a fetch that waits for records answers when it is done waiting
+        return after_written(broker, ctx, build(cls, {**body, **_answer(state)}), state.touched)
+    # Kafka's fetch waits for its share-partitions to initialize (SharePartitionManager.fetchMessages):
+    # a partition whose state is being read holds the answer, up to LOAD_WAIT_MS past MaxWaitMs.
+    state.answer_by_ms = now + max_wait
+    deadline = now + max_wait + (LOAD_WAIT_MS if state.loading else 0)
+    return Deferred(DelayedShareFetch(broker, state, deadline), keys)
 
 
 def _prepare(
     broker: HandlerHost, ctx: RequestContext, request: Any, body: dict[str, Any], now: int
-) -> _Fetch | dict[str, Any]:
-    """Session and acknowledgements; the answer itself when the request closed the session."""
+) -> _Fetch | tuple[dict[str, Any], list[tuple[SPKey, int]]]:
+    """Session and acknowledgements; the answer itself (and what it acknowledged) when the request
+    closed the session."""
+    touched: list[tuple[SPKey, int]] = []
     named = partitions_of(request.topics)
     forgotten = [(t.topic_id, int(p)) for t in request.forgotten_topics_data for p in t.partitions]
     epoch = int(request.share_session_epoch)
@@ -147,10 +173,13 @@ def _prepare(
         entry = _entry(tp, loc)
         if loc.sp is not None and batches:
             entry["acknowledge_error_code"] = acknowledge(loc.sp, member_id, batches, now)
+            touched.append(((group_id, tp[0], tp[1]), loc.sp.changes))
+        elif loc.loading and batches:  # nothing is held on a share-partition not loaded yet
+            entry["acknowledge_error_code"] = ErrorCode.invalid_record_state
         entries[tp] = entry
     if session is None:  # epoch -1: acknowledge, then close (KafkaApis: no fetch on a final epoch)
         leader.release_member(group_id, member_id)
-        return {"error_code": ErrorCode.none, "responses": group_by_topic(entries.items())}
+        return {"error_code": ErrorCode.none, "responses": group_by_topic(entries.items())}, touched
     return _Fetch(
         ctx,
         body,
@@ -160,6 +189,7 @@ def _prepare(
         sorted(session.partitions, key=lambda x: (str(x[0]), x[1])),
         _max_records(request),
         max(0, min(int(request.max_bytes), broker.config.get_int("fetch.max.bytes"))),
+        touched,
     )
 
 
@@ -167,10 +197,12 @@ def _fill(broker: HandlerHost, state: _Fetch, now: int) -> bool:
     """Acquire on the session's partitions within the budgets; True if anything was acquired."""
     leader = broker.group_coordinator.share.leader
     got_any = False
+    state.loading = False
     for tp in state.session:
         if state.budget <= 0 or state.remaining <= 0:
             break
         loc = locate(broker, state.ctx, leader, state.group_id, tp)
+        state.loading = state.loading or loc.loading
         if loc.sp is None or loc.part is None:
             if tp in state.entries:
                 state.entries[tp] = _entry(tp, loc) | {

@@ -14,7 +14,9 @@ hold), INVALID_REQUEST (a malformed batch), UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_P
 NOT_LEADER_OR_FOLLOWER (with the current leader), TOPIC_AUTHORIZATION_FAILED.
 Version notes: v1-v2, as Kafka's newest ShareAcknowledgeRequest.json and kio 0.6.5 define them
 (v0 was 4.0's early access); v2's IsRenewAck (KIP-1222 renew, type 4) is refused (INVALID_REQUEST).
-Not implemented: NodeEndpoints (empty); persisted share state (memory only).
+The answer goes out once the changed state is written through the share coordinator
+(``group/share_persister.py``; a failed write is retried later and does not change the answer).
+Not implemented: NodeEndpoints (empty).
 """
 
 from __future__ import annotations
@@ -25,8 +27,18 @@ from reference_impl.protocol.apis import response_class
 from reference_impl.protocol.build import build
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
+from ..group.share_fetch import SPKey
 from .registry import Reply, Respond, handles
-from .share_common import TP, acknowledge, group_by_topic, leader_of, locate, open_session, partitions_of
+from .share_common import (
+    TP,
+    acknowledge,
+    after_written,
+    group_by_topic,
+    leader_of,
+    locate,
+    open_session,
+    partitions_of,
+)
 
 if TYPE_CHECKING:
     from ..request_context import RequestContext
@@ -42,13 +54,17 @@ def handle_share_acknowledge(broker: HandlerHost, ctx: RequestContext, request: 
         "responses": [],
         "node_endpoints": [],
     }
+    touched: list[tuple[SPKey, int]] = []
     try:
-        return Respond(build(cls, {**body, **_serve(broker, ctx, request, ctx.received_ms)}))
+        answer = build(cls, {**body, **_serve(broker, ctx, request, ctx.received_ms, touched)})
     except KafkaError as exc:
         return Respond(build(cls, {**body, "error_code": exc.code, "error_message": exc.message}))
+    return after_written(broker, ctx, answer, touched)
 
 
-def _serve(broker: HandlerHost, ctx: RequestContext, request: Any, now: int) -> dict[str, Any]:
+def _serve(
+    broker: HandlerHost, ctx: RequestContext, request: Any, now: int, touched: list[tuple[SPKey, int]]
+) -> dict[str, Any]:
     named = partitions_of(request.topics)
     if bool(getattr(request, "is_renew_ack", False)):
         raise KafkaError(ErrorCode.invalid_request, "renew acknowledgements are not supported")
@@ -66,7 +82,11 @@ def _serve(broker: HandlerHost, ctx: RequestContext, request: Any, now: int) -> 
             entry["current_leader"] = leader_of(loc)
         if loc.sp is not None:
             entry["error_code"] = acknowledge(loc.sp, member_id, batches, now)
+            touched.append(((group_id, tp[0], tp[1]), loc.sp.changes))
+        elif loc.loading:  # nothing is held on a share-partition not loaded yet
+            entry["error_code"] = ErrorCode.invalid_record_state
         entries.append((tp, entry))
     if session is None:  # epoch -1 closed the session
         leader.release_member(group_id, member_id)
+    broker.group_coordinator.share.sync.flush()  # the acknowledgements, persisted
     return {"error_code": ErrorCode.none, "responses": group_by_topic(entries)}

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import astuple, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from reference_impl.protocol.errors import ErrorCode, KafkaError
@@ -24,6 +24,7 @@ from ..group.share_fetch import (
     MAX_REQUEST_PARTITIONS,
     MAX_SESSION_PARTITIONS,
     SharePartitions,
+    SPKey,
 )
 from ..group.share_partition import (
     MAX_ACK_SPAN,
@@ -33,7 +34,11 @@ from ..group.share_partition import (
     SharePartitionConfig,
 )
 from ..group.share_session import INITIAL_EPOCH, ShareSession
+from ..group.share_state import WRITE_TIMEOUT_MS
+from ..group.share_state_records import ShareState
 from .access import GROUP, TOPIC, Op, allowed
+from .later import LaterReply
+from .registry import Reply, Respond
 
 if TYPE_CHECKING:
     from ..partition import Partition
@@ -52,6 +57,7 @@ class Located:
     part: Partition | None
     error: ErrorCode
     leader: tuple[int, int] = (-1, -1)  # the partition's leader and epoch, from the metadata image
+    loading: bool = False  # the share-partition's persisted state is being read (share_persister.py)
 
 
 def get(obj: Any, name: str, default: Any) -> Any:
@@ -148,8 +154,9 @@ def _start_by_duration(broker: HandlerHost, part: Partition, group_id: str, now_
 def locate(
     broker: HandlerHost, ctx: RequestContext, leader: SharePartitions, group_id: str, tp: TP
 ) -> Located:
-    """The share-partition of ``tp`` on this broker, created on first use at the log end, or at the
-    log start for a group with ``share.auto.offset.reset=earliest``."""
+    """The share-partition of ``tp`` on this broker: loaded from its persisted state on first use
+    (and after a leadership change), else created at the log end, or at the log start for a group
+    with ``share.auto.offset.reset=earliest``."""
     topic = broker.image.topic_by_id(tp[0]) if tp[0] is not None else None
     if topic is None:
         return Located(tp, None, None, ErrorCode.unknown_topic_id)
@@ -163,20 +170,35 @@ def locate(
     if part is None or not part.is_leader:
         return Located(tp, None, part, ErrorCode.not_leader_or_follower, known)
     config = group_config(broker, leader, group_id)
+    key = (group_id, tp[0], tp[1])
+    sync = broker.group_coordinator.share.sync
+
+    # Where a share-partition without state starts: the log as its first use sees it (the persister
+    # keeps the first bounds it was given, however long the state takes to read).
     log_end = max(part.high_watermark, part.log.log_start_offset)
     first = part.log.log_start_offset
-    if (group_id, *tp) not in leader.partitions:
+    if key not in leader.partitions:
         start = _start_by_duration(broker, part, group_id, ctx.received_ms)
         first = first if start is None else min(max(start, first), log_end)
+
+    def create(state: ShareState | None, bounds: tuple[int, int]) -> SharePartition:
+        """The share-partition, from its persisted state, else at the log end (or start) of ``bounds``."""
+        sp = leader.get_or_create(key, log_start=bounds[0], log_end=bounds[1], config=config)
+        if state is not None:
+            sp.restore(state.start_offset, [astuple(b) for b in state.batches])
+        return sp
+
+    def wake() -> None:  # a fetch waiting on the partition looks again
+        broker.notify_partition_changed((topic.name, tp[1]), broker.now_ms)
+
     try:
-        sp = leader.get_or_create(
-            (group_id, tp[0], tp[1]),
-            log_start=first,
-            log_end=log_end,
-            config=config,
+        sp = sync.current(key, part.leader_epoch) or sync.load(
+            key, part.leader_epoch, ctx.received_ms, (first, log_end), create, wake
         )
     except KafkaError as exc:
         return Located(tp, None, part, exc.code)
+    if sp is None:  # its persisted state is being read
+        return Located(tp, None, part, ErrorCode.none, known, loading=True)
     sp.config = config  # the lock duration is read at each acquisition, so a change applies at once
     sp.log_start_moved(part.log.log_start_offset)
     return Located(tp, sp, part, ErrorCode.none)
@@ -213,3 +235,26 @@ def group_by_topic(entries: Iterable[tuple[TP, dict[str, Any]]]) -> list[dict[st
     for (topic_id, _), entry in entries:
         by_topic.setdefault(topic_id, []).append(entry)
     return [{"topic_id": t, "partitions": ps} for t, ps in by_topic.items()]
+
+
+def after_written(
+    broker: HandlerHost, ctx: RequestContext, answer: Any, touched: list[tuple[SPKey, int]]
+) -> Reply:
+    """The answer once the acknowledged state is written (Kafka's ``SharePartition.acknowledge``
+    completes after the persister's write), at once when no write is pending."""
+    sync = broker.group_coordinator.share.sync
+    reply = LaterReply(ctx, lambda _v: answer, ctx.received_ms + WRITE_TIMEOUT_MS, None, "share-ack", broker)
+    pending = {"n": 0}
+
+    def one_written() -> None:
+        pending["n"] -= 1
+        if pending["n"] == 0:
+            reply.answer(None)
+
+    for key, changes in touched:
+        pending["n"] += 1
+        if not sync.when_written(key, changes, one_written):
+            pending["n"] -= 1
+    if pending["n"] == 0:
+        return Respond(answer)
+    return reply.deferred()

@@ -18,7 +18,13 @@ broker (it never registers, so no partition is placed on it). This object owns
   requests from peers arrive through the handlers and are answered when the
   quorum or the controller answers them (:class:`_AwaitAnswer`).
 
-Nothing here does I/O: the stores come in as ports and time as ``now_ms``.
+Nothing here does I/O: the stores come in as ports and time as ``now_ms`` (wall) and the
+broker's ``mono_ms`` (monotonic). Raft runs on wall time, as Kafka's ``KafkaRaftClient`` on
+``time.milliseconds()`` (``raft/src/main/java/org/apache/kafka/raft/KafkaRaftClient.java``); the
+broker lifecycle (registration, heartbeats, their in-flight timeout) on the monotonic clock, as
+Kafka's ``BrokerLifecycleManager`` schedules them on its event queue in ``time.nanoseconds()``
+(``core/src/main/scala/kafka/server/BrokerLifecycleManager.scala``), and so does the controller's
+session tracking (:mod:`..controller.quorum`).
 """
 
 from __future__ import annotations
@@ -56,7 +62,8 @@ from reference_impl.log.api import PartitionLog
 from ..boundary import CONTROLLER_CHANNEL
 from ..host import PeerMessenger
 from ..purgatory import DelayedOperation
-from . import inbound, wire
+from . import inbound, voter_admin, wire
+from .dir_assignments import DirectoryAssigner, offline_dir_ids
 from .raft_errors import timeout_answer
 from .roles import BROKER_ROLE, CONTROLLER_ROLE, node_roles
 
@@ -219,6 +226,16 @@ class MemberHost(PeerMessenger, Protocol):
     @property
     def rack(self) -> str | None: ...
 
+    @property
+    def mono_ms(self) -> int:
+        """The broker's monotonic clock (the latest given)."""
+        ...
+
+    @property
+    def wall_ms(self) -> int:
+        """The wall time as last given, even when it stepped back: Raft's one clock."""
+        ...
+
     def on_metadata_ready(self, now_ms: int) -> None:
         """The image is complete (caught up with the quorum): open the partitions."""
 
@@ -245,8 +262,19 @@ class ClusterQuorum:
             request_timeout_ms=config.get_int("controller.quorum.request.timeout.ms"),
         )
         raft_log = RaftLog(metadata_log, ports.snapshot_store, broker.store.read_chunk)
+        kraft_version = config.get_int("reference.kraft.version")
+        if kraft_version >= 1 and self.node_id in self.voters:
+            voter_admin.format_initial(metadata_log, self.voters, self.cluster_id, config, now_ms)
         self.raft = RaftClient(
-            self.node_id, sorted(self.voters), raft_log, ports.state_store, self.rng, now_ms, raft_config
+            self.node_id,
+            sorted(self.voters),
+            raft_log,
+            ports.state_store,
+            self.rng,
+            now_ms,
+            raft_config,
+            kraft_version,
+            voter_admin.directory_id(self.cluster_id, self.node_id),
         )
         self.controller: QuorumController | None = None
         if CONTROLLER_ROLE in self.roles:
@@ -282,11 +310,14 @@ class ClusterQuorum:
         self.should_shut_down = False
         self._heartbeat_interval_ms = config.get_int("broker.heartbeat.interval.ms")
         self._request_timeout_ms = raft_config.request_timeout_ms * 4
-        self._lifecycle_inflight: tuple[int, int] | None = None  # (correlation id, sent at)
-        self._next_heartbeat_ms = now_ms
+        self._lifecycle_inflight: tuple[int, int] | None = None  # (correlation id, sent at, monotonic)
+        self._next_heartbeat_ms = broker.mono_ms
+        """When the next registration or heartbeat is due, on the monotonic clock."""
+        self._dir_assigner = DirectoryAssigner(self._request_timeout_ms)
         self._producer_blocks: deque[list[int]] = deque()  # [next, limit) of each block
         self._producer_ids_asked = False
         self._now_ms = now_ms
+        """The wall time of the last tick, as given (Raft's clock)."""
         self._snapshot_after_bytes = config.get_int("metadata.log.max.record.bytes.between.snapshots")
         self._bytes_since_snapshot = 0
 
@@ -329,14 +360,16 @@ class ClusterQuorum:
 
     # -- driving -------------------------------------------------------------------------------
 
-    def tick(self, now_ms: int) -> None:
-        """Fire the quorum's and the controller's timers, heartbeat, route what they want sent."""
+    def tick(self, now_ms: int, mono_ms: int | None = None) -> None:
+        """Fire the quorum's (wall ``now_ms``) and the controller's and the lifecycle's (monotonic
+        ``mono_ms``, by default the broker's) timers, route what they want sent."""
         self._now_ms = now_ms
+        mono = self.broker.mono_ms if mono_ms is None else mono_ms
         for _ in range(8):  # answers may produce more answers (a local controller request)
             self.raft.poll(now_ms)
             if self.controller is not None:
-                self.controller.poll(now_ms)
-            self._lifecycle(now_ms)
+                self.controller.poll(now_ms, mono)
+            self._lifecycle(mono)
             if not self._route(now_ms):
                 break
         self._apply_metadata(now_ms)
@@ -344,7 +377,9 @@ class ClusterQuorum:
         self.broker.purgatory.check_and_complete(COMMIT_KEY, now_ms)
 
     def next_deadline_ms(self) -> int | None:
-        deadlines = [self.raft.next_deadline_ms()]
+        """The earliest deadline on the monotonic clock (Raft's, in wall time, converted)."""
+        raft = self.raft.next_deadline_ms()
+        deadlines = [None if raft is None else raft - self._now_ms + self.broker.mono_ms]
         if self.controller is not None:
             deadlines.append(self.controller.next_deadline_ms())
         if not self.is_broker:
@@ -414,21 +449,38 @@ class ClusterQuorum:
             if refused is not None:  # another cluster's, or not the metadata partition's
                 return quorum_error(ctx, api_key, refused)
         parsed = wire.request_from_wire(api_key, request, next(self._ids))
-        now_ms = ctx.received_ms
         if parsed is None:  # a request naming no metadata partition
             return quorum_error(ctx, api_key, ErrorCode.unknown_topic_or_partition)
         source, body = parsed
         wait_ms = getattr(body, "max_wait_ms", 0) + self._request_timeout_ms
-        op = _AwaitAnswer(now_ms + wait_ms, ctx, api_key, body)
+        op = _AwaitAnswer(ctx.received_ms + wait_ms, ctx, api_key, body)
         self._answers[body.correlation_id] = lambda answer: op.deliver(answer, self._now_ms)
+        # Raft and the controller's appends see the one wall clock Raft's poll sees, as given (Kafka's
+        # KafkaRaftClient reads time.milliseconds() for both): not the request's receipt time, which
+        # the broker holds at the latest wall time seen, so that after a backward step a deadline set
+        # here would lie ahead by the step (the leader's append flush, a follower's fetch timeout).
+        wall_ms = self.broker.wall_ms
         if isinstance(body, RAFT_MESSAGE_TYPES):
-            self.raft.handle(Envelope(source_id=source, destination_id=self.node_id, body=body), now_ms)
+            self.raft.handle(Envelope(source_id=source, destination_id=self.node_id, body=body), wall_ms)
         elif self.controller is not None:
-            self.controller.handle_request(source, body, now_ms)
+            self.controller.handle_request(source, body, wall_ms, self.broker.mono_ms)
         else:
             self._answers.pop(body.correlation_id)
             op.answer = not_controller_answer(body)
         return Deferred(op, ())
+
+    def serve_voter_change(self, ctx: RequestContext, api_key: int, request: Any) -> Reply:
+        """AddRaftVoter / RemoveRaftVoter / UpdateRaftVoter at this node's replica (voter_admin.py)."""
+        leader = self.raft.leader_id
+        host, port = self.voters.get(leader, ("", -1))
+        names = self.broker.config.get("controller.listener.names") or ""
+        listener = names.split(",")[0].strip()
+        current = (leader, self.raft.epoch, host, port)
+        reply = voter_admin.serve(
+            self.raft, self.cluster_id, listener, ctx, api_key, request, (COMMIT_KEY,), current
+        )
+        self._route(ctx.received_ms)  # the followers' parked fetches carry the new VotersRecord
+        return reply
 
     # -- requests to the active controller --------------------------------------------------------
 
@@ -456,7 +508,7 @@ class ClusterQuorum:
         self._answers[body.correlation_id] = on_answer
         target = self.controller_id()
         if target == self.node_id and self.controller is not None:
-            self.controller.handle_request(self.node_id, body, self._now_ms)
+            self.controller.handle_request(self.node_id, body, self._now_ms, self.broker.mono_ms)
             return
 
         def done(response: Any, error: str | None) -> None:
@@ -517,7 +569,7 @@ class ClusterQuorum:
     def begin_controlled_shutdown(self, now_ms: int) -> None:
         """SIGTERM: ask the controller to move this broker's leaderships away (heartbeats say so)."""
         self.want_shut_down = True
-        self._next_heartbeat_ms = now_ms
+        self._next_heartbeat_ms = self.broker.mono_ms
         if self.broker_epoch < 0:
             self.should_shut_down = True
 
@@ -526,14 +578,26 @@ class ClusterQuorum:
         self.raft.resign(now_ms)
         self._route(now_ms)
 
-    def _lifecycle(self, now_ms: int) -> None:
+    def heartbeat_now(self, mono_ms: int) -> None:
+        """Heartbeat at once (a log directory failed: Kafka's ``propagateDirectoryFailure``); ``mono_ms``
+        is the monotonic clock the heartbeat schedule runs on."""
+        self._next_heartbeat_ms = min(self._next_heartbeat_ms, mono_ms)
+
+    def _lifecycle(self, mono_ms: int) -> None:
+        """Register or heartbeat when due by ``mono_ms`` (the monotonic clock), giving up on an
+        unanswered one after the request timeout."""
         if not self.is_broker:
             return
+        if self.ready:
+            self._dir_assigner.maybe_send(  # its scan interval and in-flight timeout: monotonic too
+                mono_ms, self.image, self.broker.store, self.node_id, self.broker_epoch,
+                self.next_correlation_id, self.to_controller,
+            )  # fmt: skip
         inflight = self._lifecycle_inflight
-        if inflight is not None and now_ms - inflight[1] >= self._request_timeout_ms:
+        if inflight is not None and mono_ms - inflight[1] >= self._request_timeout_ms:
             self._answers.pop(inflight[0], None)
             self._lifecycle_inflight = inflight = None
-        if inflight is not None or now_ms < self._next_heartbeat_ms:
+        if inflight is not None or mono_ms < self._next_heartbeat_ms:
             return
         correlation = next(self._ids)
         body: Any
@@ -554,12 +618,13 @@ class ClusterQuorum:
                 broker_epoch=self.broker_epoch,
                 current_metadata_offset=self.raft.published_offset,
                 want_shut_down=self.want_shut_down,
+                offline_log_dirs=offline_dir_ids(self.broker.store),
             )
-        self._lifecycle_inflight = (correlation, now_ms)
+        self._lifecycle_inflight = (correlation, mono_ms)
         self.to_controller(body, self._lifecycle_answer)
 
     def _lifecycle_answer(self, body: Any) -> None:
-        now_ms = self._now_ms
+        now_ms = self.broker.mono_ms  # the lifecycle's clock
         self._lifecycle_inflight = None
         if body is None or body.error_code == ErrorCode.not_controller:
             self._next_heartbeat_ms = now_ms + 50

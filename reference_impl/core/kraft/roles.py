@@ -45,16 +45,21 @@ CONTROLLER_LISTENER_APIS = frozenset(
         60,  # DescribeCluster (KIP-919)
         62,  # BrokerRegistration
         63,  # BrokerHeartbeat
+        64,  # UnregisterBroker (forwarded by brokers)
         67,  # AllocateProducerIds
+        73,  # AssignReplicasToDirs (KIP-858)
+        80,  # AddRaftVoter (KIP-853; brokers forward it)
+        81,  # RemoveRaftVoter (KIP-853; brokers forward it)
+        82,  # UpdateRaftVoter (KIP-853)
     }
 )
 """What a controller listener serves: the APIs Kafka's message definitions list for the
 ``controller`` listener, among those this broker implements."""
 
-CONTROLLER_ONLY_APIS = frozenset({52, 53, 54, 56, 59, 62, 63, 67})
+CONTROLLER_ONLY_APIS = frozenset({52, 53, 54, 56, 59, 62, 63, 67, 73, 82})
 """Vote, BeginQuorumEpoch, EndQuorumEpoch, AlterPartition, FetchSnapshot, BrokerRegistration,
-BrokerHeartbeat, AllocateProducerIds: the implemented APIs whose message definition
-(``clients/src/main/resources/common/message/*Request.json``, ``"listeners"``) names the
+BrokerHeartbeat, AllocateProducerIds, AssignReplicasToDirs, UpdateRaftVoter: the implemented APIs whose
+message definition (``clients/src/main/resources/common/message/*Request.json``, ``"listeners"``) names the
 ``controller`` listener and not ``broker``. A broker listener neither advertises nor serves them
 (Kafka's ``ApiVersionManager.isApiEnabled`` checks ``ApiKeys.inScope(listenerType)``)."""
 

@@ -5,7 +5,8 @@ plain dataclasses; between processes they travel as the Kafka APIs KRaft
 uses: Vote (52), BeginQuorumEpoch (53), EndQuorumEpoch (54), Fetch (1, v13,
 on the ``__cluster_metadata`` partition by its topic id), FetchSnapshot (59),
 BrokerRegistration (62), BrokerHeartbeat (63), AlterPartition (56) and
-AllocateProducerIds (67). Each function maps field to field with
+AllocateProducerIds (67), and the admin requests brokers forward (ElectLeaders 43, the reassignment
+APIs 45-46, UnregisterBroker 64). Each function maps field to field with
 :func:`~reference_impl.protocol.build.build`, so a version's missing fields
 take their schema defaults. Correlation ids are not on the wire (the frame
 header carries its own): the caller passes the one the dataclass must carry.
@@ -14,6 +15,7 @@ header carries its own): the caller passes the one the dataclass must carry.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable
 from typing import Any
 
 from kio.schema.errors import ErrorCode
@@ -38,8 +40,14 @@ from reference_impl.protocol.apis import request_class, response_class
 from reference_impl.protocol.build import build, millis
 
 VOTE, BEGIN_EPOCH, END_EPOCH, FETCH, FETCH_SNAPSHOT = 52, 53, 54, 1, 59
-REGISTRATION, HEARTBEAT, ALTER_PARTITION, ALLOCATE_IDS = 62, 63, 56, 67
-ELECT_LEADERS, ALTER_REASSIGNMENTS, LIST_REASSIGNMENTS = 43, 45, 46
+REGISTRATION, HEARTBEAT, ALTER_PARTITION, ALLOCATE_IDS, ASSIGN_DIRS = 62, 63, 56, 67, 73
+HEARTBEAT_VERSION = 1
+"""BrokerHeartbeat v1 carries the offline log directories (KIP-858)."""
+MAX_LOG_DIRS = 64
+"""At most so many offline log directories are read from a heartbeat (a broker has at most 64)."""
+MAX_ASSIGNMENTS = 10_000
+"""At most so many replica assignments in one AssignReplicasToDirs (the sender batches below it)."""
+ELECT_LEADERS, ALTER_REASSIGNMENTS, LIST_REASSIGNMENTS, UNREGISTER_BROKER = 43, 45, 46, 64
 ADMIN_FORWARD_TIMEOUT_MS = 30_000
 """Timeout of an admin request a broker forwards to the active controller (KIP-590's forwarding)."""
 RAFT_FETCH_VERSION = 13
@@ -138,14 +146,21 @@ def request_to_wire(body: Any, cluster_id: str) -> RequestPayload:
             )
         case cm.BrokerHeartbeatRequest():
             return build(
-                request_class(HEARTBEAT, 0),
+                request_class(HEARTBEAT, HEARTBEAT_VERSION),
                 {
                     "broker_id": body.broker_id,
                     "broker_epoch": body.broker_epoch,
                     "current_metadata_offset": body.current_metadata_offset,
                     "want_fence": body.want_fence,
                     "want_shut_down": body.want_shut_down,
+                    "offline_log_dirs": [uuid.UUID(d) for d in body.offline_log_dirs],
                 },
+            )
+        case cm.AssignReplicasToDirsRequest():
+            directories = _by_directory((a, {"partition_index": a.partition}) for a in body.assignments)
+            return build(
+                request_class(ASSIGN_DIRS, 0),
+                {"broker_id": body.broker_id, "broker_epoch": body.broker_epoch, "directories": directories},
             )
         case cm.AlterPartitionRequest():
             part = {
@@ -213,7 +228,23 @@ def request_to_wire(body: Any, cluster_id: str) -> RequestPayload:
                     else [{"name": t, "partition_indexes": ps} for t, ps in listed.items()],
                 },
             )
+        case cm.UnregisterBrokerRequest():
+            return build(request_class(UNREGISTER_BROKER, 0), {"broker_id": body.broker_id})
     raise TypeError(f"no wire form for {type(body).__name__}")
+
+
+def _by_directory(items: Iterable[tuple[cm.DirectoryAssignment, dict[str, Any]]]) -> list[dict[str, Any]]:
+    """AssignReplicasToDirs' nesting: directories, their topics (by id), their partitions."""
+    by_dir: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    for a, partition in items:
+        by_dir.setdefault(a.directory_id, {}).setdefault(a.topic_id, []).append(partition)
+    return [
+        {
+            "id_": uuid.UUID(d),
+            "topics": [{"topic_id": uuid.UUID(t), "partitions": ps} for t, ps in topics.items()],
+        }
+        for d, topics in by_dir.items()
+    ]
 
 
 def _grouped(partitions: tuple[tuple[str, int], ...]) -> dict[str, list[int]]:
@@ -330,6 +361,15 @@ def response_from_wire(request: Any, wire: Any) -> Any:
                 is_fenced=bool(wire.is_fenced),
                 should_shut_down=bool(wire.should_shut_down),
             )
+        case cm.AssignReplicasToDirsRequest():
+            results = tuple(
+                (cm.DirectoryAssignment(topic_id=str(t.topic_id), partition=int(p.partition_index),
+                                        directory_id=str(d.id_)), p.error_code)
+                for d in wire.directories for t in d.topics for p in t.partitions
+            )  # fmt: skip
+            return cm.AssignReplicasToDirsResponse(
+                correlation_id=cid, error_code=wire.error_code, results=results
+            )
         case cm.AlterPartitionRequest():
             p = _one(wire.topics)
             error = wire.error_code if p is None or wire.error_code != ErrorCode.none else p.error_code
@@ -381,6 +421,10 @@ def response_from_wire(request: Any, wire: Any) -> Any:
                     for t in wire.topics
                     for p in t.partitions
                 ),
+            )
+        case cm.UnregisterBrokerRequest():
+            return cm.UnregisterBrokerResponse(
+                correlation_id=cid, error_code=wire.error_code, error_message=wire.error_message
             )
     raise TypeError(f"no wire form for {type(request).__name__}")
 
@@ -463,6 +507,29 @@ def request_from_wire(api_key: int, wire: Any, correlation_id: int) -> tuple[int
                 current_metadata_offset=int(wire.current_metadata_offset),
                 want_fence=bool(wire.want_fence),
                 want_shut_down=bool(wire.want_shut_down),
+                offline_log_dirs=tuple(
+                    str(d) for d in getattr(wire, "offline_log_dirs", ())[:MAX_LOG_DIRS] if d is not None
+                ),
+            )
+        case 73:
+            assignments: list[cm.DirectoryAssignment] = []
+            for d in wire.directories:
+                for t in d.topics:
+                    for p in t.partitions:
+                        if len(assignments) >= MAX_ASSIGNMENTS:  # bounded: a broker sends far fewer
+                            return None
+                        assignments.append(
+                            cm.DirectoryAssignment(
+                                topic_id=str(t.topic_id),
+                                partition=int(p.partition_index),
+                                directory_id=str(d.id_),
+                            )
+                        )
+            return int(wire.broker_id), cm.AssignReplicasToDirsRequest(
+                correlation_id=correlation_id,
+                broker_id=int(wire.broker_id),
+                broker_epoch=int(wire.broker_epoch),
+                assignments=tuple(assignments),
             )
         case 56:
             topics = list(wire.topics)
@@ -587,6 +654,11 @@ def response_to_wire(api_key: int, version: int, body: Any, request: Any = None)
             topic_id = uuid.UUID(request.topic_id) if request is not None else uuid.UUID(int=0)
             topic = {"topic_id": topic_id, "partitions": [part]}
             return build(cls, {"throttle_time": 0, "error_code": 0, "topics": [topic]})
+        case cm.AssignReplicasToDirsResponse():
+            directories = _by_directory(
+                (a, {"partition_index": a.partition, "error_code": code}) for a, code in body.results
+            )
+            return build(cls, {"throttle_time": 0, "error_code": body.error_code, "directories": directories})
         case cm.AllocateProducerIdsResponse():
             return build(
                 cls,

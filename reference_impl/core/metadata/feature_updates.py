@@ -21,8 +21,9 @@ refused, as unsafe downgrades are ("not supported in this version").
 
 kraft.version is never a FeatureLevelRecord (KAFKA-18979): Kafka's controller answers an unchanged
 level without a record, refuses a downgrade, and upgrades it through the quorum's own control
-records. Difference: the reference's quorum has static voters and cannot change kraft.version at
-run time, so an upgrade of it is refused INVALID_UPDATE_VERSION too. Cross-feature dependencies
+records. Difference: the reference's quorum takes kraft.version 1 only when formatted with it
+(``reference.kraft.version=1``, core/raft/membership.py) and does not upgrade it at run time, so
+an upgrade of it is refused INVALID_UPDATE_VERSION too. Cross-feature dependencies
 (Features.validateVersion) are not checked: Kafka 4.0's (any level >= 1 needs metadata.version >= 4,
 kraft.version 1 needs >= 21) always hold here (the lowest supported metadata.version is 7) or concern
 kraft.version. Every broker of the reference supports the same table, so the per-broker support
@@ -87,7 +88,7 @@ def _special(u: Update, current: int) -> tuple[int, str | None]:
     if u.name == KRAFT_VERSION.name and u.level < current:
         return _invalid(u.name, u.level, "Can't downgrade the version of this feature.")
     if u.name == KRAFT_VERSION.name and u.level > current:
-        return _invalid(u.name, u.level, "The reference's quorum cannot change kraft.version at run time.")
+        return _invalid(u.name, u.level, "The reference's quorum does not upgrade kraft.version at run time.")
     if u.name != METADATA_VERSION.name or u.level >= current:
         return NONE, None
     if not any(level in MV_CHANGED for level in range(u.level + 1, current + 1)):

@@ -25,6 +25,7 @@ from .records import (
     RemoveTopicRecord,
     RemoveUserScramCredentialRecord,
     TopicRecord,
+    UnregisterBrokerRecord,
     UserScramCredentialRecord,
 )
 
@@ -58,6 +59,16 @@ class PartitionInfo:
     """Replicas a reassignment adds (KIP-455); they join ``replicas`` at once, the ISR once caught up."""
     removing_replicas: tuple[int, ...] = ()
     """Replicas a reassignment drops once every adding replica is in the ISR."""
+    directories: tuple[str, ...] = ()
+    """KIP-858: each replica's log directory id, parallel to ``replicas`` ("" or missing: unassigned)."""
+
+    def directory_of(self, broker_id: int) -> str:
+        """The log directory id the replica on ``broker_id`` reported (AssignReplicasToDirs); "" if none."""
+        if broker_id in self.replicas:
+            index = self.replicas.index(broker_id)
+            if index < len(self.directories):
+                return self.directories[index]
+        return ""
 
     @property
     def reassigning(self) -> bool:
@@ -89,6 +100,9 @@ class MetadataImage:
     topics: dict[str, TopicInfo] = field(default_factory=dict)
     topic_names: dict[uuid.UUID, str] = field(default_factory=dict)
     broker_configs: dict[str, str] = field(default_factory=dict)
+    """The cluster-wide dynamic broker configs (resource name "": DYNAMIC_DEFAULT_BROKER_CONFIG)."""
+    node_configs: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Broker id (the resource name) → its own dynamic broker configs (DYNAMIC_BROKER_CONFIG)."""
     client_metrics: dict[str, dict[str, str]] = field(default_factory=dict)
     """Subscription name → its client-metrics configs (KIP-714; a subscription with none is gone)."""
     group_configs: dict[str, dict[str, str]] = field(default_factory=dict)
@@ -135,6 +149,7 @@ class MetadataImage:
                         record.partition_epoch,
                         record.adding_replicas,
                         record.removing_replicas,
+                        record.directories,
                     )
             case PartitionChangeRecord():
                 self._apply_change(record)
@@ -142,8 +157,11 @@ class MetadataImage:
                 if rtype == TOPIC_RESOURCE:
                     topic = self.topics.get(rname)
                     target = topic.configs if topic is not None else None
-                elif rtype in (CLIENT_METRICS_RESOURCE, GROUP_RESOURCE):
-                    named = self.client_metrics if rtype == CLIENT_METRICS_RESOURCE else self.group_configs
+                elif rtype in (CLIENT_METRICS_RESOURCE, GROUP_RESOURCE) or rname:
+                    named = {
+                        CLIENT_METRICS_RESOURCE: self.client_metrics,
+                        GROUP_RESOURCE: self.group_configs,
+                    }.get(rtype, self.node_configs)  # a broker's own configs (resource name: its id)
                     target = named.setdefault(rname, {})
                     if value is None:
                         target.pop(name, "")
@@ -174,6 +192,8 @@ class MetadataImage:
                 self.brokers[record.broker_id] = BrokerInfo(
                     record.broker_id, record.host, record.port, record.rack, record.fenced
                 )
+            case UnregisterBrokerRecord(broker_id=broker_id):
+                self.brokers.pop(broker_id, None)
             case ProducerIdsRecord(next_producer_id=next_id):
                 self.next_producer_id = max(self.next_producer_id, next_id)
             case FeatureLevelRecord(name=name, feature_level=level):
@@ -209,7 +229,10 @@ class MetadataImage:
         old = topic.partitions[record.partition]
         new = old
         if record.replicas is not None:
-            new = replace(new, replicas=record.replicas)
+            dirs = tuple(old.directory_of(r) for r in record.replicas)  # each replica keeps its directory
+            new = replace(new, replicas=record.replicas, directories=dirs)
+        if record.directories is not None:
+            new = replace(new, directories=record.directories)
         if record.isr is not None:
             new = replace(new, isr=record.isr)
         if record.adding_replicas is not None:

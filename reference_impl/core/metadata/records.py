@@ -41,6 +41,8 @@ class PartitionRecord:
     partition_epoch: int = 0
     adding_replicas: tuple[int, ...] = ()
     removing_replicas: tuple[int, ...] = ()
+    directories: tuple[str, ...] = ()
+    """KIP-858: the log directory id of each replica, parallel to ``replicas`` ("" unassigned)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -58,6 +60,8 @@ class PartitionChangeRecord:
     replicas: tuple[int, ...] | None = None
     adding_replicas: tuple[int, ...] | None = None
     removing_replicas: tuple[int, ...] | None = None
+    directories: tuple[str, ...] | None = None
+    """KIP-858: every replica's log directory id, parallel to the (new) replicas (AssignReplicasToDirs)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -101,6 +105,18 @@ class RegisterBrokerRecord:
     port: int
     rack: str | None = None
     fenced: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UnregisterBrokerRecord:
+    """The registration of ``broker_id`` made at ``broker_epoch`` is gone (Kafka's
+    ``UnregisterBrokerRecord``, metadata record type 1,
+    metadata/src/main/resources/common/metadata/UnregisterBrokerRecord.json; replayed by
+    ``ClusterControlManager.replay(UnregisterBrokerRecord)``, which removes the registration)."""
+
+    type_name: ClassVar[str] = "UnregisterBrokerRecord"
+    broker_id: int
+    broker_epoch: int
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -194,6 +210,7 @@ MetadataRecord = (
     | ClientQuotaRecord
     | RemoveTopicRecord
     | RegisterBrokerRecord
+    | UnregisterBrokerRecord
     | ProducerIdsRecord
     | FeatureLevelRecord
     | AccessControlEntryRecord
@@ -212,6 +229,7 @@ _TYPES: dict[str, type[Any]] = {
         ClientQuotaRecord,
         RemoveTopicRecord,
         RegisterBrokerRecord,
+        UnregisterBrokerRecord,
         ProducerIdsRecord,
         FeatureLevelRecord,
         AccessControlEntryRecord,

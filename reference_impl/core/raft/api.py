@@ -42,6 +42,8 @@ class RaftConfig:
     snapshot_chunk_bytes: int = 64 * 1024
     append_flush_delay_ms: int = 5
     begin_quorum_epoch_retry_ms: int = 100
+    mutant: str | None = None
+    """A seeded bug mode of :data:`reference_impl.core.mutants.RAFT_MODES` (tests only)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,6 +28,7 @@ from __future__ import annotations
 import itertools
 import json
 import random
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -45,6 +46,7 @@ from .api import (
     RaftListener,
     RaftStep,
 )
+from .membership import Membership
 from .messages import (
     NO_LEADER,
     BeginQuorumEpochRequest,
@@ -64,7 +66,7 @@ from .messages import (
 from .publisher import Publisher
 from .quorum_state import MAX_EPOCH, QuorumState, QuorumStateStore, Timeouts
 from .raft_log import Diverging, RaftLog, Snapshot, SnapshotNeeded
-from .snapshot_fetch import SnapshotDownload, read_chunk
+from .snapshot_fetch import SnapshotDownload, answer_fetch_snapshot
 from .states import (
     CandidateState,
     EpochState,
@@ -75,6 +77,8 @@ from .states import (
     VotedState,
     describe_quorum,
 )
+from .voter_changes import VoterChange
+from .voter_set import NO_DIRECTORY, Voter, VoterSet
 
 
 @dataclass(slots=True)
@@ -101,7 +105,11 @@ class RaftClient:
         rng: random.Random,
         now_ms: int,
         config: RaftConfig | None = None,
+        kraft_version: int = 0,
+        directory_id: uuid.UUID = NO_DIRECTORY,
     ) -> None:
+        """``voters``: controller.quorum.voters at kraft.version 0; at 1 the initial controllers
+        (a node among them formats its empty log with them, :mod:`.membership`)."""
         self.node_id = node_id
         self.config = config or RaftConfig()
         self.log = log
@@ -116,14 +124,16 @@ class RaftClient:
         self._flush_deadline_ms: int | None = None
         self._begin_epoch_next_ms = 0
         self._leader = LeaderAndEpoch(NO_LEADER, -1)
+        self.membership = Membership(log, VoterSet.of_ids(voters), kraft_version, node_id, directory_id)
         self.quorum = QuorumState(
             node_id,
-            tuple(voters),
+            self.membership.voter_ids,
             store,
             Timeouts(self.config.election_timeout_ms, self.config.fetch_timeout_ms),
             rng,
             now_ms,
             self._on_transition,
+            self.membership.dynamic,
         )
         if isinstance(self.quorum.state, FollowerState):
             self.quorum.state.fetch_deadline_ms = now_ms + self._fetch_timeout_ms()
@@ -226,6 +236,9 @@ class RaftClient:
             if set(state.voters) - state.begin_epoch_acked:
                 deadlines.append(self._begin_epoch_next_ms)
             deadlines.extend(p.deadline_ms for p in self._parked)
+            change_deadline = self.membership.next_deadline_ms()
+            if change_deadline is not None:
+                deadlines.append(change_deadline)
         elif isinstance(state, FollowerState):
             deadlines.append(state.fetch_deadline_ms)
             if self._inflight is not None:
@@ -256,7 +269,7 @@ class RaftClient:
         """Keep the state machine's image up to ``end_offset`` (exclusive); the log may then start there."""
         if end_offset > self.publisher.offset:
             raise ValueError(f"snapshot at {end_offset} is past what was committed ({self.publisher.offset})")
-        return self.log.create_snapshot(end_offset, data)
+        return self.log.create_snapshot(end_offset, self.membership.wrap(end_offset, data))
 
     def resign(self, now_ms: int) -> None:
         """Give up leadership (a controlled shutdown): EndQuorumEpoch to the other voters."""
@@ -281,12 +294,37 @@ class RaftClient:
                 ),
             )
 
+    def append_control(self, key: bytes, value: bytes, now_ms: int) -> int:
+        """Append one control record as leader (a VotersRecord); its offset."""
+        state = self.quorum.state
+        if not isinstance(state, LeaderState):
+            raise NotLeaderError(f"replica {self.node_id} is {state.name}, not leader")
+        first, _last = self.log.append_as_leader([value], state.epoch, now_ms, control_key=key)
+        self._schedule_flush(state, now_ms)
+        if self.membership.scan(self.log, first):
+            self._apply_voters(now_ms)
+        return first
+
+    def change_voters(self, kind: str, voter: Voter, now_ms: int, timeout_ms: int) -> VoterChange:
+        """Add/Remove/UpdateRaftVoter (``kind``: voter_changes.ADD...); answered once ``done``."""
+        change = self.membership.request(self, kind, voter, now_ms, timeout_ms)
+        if isinstance(state := self.quorum.state, LeaderState):
+            self._complete_parked_fetches(state, now_ms)  # the followers learn the new set
+        return change
+
+    def _apply_voters(self, now_ms: int) -> None:
+        """The latest VotersRecord in the log took effect (appended, fetched or truncated away)."""
+        self.quorum.set_voters(ids := self.membership.voter_ids)
+        if isinstance(state := self.quorum.state, LeaderState) and state.set_voters(ids):
+            self._complete_parked_fetches(state, now_ms)
+
     def describe_quorum(self, correlation_id: int = 0) -> DescribeQuorumResponse:
         return describe_quorum(self.quorum.state, correlation_id)
 
     # -- transitions and their side effects ------------------------------------------------------
 
     def _on_transition(self, old: EpochState, new: EpochState) -> None:
+        self.membership.leadership_lost()
         self._inflight = None
         self._snapshot_fetch = None
         self._backoff_until_ms = 0
@@ -319,8 +357,11 @@ class RaftClient:
         """Learn a newer epoch (and its leader) from any answer; True if the state changed."""
         state = self.quorum.state
         if remote_epoch > state.epoch:
-            if remote_leader >= 0 and remote_leader != self.node_id and remote_leader in self.quorum.voters:
+            known = remote_leader in self.quorum.voters or self.quorum.dynamic
+            if remote_leader >= 0 and remote_leader != self.node_id and known:
                 self._transition_to_follower(remote_epoch, remote_leader, now_ms)
+            elif self.quorum.dynamic and not self.quorum.is_voter:
+                return False  # an observer takes a new epoch with its leader (membership.py)
             else:
                 self.quorum.transition_to_unattached(remote_epoch, now_ms)
             return True
@@ -358,6 +399,7 @@ class RaftClient:
                     candidate_id=self.node_id,
                     last_offset_epoch=last.epoch,
                     last_offset=last.offset,
+                    voter_directory_id=self.membership.directory_of(voter),
                 ),
             )
 
@@ -380,6 +422,9 @@ class RaftClient:
                 return
             state.fetched_since_check = {self.node_id}
             state.check_quorum_deadline_ms = now_ms + self.quorum.check_quorum_timeout_ms()
+        self.membership.poll_leader(self, state, now_ms)
+        if not isinstance(self.quorum.state, LeaderState):
+            return  # the committed voter set removed this leader: it resigned
         self.maybe_send_begin_quorum_epoch(state, now_ms)
         expired = [p for p in self._parked if p.deadline_ms <= now_ms]
         if expired:
@@ -471,7 +516,11 @@ class RaftClient:
         if request.candidate_epoch < self.quorum.epoch:
             answer(ErrorCode.fenced_leader_epoch, False)
             return
-        if not self.quorum.is_voter or request.candidate_id not in self.quorum.voters:
+        if self.membership.wrong_key(request.voter_directory_id):  # KafkaRaftClient.isValidVoterKey
+            answer(ErrorCode.invalid_voter_key, False)
+            return
+        static = not self.quorum.dynamic
+        if static and (not self.quorum.is_voter or request.candidate_id not in self.quorum.voters):
             answer(ErrorCode.inconsistent_voter_set, False)
             return
         if request.candidate_epoch > self.quorum.epoch:
@@ -510,7 +559,9 @@ class RaftClient:
                 error = ErrorCode.invalid_request
         elif request.leader_epoch == state.epoch and isinstance(state, (LeaderState, ResignedState)):
             error = ErrorCode.invalid_request
-        elif request.leader_id not in self.quorum.voters or request.leader_id == self.node_id:
+        elif request.leader_id == self.node_id or (
+            request.leader_id not in self.quorum.voters and not self.quorum.dynamic
+        ):
             error = ErrorCode.inconsistent_voter_set
         else:
             self._transition_to_follower(request.leader_epoch, request.leader_id, now_ms)
@@ -577,18 +628,7 @@ class RaftClient:
     # -- Fetch: the leader's side --------------------------------------------------------------
 
     def _fetch_error(self, request: FetchRequest, error: ErrorCode) -> FetchResponse:
-        state = self.quorum.state
-        return FetchResponse(
-            correlation_id=request.correlation_id,
-            error_code=error,
-            leader_id=state.leader_id if not isinstance(state, ResignedState) else NO_LEADER,
-            leader_epoch=state.epoch,
-            high_watermark=-1,
-            log_start_offset=self.log.start_offset,
-            diverging_epoch=None,
-            snapshot_id=None,
-            records=b"",
-        )
+        return checks.fetch_error_response(self.quorum.state, self.log.start_offset, request, error)
 
     def handle_fetch_request(self, source: int, request: FetchRequest, now_ms: int) -> None:
         state = self.quorum.state
@@ -646,29 +686,8 @@ class RaftClient:
             self._answer_fetch(state, fetch.source_id, fetch.request)
 
     def handle_fetch_snapshot_request(self, source: int, request: FetchSnapshotRequest, now_ms: int) -> None:
-        state = self.quorum.state
-        error = checks.leader_only_error(self.quorum, request.current_leader_epoch)
-        data = b""
-        size = 0
-        if error is None:
-            error, size, data = read_chunk(
-                self.log.latest_snapshot(), request, self.config.snapshot_chunk_bytes
-            )
-            if error is None and isinstance(state, LeaderState) and source in state.voters:
-                state.fetched_since_check.add(source)
-        self._send(
-            source,
-            FetchSnapshotResponse(
-                correlation_id=request.correlation_id,
-                error_code=error or ErrorCode.none,
-                leader_id=self.quorum.leader_id if not isinstance(state, ResignedState) else NO_LEADER,
-                leader_epoch=self.quorum.epoch,
-                snapshot_id=request.snapshot_id,
-                size=size,
-                position=request.position,
-                unaligned_records=data,
-            ),
-        )
+        chunk_bytes = self.config.snapshot_chunk_bytes
+        self._send(source, answer_fetch_snapshot(self.quorum, self.log, source, request, chunk_bytes))
 
     # -- Fetch: the follower's side ------------------------------------------------------------
 
@@ -726,13 +745,17 @@ class RaftClient:
         state.last_fetched_ms = now_ms
         if response.diverging_epoch is not None:
             self.log.truncate_to_diverging(response.diverging_epoch, self.publisher.offset)
+            if self.membership.truncated(self.log.end_offset):
+                self._apply_voters(now_ms)
             return
         if response.snapshot_id is not None:
             self._snapshot_fetch = SnapshotDownload(response.snapshot_id)
             return
         if response.records:
             self.log.append_as_follower(response.records)
-            if self.quorum.is_voter:
+            if self.membership.read_fetched(response.records, self.log.end_offset):
+                self._apply_voters(now_ms)
+            if self.quorum.is_voter or self.membership.dynamic:  # Kafka's followersAlwaysFlush
                 self.log.flush()
         state.update_high_watermark(response.high_watermark, self.log.end_offset)
 
@@ -759,6 +782,8 @@ class RaftClient:
         if snapshot is not None:
             self._snapshot_fetch = None
             self.log.install_snapshot(snapshot)
+            if self.membership.installed(snapshot):
+                self._apply_voters(now_ms)
             state.update_high_watermark(snapshot.snapshot_id.offset, self.log.end_offset)
 
     def _send(self, destination: int, body: Any) -> None:

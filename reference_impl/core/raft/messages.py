@@ -15,6 +15,7 @@ routed by destination id. The simulator knows nothing else about messages.
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,6 +50,9 @@ class VoteRequest:
     last_offset_epoch: int
     last_offset: int
     """The candidate's log end offset; with ``last_offset_epoch`` it says how up to date its log is."""
+    voter_directory_id: uuid.UUID | None = None
+    """Vote v1+ (KIP-853): the directory id the candidate's voter set gives the recipient; a replica
+    whose own directory id differs (formatted again since) refuses with INVALID_VOTER_KEY."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -11,7 +11,8 @@ from __future__ import annotations
 from reference_impl.protocol.record_set import offsets_and_values
 
 from .api import CommittedBatch, RaftListener
-from .raft_log import RaftLog
+from .raft_log import RaftLog, Snapshot
+from .voter_set import unwrap_snapshot
 
 
 class Publisher:
@@ -28,8 +29,9 @@ class Publisher:
             and self.offset < snapshot.snapshot_id.offset
             and (self.offset < 0 or self.offset < log.start_offset)
         ):
+            own = Snapshot(snapshot.snapshot_id, unwrap_snapshot(snapshot.data)[2])  # the state machine's
             for listener in self.listeners:
-                listener.handle_load_snapshot(snapshot)
+                listener.handle_load_snapshot(own)
             self.offset = snapshot.snapshot_id.offset
         if self.offset < 0:
             self.offset = log.start_offset

@@ -200,9 +200,14 @@ class QuorumState:
         rng: random.Random,
         now_ms: int,
         on_transition: Callable[[EpochState, EpochState], None] | None = None,
+        dynamic: bool = False,
     ) -> None:
         self.local_id = local_id
         self.voters = tuple(sorted(voters))
+        self.dynamic = dynamic
+        """kraft.version 1 (KIP-853): the voters are the log's latest VotersRecord and change at run
+        time, so quorum-state's voters, leader and vote are not checked against them (Kafka's
+        quorum-state data version 1 keeps no voters)."""
         self.store = store
         self.timeouts = timeouts
         self.rng = rng
@@ -247,8 +252,12 @@ class QuorumState:
             return VotedState(stored.epoch, stored.voted_id, deadline)
         return UnattachedState(stored.epoch, deadline)
 
+    def set_voters(self, voters: tuple[int, ...]) -> None:
+        """A VotersRecord took effect (dynamic quorums only)."""
+        self.voters = tuple(sorted(voters))
+
     def _check_stored(self, stored: ElectionState) -> None:
-        if defects.enabled(defects.QUORUM_ON_CLIENT_LISTENER):
+        if defects.enabled(defects.QUORUM_ON_CLIENT_LISTENER) or self.dynamic:
             return
         if stored.voters and tuple(sorted(stored.voters)) != self.voters:
             raise QuorumStateError(
@@ -282,9 +291,9 @@ class QuorumState:
         self._transition(UnattachedState(epoch, now_ms + self.randomized_election_timeout_ms()))
 
     def transition_to_voted(self, epoch: int, candidate_id: int, now_ms: int) -> None:
-        if not self.is_voter:
+        if not self.is_voter and not self.dynamic:
             raise IllegalTransitionError(f"observer {self.local_id} cannot vote")
-        if candidate_id == self.local_id or candidate_id not in self.voters:
+        if candidate_id == self.local_id or (candidate_id not in self.voters and not self.dynamic):
             raise IllegalTransitionError(f"replica {self.local_id} cannot vote for {candidate_id}")
         self._transition(VotedState(epoch, candidate_id, now_ms + self.randomized_election_timeout_ms()))
 
@@ -319,7 +328,7 @@ class QuorumState:
     def transition_to_follower(self, epoch: int, leader_id: int, now_ms: int) -> None:
         if leader_id == self.local_id:
             raise IllegalTransitionError(f"replica {self.local_id} cannot follow itself")
-        if leader_id not in self.voters:
+        if leader_id not in self.voters and not self.dynamic:
             raise IllegalTransitionError(f"{leader_id} is not a voter and cannot lead")
         state = self.state
         if epoch == state.epoch and isinstance(state, (FollowerState, LeaderState, ResignedState)):

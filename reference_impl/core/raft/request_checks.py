@@ -27,15 +27,15 @@ from collections.abc import Sequence
 
 from kio.schema.errors import ErrorCode
 
-from .messages import FetchRequest, VoteRequest
+from .messages import NO_LEADER, FetchRequest, FetchResponse, VoteRequest
 from .quorum_state import MAX_EPOCH, QuorumState
-from .states import EpochState, FollowerState, LeaderState
+from .states import EpochState, FollowerState, LeaderState, ResignedState
 
 
 def vote_refusal(request: VoteRequest, quorum: QuorumState, now_ms: int, window_ms: int) -> ErrorCode | None:
     """Why ``request`` is refused: an error, NONE (refused without adopting its epoch, because a
     live leader is heard, :func:`hears_live_leader`), or None when it may be considered."""
-    error = vote_error(request, quorum.local_id, quorum.epoch, quorum.voters)
+    error = vote_error(request, quorum.local_id, quorum.epoch, quorum.voters, quorum.dynamic)
     if error is not None or request.candidate_epoch <= quorum.epoch:
         return error
     return (
@@ -43,8 +43,13 @@ def vote_refusal(request: VoteRequest, quorum: QuorumState, now_ms: int, window_
     )
 
 
-def vote_error(request: VoteRequest, local_id: int, epoch: int, voters: Sequence[int]) -> ErrorCode | None:
-    """Kafka's ``handleVoteRequest`` and ``validateVoterOnlyRequest`` checks, in Kafka's order."""
+def vote_error(
+    request: VoteRequest, local_id: int, epoch: int, voters: Sequence[int], dynamic: bool = False
+) -> ErrorCode | None:
+    """Kafka's ``handleVoteRequest`` and ``validateVoterOnlyRequest`` checks, in Kafka's order. With a
+    dynamic quorum (kraft.version 1) neither side need be in this replica's voter set: Kafka 3.9+'s
+    ``validateVoterOnlyRequest`` checks only the epoch and the id, since a replica's log may not yet
+    hold the VotersRecord that made it, or the candidate, a voter."""
     if request.last_offset < 0 or request.last_offset_epoch < 0:
         return ErrorCode.invalid_request
     if request.last_offset_epoch >= request.candidate_epoch:
@@ -53,7 +58,7 @@ def vote_error(request: VoteRequest, local_id: int, epoch: int, voters: Sequence
         return ErrorCode.fenced_leader_epoch
     if request.candidate_id < 0 or request.candidate_id == local_id or request.candidate_epoch >= MAX_EPOCH:
         return ErrorCode.invalid_request
-    if local_id not in voters or request.candidate_id not in voters:
+    if not dynamic and (local_id not in voters or request.candidate_id not in voters):
         return ErrorCode.inconsistent_voter_set
     return None
 
@@ -65,8 +70,8 @@ def leader_notice_error(leader_id: int, leader_epoch: int, quorum: QuorumState) 
         return None
     if leader_id < 0 or leader_epoch >= MAX_EPOCH:
         return ErrorCode.invalid_request
-    if not quorum.is_voter or leader_id not in quorum.voters:
-        return ErrorCode.inconsistent_voter_set
+    if not quorum.dynamic and (not quorum.is_voter or leader_id not in quorum.voters):
+        return ErrorCode.inconsistent_voter_set  # (KIP-853: checked no more, as Vote)
     return None
 
 
@@ -89,6 +94,23 @@ def fetch_error(request: FetchRequest) -> ErrorCode | None:
     if request.last_fetched_epoch > request.current_leader_epoch:
         return ErrorCode.invalid_request
     return None
+
+
+def fetch_error_response(
+    state: EpochState, log_start_offset: int, request: FetchRequest, error: ErrorCode
+) -> FetchResponse:
+    """A Fetch refused with ``error``, naming the leader this replica knows (none once resigned)."""
+    return FetchResponse(
+        correlation_id=request.correlation_id,
+        error_code=error,
+        leader_id=state.leader_id if not isinstance(state, ResignedState) else NO_LEADER,
+        leader_epoch=state.epoch,
+        high_watermark=-1,
+        log_start_offset=log_start_offset,
+        diverging_epoch=None,
+        snapshot_id=None,
+        records=b"",
+    )
 
 
 def hears_live_leader(state: EpochState, candidate_id: int, now_ms: int, window_ms: int) -> bool:

@@ -12,8 +12,35 @@ from dataclasses import dataclass, field
 
 from kio.schema.errors import ErrorCode
 
-from .messages import FetchSnapshotRequest, FetchSnapshotResponse, OffsetAndEpoch
-from .raft_log import Snapshot
+from . import request_checks as checks
+from .messages import NO_LEADER, FetchSnapshotRequest, FetchSnapshotResponse, OffsetAndEpoch
+from .quorum_state import QuorumState
+from .raft_log import RaftLog, Snapshot
+from .states import LeaderState, ResignedState
+
+
+def answer_fetch_snapshot(
+    quorum: QuorumState, log: RaftLog, source: int, request: FetchSnapshotRequest, chunk_bytes: int
+) -> FetchSnapshotResponse:
+    """The leader's answer to a FetchSnapshot; a voter's successful one counts as contact."""
+    state = quorum.state
+    error = checks.leader_only_error(quorum, request.current_leader_epoch)
+    data = b""
+    size = 0
+    if error is None:
+        error, size, data = read_chunk(log.latest_snapshot(), request, chunk_bytes)
+        if error is None and isinstance(state, LeaderState) and source in state.voters:
+            state.fetched_since_check.add(source)
+    return FetchSnapshotResponse(
+        correlation_id=request.correlation_id,
+        error_code=error or ErrorCode.none,
+        leader_id=quorum.leader_id if not isinstance(state, ResignedState) else NO_LEADER,
+        leader_epoch=quorum.epoch,
+        snapshot_id=request.snapshot_id,
+        size=size,
+        position=request.position,
+        unaligned_records=data,
+    )
 
 
 def read_chunk(

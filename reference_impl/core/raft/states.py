@@ -174,6 +174,9 @@ class LeaderState(_LeaderKnown):
     observers: dict[int, ReplicaProgress] = field(default_factory=dict)
     begin_epoch_acked: set[int] = field(default_factory=set)
     fetched_since_check: set[int] = field(default_factory=set)
+    hw_voters: tuple[int, ...] | None = None
+    """The seeded bug mode ``voters-old-majority`` only: the old set whose majority the high
+    watermark counts while a voter change is uncommitted (None: the current ``voters``)."""
     name: str = LEADER
 
     def __post_init__(self) -> None:
@@ -189,6 +192,20 @@ class LeaderState(_LeaderKnown):
     @property
     def majority(self) -> int:
         return len(self.voters) // 2 + 1
+
+    def set_voters(self, voters: tuple[int, ...]) -> bool:
+        """A VotersRecord took effect (KIP-853, uncommitted): an added voter's progress moves from
+        the observers, a removed one's back to them; True if the high watermark moved."""
+        for gone in set(self.voters) - set(voters) - {self.local_id}:
+            progress = self.progress.pop(gone, None)
+            if progress is not None:
+                self.observers[gone] = progress
+        for new in voters:
+            if new not in self.progress:
+                known = self.observers.pop(new, None)
+                self.progress[new] = known if known is not None else ReplicaProgress(new)
+        self.voters = voters
+        return self._maybe_advance_high_watermark()
 
     def update_local_end_offset(self, flushed_end_offset: int, now_ms: int) -> bool:
         """The leader's own durable end; True if the high watermark moved."""
@@ -219,14 +236,19 @@ class LeaderState(_LeaderKnown):
 
     def _maybe_advance_high_watermark(self) -> bool:
         """HW = the largest offset a majority of voters hold durably, once past the epoch start."""
-        offsets = sorted((p.end_offset for p in self.progress.values()), reverse=True)
-        candidate = offsets[self.majority - 1]
+        counted = self.voters if self.hw_voters is None else self.hw_voters
+        offsets = sorted((self._end_offset(v) for v in counted), reverse=True)
+        candidate = offsets[len(counted) // 2]
         if candidate <= self.epoch_start_offset:
             return False
         if self.high_watermark is not None and candidate <= self.high_watermark:
             return False
         self.high_watermark = candidate
         return True
+
+    def _end_offset(self, replica_id: int) -> int:
+        progress = self.progress.get(replica_id) or self.observers.get(replica_id)
+        return -1 if progress is None else progress.end_offset
 
     def has_quorum_contact(self) -> bool:
         """A majority of voters (itself included) fetched since the last check-quorum period."""

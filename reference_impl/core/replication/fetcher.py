@@ -39,6 +39,13 @@ LATEST = -1
 class FetcherHost(ReplicaHost, PeerMessenger, Protocol):
     """What the fetcher needs of the broker: the partitions it follows, and Fetch to their leaders."""
 
+    @property
+    def wall_ms(self) -> int:
+        """The wall time as last given (not held back after a backward step): the backoff is wall
+        time, as Kafka's ``DelayedItem`` (``core/src/main/scala/kafka/utils/DelayedItem.scala``,
+        ``Time.SYSTEM.milliseconds``) that delays a fetcher's partitions."""
+        ...
+
 
 class ReplicaFetcher:
     def __init__(self, broker: FetcherHost) -> None:
@@ -107,10 +114,11 @@ class ReplicaFetcher:
     def _on_fetch(self, leader: int, response: ResponsePayload | None, error: str | None) -> None:
         self.in_flight.discard(leader)
         now_ms = self.broker.now_ms
+        wall_ms = self.broker.wall_ms
         if response is None or int(get(response, "error_code", 0)) != ErrorCode.none:
             reason = error or f"error {get(response, 'error_code')}"
             log.info("fetch from leader %d failed: %s; backing off", leader, reason)
-            self.backoff_until[leader] = now_ms + self.broker.config.get_int("replica.fetch.backoff.ms")
+            self.backoff_until[leader] = wall_ms + self.broker.config.get_int("replica.fetch.backoff.ms")
             return
         self.backoff_until.pop(leader, None)
         failed = False
@@ -137,9 +145,9 @@ class ReplicaFetcher:
                 else:
                     failed = True  # not leader, fenced epoch: wait for metadata to catch up
         if failed:
-            self.backoff_until[leader] = now_ms + self.broker.config.get_int("replica.fetch.backoff.ms")
+            self.backoff_until[leader] = wall_ms + self.broker.config.get_int("replica.fetch.backoff.ms")
         else:
-            self.maybe_fetch(now_ms)
+            self.maybe_fetch(wall_ms)
 
     def _reset_to_leader_start(self, leader: int, part: Partition) -> None:
         """OFFSET_OUT_OF_RANGE: ask the leader for its log end, then its log start, and reposition.

@@ -120,8 +120,9 @@ class Session:
     """ApiVersions answered during this handshake (a second one closes the connection)."""
     mechanism: str = ""
     expires_ms: int | None = None
-    """When the authenticated session expires (KIP-368); None: never."""
+    """When the authenticated session expires (KIP-368), on the monotonic clock; None: never."""
     reauth_started_ms: int | None = None
+    """When the last re-authentication began, on the monotonic clock."""
     previous_principal: str | None = None
     """Set while re-authenticating: the principal the connection had."""
     bad_mechanism: str | None = None
@@ -148,6 +149,7 @@ class Authenticator:
         self._listeners: dict[str, ListenerSecurity] = {}
         self._sessions: dict[int, Session] = {}
         self._now_ms = 0
+        self._mono_ms = 0
 
     def listener(self, name: str) -> ListenerSecurity:
         known = self._listeners.get(name)
@@ -187,15 +189,23 @@ class Authenticator:
         """The largest frame the connection may send now (smaller until it has authenticated)."""
         return limit if self.authenticated(connection_id) else min(limit, self.max_receive_bytes)
 
-    def screen(self, connection_id: int, frame: bytes, now_ms: int = 0) -> Screened | None:
+    def screen(
+        self, connection_id: int, frame: bytes, now_ms: int = 0, mono_ms: int | None = None
+    ) -> Screened | None:
         """Handle ``frame`` here if the connection has not authenticated (or re-authenticates, or its
-        session expired); None: the broker handles it."""
+        session expired); None: the broker handles it. ``now_ms`` is wall time (a credential's
+        expiry is compared with it), ``mono_ms`` the monotonic clock (default: the wall time) the
+        session's expiry and the re-authentication interval run on, as Kafka's
+        ``sessionExpirationTimeNanos`` and ``lastReauthenticationStartNanos`` do
+        (``clients/src/main/java/org/apache/kafka/common/security/authenticator/SaslServerAuthenticator.java``,
+        ``clients/src/main/java/org/apache/kafka/common/network/KafkaChannel.java``)."""
         session = self._sessions.get(connection_id)
         if session is None:
             return None
         self._now_ms = now_ms
+        self._mono_ms = now_ms if mono_ms is None else mono_ms
         if session.state == COMPLETE:
-            return self._authenticated(session, frame, now_ms)
+            return self._authenticated(session, frame, self._mono_ms)
         if session.state == FAILED:
             return Screened(None, "authentication failed")
         if len(frame) > self.max_receive_bytes:
@@ -356,7 +366,7 @@ class Authenticator:
                 lifetime = max(0, credential_expiry - now)
             else:
                 lifetime = max(0, min(credential_expiry - now, max_reauth))
-            session.expires_ms = now + lifetime
+            session.expires_ms = self._mono_ms + lifetime
         session.principal = principal
         session.state = COMPLETE
         session.server = None
@@ -372,7 +382,8 @@ class Authenticator:
 
     def _authenticated(self, session: Session, frame: bytes, now_ms: int) -> Screened | None:
         """An authenticated connection's frame: a SaslHandshake may begin a re-authentication, any
-        other request after the session expired closes the connection (no answer)."""
+        other request after the session expired closes the connection (no answer). ``now_ms`` is
+        the monotonic clock."""
         if session.expires_ms is None:
             return None
         try:

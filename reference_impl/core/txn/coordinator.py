@@ -48,12 +48,11 @@ from typing import Protocol
 from kio.static.protocol import ResponsePayload
 
 from reference_impl.protocol.errors import ErrorCode, KafkaError
-from reference_impl.protocol.record_set import build_batch, iter_records
-from reference_impl.protocol.records import iter_headers
+from reference_impl.protocol.record_set import build_batch
 
 from ..boundary import TXN_MARKER_CHANNEL
 from ..host import CoordinatorHost, PeerMessenger
-from ..internal_topics import TRANSACTION_STATE, TopicsHost, coordinator_error, partition_for
+from ..internal_topics import TRANSACTION_STATE, TopicsHost, coordinator_error, partition_for, stored_records
 from ..partition import Partition
 from ..ports import TopicPartition
 from .log_format import TxnLogFormatError, decode_key, decode_value, encode_key, encode_value
@@ -139,18 +138,8 @@ class TransactionCoordinator:
         return len(self.txns)
 
     def _replay_partition(self, part: Partition) -> None:
-        offset = part.log.log_start_offset
-        while offset < part.log.log_end_offset:
-            result = part.log.read(offset, 1 << 20)
-            data = b"".join(self.broker.store.read_chunk(c) for c in result.chunks)
-            if not data:
-                break
-            for header in iter_headers(data):
-                offset = header.next_offset
-                if header.is_control:
-                    continue
-                for record in iter_records(data, header):
-                    self._replay(record.key, record.value)
+        for record in stored_records(self.broker.store, part):
+            self._replay(record.key, record.value)
 
     def _replay(self, key: bytes | None, value: bytes | None) -> None:
         if key is None:

@@ -14,6 +14,10 @@ also drops every log's unflushed suffix. Logs flush as Kafka's do: never by
 default (Kafka leaves it to replication), after every ``flush.messages``
 messages when a topic sets it; the metadata log flushes before Raft counts an
 entry, as KRaft does.
+
+Virtual time is each node's monotonic clock. Its wall clock is virtual time plus the node's offset
+(:meth:`BrokerCluster.step_wall_clock`, zero at first), so a scenario can step one broker's wall
+clock, forward or back, as NTP or an operator steps a machine's, while its timers keep running.
 """
 
 from __future__ import annotations
@@ -165,9 +169,14 @@ class BrokerDisk:
 class BrokerSimNode:
     """The broker core of node ``node_id`` behind a simulated network endpoint."""
 
-    def __init__(self, broker: Broker, endpoint: Endpoint) -> None:
+    def __init__(
+        self, broker: Broker, endpoint: Endpoint, wall_offset_ms: Mapping[int, int] | None = None
+    ) -> None:
+        """``wall_offset_ms`` (by node id, read at every step) puts the node's wall clock that far from
+        virtual time (its monotonic clock)."""
         self.broker = broker
         self.endpoint = endpoint
+        self._wall_offsets = wall_offset_ms if wall_offset_ms is not None else {}
         assert broker.quorum is not None, "simulated brokers are KRaft nodes"
         self.raft = broker.quorum.raft
         self._committed = CommittedRecords()
@@ -187,7 +196,9 @@ class BrokerSimNode:
 
     def step(self, message: Envelope | None, now_ms: int) -> RaftStep:
         """Feed the broker what ``message`` means (or its timer), with any timed-out request, and
-        carry out every effect of every call, as the asyncio shell does."""
+        carry out every effect of every call, as the asyncio shell does. ``now_ms`` (virtual time) is
+        the broker's monotonic clock, its wall clock that plus the node's offset."""
+        wall_ms = now_ms + self._wall_offsets.get(self.broker.node_id, 0)
         outbound: list[Envelope] = []
         pending: list[Event] = []
         if message is not None:
@@ -200,11 +211,11 @@ class BrokerSimNode:
             outbound += resets
             if not pending:
                 break
-            step = self.broker.step(pending.pop(0), now_ms)
+            step = self.broker.step(pending.pop(0), wall_ms, now_ms)
             outbound += self.endpoint.apply(step.effects, now_ms)
             wakeup = step.next_wakeup_ms
         if message is None or wakeup is None:
-            step = self.broker.tick(now_ms)
+            step = self.broker.tick(wall_ms, now_ms)
             outbound += self.endpoint.apply(step.effects, now_ms)
             wakeup = step.next_wakeup_ms
         deadlines = [d for d in (wakeup, self.endpoint.next_deadline_ms()) if d is not None]
@@ -224,6 +235,17 @@ class BrokerCluster:
 
     sim: Simulation
     disks: dict[int, BrokerDisk]
+    wall_offset_ms: dict[int, int] = field(default_factory=dict)
+    """Node id -> how far its wall clock is from virtual time (its monotonic clock)."""
+
+    def step_wall_clock(self, delta_ms: int, nodes: Sequence[int] | None = None) -> None:
+        """Step the wall clock of ``nodes`` (default: every broker) by ``delta_ms``, forward or back,
+        leaving their monotonic clocks alone (libfaketime's ``DONT_FAKE_MONOTONIC``, NTP's step);
+        each running node is woken to see it."""
+        for node_id in self.disks if nodes is None else nodes:
+            self.wall_offset_ms[node_id] = self.wall_offset_ms.get(node_id, 0) + delta_ms
+            if self.sim.is_up(node_id):
+                self.sim.wake(node_id)
 
 
 def build_broker_simulation(
@@ -255,6 +277,7 @@ def build_broker_simulation(
     if check_invariants:
         sim.invariants.extend(broker_invariants(scanning=scanning_claims))
     extra = tuple(configs)
+    offsets: dict[int, int] = {}
 
     def build(node_id: int, rng: random.Random, now_ms: int) -> BrokerSimNode:
         disk = disks[node_id]
@@ -268,12 +291,13 @@ def build_broker_simulation(
             advertised_host=f"node-{node_id}",
             advertised_port=PORT,
             cluster_id=CLUSTER_ID,
-            now_ms=now_ms,
+            now_ms=now_ms + offsets.get(node_id, 0),
+            mono_ms=now_ms,
             rng=rng,
             quorum=ports,
         )
-        return BrokerSimNode(broker, Endpoint(node_id, disk.starts, request_timeout_ms, LISTENERS))
+        return BrokerSimNode(broker, Endpoint(node_id, disk.starts, request_timeout_ms, LISTENERS), offsets)
 
     for node_id in disks:
         sim.add_node(node_id, build, disks[node_id])
-    return BrokerCluster(sim, disks)
+    return BrokerCluster(sim, disks, offsets)

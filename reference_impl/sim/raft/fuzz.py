@@ -78,23 +78,33 @@ def run_schedule(
         elif roll < 0.72 and down:
             sim.restart(rng.choice(down))
         elif roll < 0.82 and len(ids) > 1:
-            shuffled = ids[:]
-            rng.shuffle(shuffled)
-            cut = rng.randint(1, len(ids) - 1)
-            sim.partition(set(shuffled[:cut]), set(shuffled[cut:]))
+            partition_at_random(sim, rng, ids)
         elif roll < 0.92:
             sim.heal()
         else:
-            sim.network.default = LinkFaults(
-                drop_probability=rng.choice([0.0, 0.05, 0.2]),
-                duplicate_probability=rng.choice([0.0, 0.05, 0.2]),
-                min_delay_ms=1,
-                max_delay_ms=rng.choice([5, 20, 60]),
-            )
+            sim.network.default = links_at_random(rng, [0.0, 0.05, 0.2])
     settle_and_validate(sim, disks)
     leaders = len({(e.epoch, e.leader_id) for n in sim.nodes for e in sim.node(n).leader_changes})
     result = ScheduleResult(seed, actions, sim.events, sim.steps, sim.now_ms, counter[0], leaders)
     return sim, result
+
+
+def partition_at_random(sim: Simulation, rng: random.Random, ids: list[int]) -> None:
+    """Cut the nodes in two random non-empty groups."""
+    shuffled = ids[:]
+    rng.shuffle(shuffled)
+    cut = rng.randint(1, len(ids) - 1)
+    sim.partition(set(shuffled[:cut]), set(shuffled[cut:]))
+
+
+def links_at_random(rng: random.Random, duplicates: list[float]) -> LinkFaults:
+    """Links that drop, duplicate and delay at drawn rates."""
+    return LinkFaults(
+        drop_probability=rng.choice([0.0, 0.05, 0.2]),
+        duplicate_probability=rng.choice(duplicates),
+        min_delay_ms=1,
+        max_delay_ms=rng.choice([5, 20, 60]),
+    )
 
 
 def settle_and_validate(sim: Simulation, disks: dict[int, RaftDisk], timeout_ms: int = 30_000) -> None:

@@ -38,6 +38,10 @@ def _voters(sim: Simulation) -> tuple[int, ...]:
     return tuple(sorted(_disks(sim)))
 
 
+def _majority_of_any(group: frozenset[int], sets: set[tuple[int, ...]]) -> bool:
+    return any(sum(1 for v in voters if v in group) * 2 > len(voters) for voters in sets)
+
+
 class MonotonicEpoch:
     """A replica's persisted epoch never decreases, across restarts included.
 
@@ -48,17 +52,18 @@ class MonotonicEpoch:
     name = "MonotonicEpoch"
 
     def __init__(self) -> None:
-        self.epochs: dict[int, int] = {}
+        self.epochs: dict[tuple[int, int], int] = {}
 
     def check(self, sim: Simulation) -> str | None:
         for node_id, disk in _disks(sim).items():
             stored = disk.quorum_store.read()
             if stored is None:
                 continue
-            previous = self.epochs.get(node_id, -1)
+            key = (node_id, id(disk.quorum_store))  # a node formatted again is a new replica
+            previous = self.epochs.get(key, -1)
             if stored.epoch < previous:
                 return f"node {node_id} epoch went from {previous} to {stored.epoch}"
-            self.epochs[node_id] = stored.epoch
+            self.epochs[key] = stored.epoch
         return None
 
 
@@ -122,7 +127,9 @@ class MonotonicHighWatermark:
 
 
 class MajorityReachedHighWatermark:
-    """Everything below a leader's high watermark is durable on a majority of voters.
+    """Everything below a leader's high watermark is durable on a majority of voters: of the
+    leader's voter set when the high watermark moved (KIP-853: a VotersRecord commits under the new
+    set's majority; what was committed before stays committed).
 
     Source: Kafka raft ``RaftEventSimulationTest.MajorityReachedHighWatermark``; Raft's
     commitment rule (§5.3-5.4).
@@ -130,12 +137,20 @@ class MajorityReachedHighWatermark:
 
     name = "MajorityReachedHighWatermark"
 
+    def __init__(self) -> None:
+        self.seen: dict[tuple[int, int, int], int] = {}
+        """(node, incarnation, epoch) -> the high watermark last checked."""
+
     def check(self, sim: Simulation) -> str | None:
-        voters = _voters(sim)
         for node_id, node in _members(sim).items():
             raft = _raft(node)
             if not isinstance(raft.state, LeaderState) or raft.high_watermark is None:
                 continue
+            key = (node_id, sim.incarnations[node_id], raft.state.epoch)
+            if self.seen.get(key) == raft.high_watermark:
+                continue  # checked when it moved: a voter set that grew since does not uncommit it
+            self.seen[key] = raft.high_watermark
+            voters = raft.state.voters  # the leader's own set: KIP-853 changes it at run time
             hw = raft.high_watermark
             durable = 0
             for voter in voters:
@@ -189,17 +204,22 @@ class MinorityCannotCommit:
     def __init__(self) -> None:
         self.groups: tuple[frozenset[int], ...] = ()
         self.ceiling = -1
+        self.sets: dict[frozenset[int], set[tuple[int, ...]]] = {}
+        """Per group, every voter set its members held since the partition began (KIP-853: a group
+        that was a majority of the set in force may commit, though its members learn a newer one)."""
 
     def check(self, sim: Simulation) -> str | None:
         groups = sim.network.partition_groups
         if groups != self.groups:
             self.groups = groups
             self.ceiling = max((d.log.log_end_offset for d in _disks(sim).values()), default=0)
+            self.sets = {g: {_voters(sim)} for g in groups}
         if not groups:
             return None
-        voters = _voters(sim)
         for group in groups:
-            if sum(1 for v in voters if v in group) * 2 > len(voters):
+            known = self.sets[group]
+            known.update(tuple(_raft(node).quorum.voters) for n, node in _members(sim).items() if n in group)
+            if _majority_of_any(group, known):
                 continue
             for node_id in group:
                 node = _members(sim).get(node_id)

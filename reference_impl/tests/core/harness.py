@@ -30,6 +30,8 @@ START_MS = 1_700_000_000_000
 class BrokerHarness:
     def __init__(self, *configs: str, store: MemoryLogStore | None = None, now_ms: int = START_MS) -> None:
         self.now_ms = now_ms
+        self.mono_ms: int | None = None
+        """The broker's monotonic clock once :meth:`tick_at` set it apart (None: the wall clock)."""
         self.store = store or MemoryLogStore()
         self.broker = Broker(
             config=BrokerConfig.parse(1, configs),
@@ -52,16 +54,17 @@ class BrokerHarness:
         opened = ConnectionOpened(
             connection_id=cid, client_host="127.0.0.1", client_port=40000 + cid, listener=listener
         )
-        self._apply(self.broker.step(opened, self.now_ms))
+        self._apply(self.broker.step(opened, self.now_ms, self.mono_ms))
         return cid
 
     def disconnect(self, cid: int) -> None:
-        self._apply(self.broker.step(ConnectionClosed(connection_id=cid), self.now_ms))
+        self._apply(self.broker.step(ConnectionClosed(connection_id=cid), self.now_ms, self.mono_ms))
 
     def send_frame(self, cid: int, frame: bytes) -> None:
         """Raw bytes as a frame (size prefix included), cut by a real decoder."""
         for f in FrameDecoder().feed(frame):
-            self._apply(self.broker.step(FrameReceived(connection_id=cid, frame=f), self.now_ms))
+            received = FrameReceived(connection_id=cid, frame=f)
+            self._apply(self.broker.step(received, self.now_ms, self.mono_ms))
 
     def send(self, cid: int, body: RequestPayload) -> int:
         corr = next(self._corr)
@@ -70,7 +73,14 @@ class BrokerHarness:
 
     def advance(self, ms: int) -> None:
         self.now_ms += ms
-        self._apply(self.broker.tick(self.now_ms))
+        if self.mono_ms is not None:
+            self.mono_ms += ms
+        self._apply(self.broker.tick(self.now_ms, self.mono_ms))
+
+    def tick_at(self, wall_ms: int, mono_ms: int) -> None:
+        """Run the broker's timers with its two clocks given apart (a wall-clock step)."""
+        self.now_ms, self.mono_ms = wall_ms, mono_ms
+        self._apply(self.broker.tick(wall_ms, mono_ms))
 
     def take(self, cid: int, body: RequestPayload) -> Any:
         """The oldest unread response on ``cid``, decoded as the response to ``body``."""

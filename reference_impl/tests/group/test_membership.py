@@ -33,7 +33,15 @@ def test_find_coordinator_batched_keys_and_key_types() -> None:
     assert "__transaction_state" in h.broker.image.topics
     assert h.call(request(10, 4, key_type=1, coordinator_keys=["tx"])).coordinators[0].node_id == 1
     share = h.call(request(10, 6, key_type=2, coordinator_keys=["s"]))
-    assert share.coordinators[0].error_code == ErrorCode.invalid_request
+    assert share.coordinators[0].error_code == ErrorCode.invalid_request  # not groupId:topicId:partition
+    key = "g:AAAAAAAAAAAAAAAAAAAAAQ:0"  # KIP-932 share coordinator keys: v6 only, __share_group_state
+    assert h.call(request(10, 5, key_type=2, coordinator_keys=[key])).coordinators[0].error_code == (
+        ErrorCode.invalid_request
+    )
+    first = h.call(request(10, 6, key_type=2, coordinator_keys=[key])).coordinators[0]
+    assert first.error_code == ErrorCode.coordinator_not_available  # __share_group_state created
+    assert "__share_group_state" in h.broker.image.topics
+    assert h.call(request(10, 6, key_type=2, coordinator_keys=[key])).coordinators[0].node_id == 1
 
 
 def test_requests_before_the_offsets_topic_exists_get_not_coordinator() -> None:

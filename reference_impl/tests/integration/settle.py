@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
+
+from fixtures.wire.settle import until as _until
 
 SETTLE_S = 20.0
 
 
 def until(check: Callable[[], bool], what: str, timeout_s: float = SETTLE_S) -> None:
-    """Poll ``check`` every 0.2 s until it holds; fail naming ``what`` after ``timeout_s``."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"not within {timeout_s} s: {what}")
+    """Poll ``check`` until it holds; fail naming ``what`` after ``timeout_s`` (the harness' one loop)."""
+    _until(check, what, timeout_s, interval_s=0.2)

@@ -98,6 +98,26 @@ def test_a_fenced_follower_is_not_proposed_for_the_isr() -> None:
     assert joining is not None and joining.new_isr == (1, 2)
 
 
+def test_a_refused_isr_expansion_lets_the_high_watermark_move_at_once() -> None:
+    """While an expansion is pending the high watermark waits for the joiner too (the maximal ISR,
+    Kafka's ``Partition.maximalIsr``); once the controller refuses it, the ISR is the committed one
+    again and the high watermark is its smallest LEO at once, not at the next fetch or append.
+    Found by the broker simulator (seed 1007, ``HwIsMinIsrLeo``) when an AlterPartition answer came
+    in another order."""
+    a, b = replica(1), replica(2)
+    a.become_leader(0, 1, (1, 2), (1,), now_ms=0)
+    b.become_follower(1, 0, 1, (1, 2), (1,))
+    produce(a, b"x")
+    fetch_round(a, b, now=1)
+    fetch_round(a, b, now=2)
+    joining = a.propose_isr_change(now_ms=3, max_lag_ms=30_000, fetched_by=2)
+    assert joining is not None and joining.new_isr == (1, 2)
+    produce(a, b"y")
+    assert a.high_watermark == 1, "the pending joiner has not fetched y"
+    assert a.isr_change_failed(), "the high watermark moved"
+    assert a.high_watermark == 2
+
+
 def test_kip101_follower_does_not_truncate_to_its_hw_after_restart() -> None:
     """KIP-101 scenario 1: a follower that restarts with records beyond its HW keeps them, so an
     immediate election of that follower loses nothing acknowledged."""

@@ -1,0 +1,64 @@
+"""ReadShareGroupState: v0 (KIP-932). A share-partition's persisted state, for its partition leader.
+
+Answered by the share coordinator of each key from its memory (Kafka's
+``ShareCoordinatorShard.readStateAndMaybeUpdateLeaderEpoch``): state epoch, start offset (-1 when
+the key has no state, state epoch 0) and the state batches (first and last offset, delivery state 0
+AVAILABLE / 2 ACKNOWLEDGED / 4 ARCHIVED, delivery count). A leader epoch above the recorded one is
+written (a ShareUpdate without batches) before it is answered. Needs CLUSTER_ACTION on the cluster.
+Errors per partition: CLUSTER_AUTHORIZATION_FAILED, INVALID_REQUEST, FENCED_LEADER_EPOCH (a leader
+epoch below the recorded one), UNKNOWN_TOPIC_OR_PARTITION, NOT_COORDINATOR,
+COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE.
+Version notes: v0 only, as kio 0.6.5 and Kafka's ReadShareGroupStateRequest.json define it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from reference_impl.protocol.errors import ErrorCode
+
+from .registry import Reply, handles
+from .share_state_common import PartitionDone, serve
+
+if TYPE_CHECKING:
+    from ..group.share_state import ShareStateCoordinator
+    from ..group.share_state_records import StateKey
+    from ..request_context import RequestContext
+    from .host import HandlerHost
+
+
+def _error(code: ErrorCode) -> dict[str, Any]:
+    return {
+        "error_code": code,
+        "error_message": None if code is ErrorCode.none else code.name,
+        "state_epoch": 0,
+        "start_offset": -1,
+        "state_batches": [],
+    }
+
+
+@handles(84, 0, 0)
+def handle_read_share_group_state(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
+    def op(coordinator: ShareStateCoordinator, key: StateKey, p: Any, done: PartitionDone) -> None:
+        code, state = coordinator.read(key, int(p.leader_epoch), ctx.received_ms)
+        if state is None:
+            done(_error(code))
+            return
+        done(
+            _error(ErrorCode.none)
+            | {
+                "state_epoch": state.state_epoch,
+                "start_offset": state.start_offset,
+                "state_batches": [
+                    {
+                        "first_offset": b.first_offset,
+                        "last_offset": b.last_offset,
+                        "delivery_state": b.delivery_state,
+                        "delivery_count": b.delivery_count,
+                    }
+                    for b in state.batches
+                ],
+            }
+        )
+
+    return serve(broker, ctx, request, 84, op, _error)
