@@ -75,6 +75,14 @@ NOT_RETURNED = "ACQUIRED_WITHOUT_RECORD"
 """The workload's mark on a fetch that acquired offsets whose records the answer did not carry."""
 UNSEEN_SLACK_S = 0.25
 """A fetch given up on may still be served by the broker a moment later (the request in flight)."""
+UNSEEN_SERVE_S = 15.0
+"""How long after it was sent a fetch nobody saw answered may still be served: a ShareFetch waits in
+the broker up to its MaxWaitMs, and longer while the share-partition loads its persisted state
+(Kafka's DelayedShareFetch waits for SharePartition initialisation; the reference up to 10 s past
+MaxWaitMs). A broker does not notice that the client gave up: the connection is muted while its
+request is in flight, as Kafka's is, so its close is read only once the answer is written. On the
+reference a fetch sent during a kill was given up on after 5 s and served later, its acquisition
+seen only as a count that rose by two (seed 8, kill + partition-coordinator)."""
 FETCH, ACK, OPEN, END = "share-fetch", "share-ack", "share-open", "share-end"
 ACCEPT, RELEASE, REJECT = 1, 2, 3
 DEFAULT_LIMIT = 5
@@ -232,8 +240,13 @@ def _may_be_archived(s: ShareOps, got: list[Delivery], limit: int) -> bool:
 
 def _unseen(s: ShareOps, partition: int, low: float, high: float) -> int:
     """Fetches of ``partition`` without an answer that the broker may have served between ``low``
-    and ``high`` (sent before ``high``, given up on after ``low``)."""
-    return sum(1 for sent, gone in s.unseen.get(partition, []) if sent < high and gone + UNSEEN_SLACK_S > low)
+    and ``high``: sent before ``high``, and given up on after ``low`` or sent within
+    :data:`UNSEEN_SERVE_S` of it (the broker may serve a fetch after its client gave up)."""
+    return sum(
+        1
+        for sent, gone in s.unseen.get(partition, [])
+        if sent < high and max(gone + UNSEEN_SLACK_S, sent + UNSEEN_SERVE_S) > low
+    )
 
 
 def skipped(s: ShareOps) -> list[Anomaly]:

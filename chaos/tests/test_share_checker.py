@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from chaos.checkers import check
-from chaos.checkers.share import ACCEPT, REJECT, RELEASE, check_share
+from chaos.checkers.share import ACCEPT, REJECT, RELEASE, UNSEEN_SERVE_S, check_share
 from chaos.history import History, Op
 
 T = "t"
@@ -277,6 +277,19 @@ def test_a_count_rising_by_two_with_no_unanswered_fetch_is_skipped() -> None:
     excused.fetch_open(3).op("info", 3, "share-fetch", value={"partitions": [0]})
     excused.fetch(2, (0, "a", 3)).ack(2, ACCEPT, 0, "a").end()
     assert excused.found("delivery_count_skipped") == []
+
+
+def test_a_fetch_given_up_on_may_be_served_later_within_the_serve_bound() -> None:
+    """A fetch the client gave up on may still be served while it waits in the broker (a share-partition
+    loading its state): it explains a skipped count within UNSEEN_SERVE_S of its sending, not after."""
+
+    def run(gap_s: float) -> list[Any]:
+        h = H().send("a").fetch_open(3).op("info", 3, "share-fetch", value={"partitions": [0]}).wait(gap_s)
+        h.fetch(1, (0, "a", 1)).ack(1, RELEASE, 0, "a").fetch(2, (0, "a", 3)).ack(2, ACCEPT, 0, "a").end()
+        return h.found("delivery_count_skipped")
+
+    assert run(5.0) == []
+    assert len(run(UNSEEN_SERVE_S + 5.0)) == 1
 
 
 def test_counts_are_compared_in_count_order_not_in_the_order_fetches_were_sent() -> None:
