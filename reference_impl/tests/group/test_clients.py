@@ -86,7 +86,11 @@ def _wait(condition: Callable[[], bool], timeout_s: float, what: str) -> None:
 
 
 def _check_generations(bootstrap: str, group: str, cooperative: bool, min_generations: int) -> int:
-    """The broker's stored assignment of every generation gives each partition to one member."""
+    """The broker's stored assignment of every generation gives each partition to one member, an eager
+    generation all of them or none: kafka-python's leader assigns nothing when its metadata does not
+    know the topic yet (its sticky assignor logs "No partition metadata for topic"; seen once in a
+    clean-clone CI run, generation 2 of 3), and the members join again once it does. The last
+    generation assigns every partition."""
     by_generation: dict[int, dict[str, set[int]]] = {}
     for generation, owners in generations(bootstrap, group, OFFSETS_PARTITIONS):
         by_generation[generation] = owners  # a static rejoin rewrites its generation: the last record wins
@@ -94,8 +98,8 @@ def _check_generations(bootstrap: str, group: str, cooperative: bool, min_genera
     for generation, owners in sorted(by_generation.items()):
         owned = [p for parts in owners.values() for p in parts]
         assert len(owned) == len(set(owned)), f"generation {generation}: a partition has two owners {owners}"
-        if not cooperative:
-            assert sorted(owned) == list(range(PARTITIONS)), f"generation {generation}: {owners}"
+        if not cooperative:  # all or, when the leader had no metadata for the topic yet, none
+            assert sorted(owned) in ([], list(range(PARTITIONS))), f"generation {generation}: {owners}"
     last = by_generation[max(by_generation)]
     assert sorted(p for parts in last.values() for p in parts) == list(range(PARTITIONS))
     return len(by_generation)
