@@ -15,6 +15,7 @@ from reference_impl.core.metadata.records import ClientQuotaRecord
 from reference_impl.core.mutation_quotas import MutationQuota, TokenBucket
 from reference_impl.core.request_quotas import exempt
 from reference_impl.protocol.build import millis
+from reference_impl.protocol.codec import encode_request
 from reference_impl.protocol.errors import ErrorCode
 
 from .harness import BrokerHarness, request
@@ -75,6 +76,20 @@ def test_within_the_quota_or_without_one_nothing_is_throttled() -> None:
     assert millis(h.call(_metadata()).throttle_time) == 0
     meter = next(iter(h.broker.client_quotas._meters.values()))
     assert sum(s.value for s in meter.rate._samples) == HANDLER_MS * 1e6 * 100 / 1e9  # 5 percent-seconds
+
+
+def test_a_forwarded_request_is_charged_but_not_muted() -> None:
+    """RequestHandlerHelper: only non-forwarded requests are throttled; the forwarding broker (the
+    reference marks it by its client id, ``broker-N``) relays the throttle time and mutes its client."""
+    h = BrokerHarness()
+    _slow_handlers(h)
+    _quota(h, q.REQUEST_PERCENTAGE, 0.1)
+    cid = h.connect()
+    first, second = _metadata(), _metadata()
+    for body in (first, second):
+        h.send_frame(cid, encode_request(body, 7, "broker-2"))
+    answers = [h.take(cid, first), h.take(cid, second)]  # both at once: nothing muted
+    assert [millis(a.throttle_time) for a in answers] == [q.WINDOW_MS, q.WINDOW_MS]
 
 
 def test_without_a_clock_no_handler_time_is_charged() -> None:
@@ -140,13 +155,18 @@ def test_strict_create_topics_refuses_once_the_bucket_is_empty() -> None:
     zero, whatever its size; then THROTTLING_QUOTA_EXCEEDED with the time to refill to zero."""
     h = BrokerHarness()
     _quota(h, q.CONTROLLER_MUTATION_RATE, 1.0)
-    first = h.call(_create(7, ("a", 20), ("b", 1)))  # a: 11 - 20 = -9 tokens; b refused
+    cid = h.connect()
+    first = h.call(_create(7, ("a", 20), ("b", 1)), cid)  # a: 11 - 20 = -9 tokens; b refused
     assert _errors(first) == {"a": ErrorCode.none, "b": ErrorCode.throttling_quota_exceeded}
     assert [t.error_message for t in first.topics][1] == "The throttling quota has been exceeded."
     assert millis(first.throttle_time) == 9000
     assert "a" in h.broker.image.topics and "b" not in h.broker.image.topics
-    h.advance(9000)  # muted, then refilled to zero: accepted again
-    assert _errors(h.call(_create(6, ("b", 1)))) == {"b": ErrorCode.none}
+    again = _create(6, ("b", 1))
+    h.send(cid, again)
+    h.advance(8999)
+    assert not h.responses.get(cid)  # muted for the throttle time
+    h.advance(1)  # then refilled to zero: accepted again
+    assert _errors(h.take(cid, again)) == {"b": ErrorCode.none}
 
 
 def test_permissive_create_topics_before_v6_creates_and_throttles() -> None:
