@@ -515,7 +515,7 @@ class Broker:
         mark = self.quorum.write_mark() if self.quorum is not None and api_key in ADMIN_WRITES else None
         try:
             forwarded = self._forward_admin(ctx, handler, body) if api_key in ADMIN_WRITES else None
-            reply = forwarded or self.client_quotas.request.run(handler.fn, self, ctx, body)
+            reply = self.client_quotas.request.run(handler.fn, self, ctx, body, forwarded)
             if forwarded is None and mark is not None and self.quorum is not None:  # answered once committed
                 timeout = millis(getattr(body, "timeout", None))
                 reply = self.quorum.hold_until_committed(ctx, reply, mark, timeout)

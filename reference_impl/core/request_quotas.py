@@ -102,12 +102,17 @@ class RequestQuotas:
         self.clock_ns: Callable[[], int] = _no_time
         """The port the handler time is read from (the server shell: ``time.perf_counter_ns``)."""
 
-    def run(self, fn: Handle, host: HandlerHost, ctx: RequestContext, body: Any) -> Reply:
-        """Call the handler, timing it, and charge the request when it is answered."""
+    def run(
+        self, fn: Handle, host: HandlerHost, ctx: RequestContext, body: Any, forwarded: Reply | None = None
+    ) -> Reply:
+        """Call the handler, timing it, and charge the request when it is answered; a request this
+        node handed to the controller (``forwarded``, its reply) is charged when the controller's
+        answer is relayed (``RequestHandlerHelper.sendForwardedResponse``)."""
         ctx.thread_started_ns = self.clock_ns()
-        ctx.on_answer = lambda c, answer: self.answer(host, c, answer)
+        relayed = forwarded is not None
+        ctx.on_answer = lambda c, answer: self.answer(host, c, answer, relayed=relayed)
         try:
-            return fn(host, ctx, body)
+            return forwarded if forwarded is not None else fn(host, ctx, body)
         finally:
             if ctx.thread_ns is None:
                 ctx.thread_ns = max(0, self.clock_ns() - ctx.thread_started_ns)
@@ -133,10 +138,16 @@ class RequestQuotas:
         user = user_of(ctx.principal)
         return self._quotas.record(REQUEST_PERCENTAGE, user, ctx.client_id, value, host.now_ms)
 
-    def answer(self, host: HandlerHost, ctx: RequestContext, body: ResponsePayload) -> ResponsePayload:
+    def answer(
+        self, host: HandlerHost, ctx: RequestContext, body: ResponsePayload, *, relayed: bool = False
+    ) -> ResponsePayload:
         """``sendResponseMaybeThrottle``: record, mute the connection (not a forwarded request's) and
-        carry the larger throttle time in the answer."""
+        carry the larger throttle time in the answer. A relayed controller answer mutes the client's
+        connection for the larger of its own throttle time (the controller's: a controller mutation
+        quota) and this node's (``sendForwardedResponse``)."""
         throttle = self.record(host, ctx)
+        if relayed:
+            throttle = max(throttle, millis(getattr(body, "throttle_time", None)))
         if throttle <= 0:
             return body
         if not forwarded(ctx):

@@ -6,16 +6,20 @@ quotas per API version, charged the partitions mutated."""
 
 from __future__ import annotations
 
+import datetime
 import itertools
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, cast
 
 from reference_impl.core import quotas as q
+from reference_impl.core.handlers.registry import Respond
 from reference_impl.core.metadata.records import ClientQuotaRecord
 from reference_impl.core.mutation_quotas import MutationQuota, TokenBucket
+from reference_impl.core.quota_managers import QuotaManagers
+from reference_impl.core.request_context import RequestContext
 from reference_impl.core.request_quotas import exempt
 from reference_impl.protocol.build import millis
-from reference_impl.protocol.codec import encode_request
+from reference_impl.protocol.codec import RequestHeader, encode_request
 from reference_impl.protocol.errors import ErrorCode
 
 from .harness import BrokerHarness, request
@@ -90,6 +94,23 @@ def test_a_forwarded_request_is_charged_but_not_muted() -> None:
         h.send_frame(cid, encode_request(body, 7, "broker-2"))
     answers = [h.take(cid, first), h.take(cid, second)]  # both at once: nothing muted
     assert [millis(a.throttle_time) for a in answers] == [q.WINDOW_MS, q.WINDOW_MS]
+
+
+def test_a_relayed_controller_answer_mutes_the_client_for_its_throttle() -> None:
+    """sendForwardedResponse: the forwarding broker mutes its client for the larger of the controller's
+    throttle time (here a mutation quota's 3 s) and its own, and the answer carries it."""
+    image = SimpleNamespace(offset=1, client_quotas={})
+    managers = QuotaManagers(lambda: image)
+    muted: list[tuple[int, int]] = []
+    host: Any = SimpleNamespace(now_ms=0, is_controller_listener=lambda name: False)
+    host.throttle = lambda cid, ms: muted.append((cid, ms))
+    ctx = RequestContext(cast(Any, None), 5, RequestHeader(19, 7, 1, "app"), "127.0.0.1", 0)
+    relayed: Any = SimpleNamespace(throttle_time=datetime.timedelta(milliseconds=3000))
+    relay = Respond(relayed)
+    never: Any = None  # the handler is not called for a forwarded request
+    assert managers.request.run(never, host, ctx, None, forwarded=relay) is relay
+    assert ctx.on_answer is not None and ctx.on_answer(ctx, relayed) is relayed
+    assert muted == [(5, 3000)]
 
 
 def test_without_a_clock_no_handler_time_is_charged() -> None:
