@@ -16,8 +16,11 @@ Read from Kafka (not copied):
   request-time throttle; a forwarded request is not muted). Without any ``controller_mutation_rate``
   entity nothing is counted (``UnboundedControllerMutationQuota``).
 * ``clients/src/main/java/org/apache/kafka/common/metrics/stats/TokenBucket.java``: the rate refills
-  the bucket continuously, up to a burst of ``quota.window.num`` x ``quota.window.size.seconds`` x
-  rate, where a new bucket starts; a recording takes the value off.
+  the bucket continuously, up to a burst of samples x window x rate, where a new bucket starts; a
+  recording takes the value off. The samples and window are ``controller.quota.window.num`` and
+  ``controller.quota.window.size.seconds`` (``QuotaFactory.scala``; 11 and 1 by default,
+  ``server-common/.../server/config/QuotaConfig.java``), fixed at those defaults here as the other
+  quotas' windows are.
 * ``metadata/src/main/java/org/apache/kafka/controller/ReplicationControlManager.java``: the charge
   is the partitions mutated, applied after a topic's other checks and before its records
   (``applyPartitionChangeQuota``: a new topic's partition count, a deleted topic's, the partitions a

@@ -14,8 +14,8 @@ Kafka's rules (read from Kafka, not copied):
   ``ControllerApis.scala`` (``newQuotaFor(request, strictSinceVersion)``: CreateTopics 6,
   DeleteTopics 5, CreatePartitions 3) and ``ReplicationControlManager.java``
   (``applyPartitionChangeQuota`` per topic, charged its partitions): a token bucket refilled at
-  ``controller_mutation_rate`` partitions/s with a burst of ``quota.window.num`` (11) seconds of it;
-  a strict version accepts a topic while the bucket is not below zero and then answers
+  ``controller_mutation_rate`` partitions/s with a burst of ``controller.quota.window.num`` (11)
+  windows of it; a strict version accepts a topic while the bucket is not below zero and then answers
   THROTTLING_QUOTA_EXCEEDED for the next topics with ThrottleTimeMs > 0; an older version creates
   them all and only throttles.
 
