@@ -6,6 +6,7 @@ quotas per API version, charged the partitions mutated."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import itertools
 from types import SimpleNamespace
@@ -144,6 +145,17 @@ def test_a_fetch_over_request_percentage_is_answered_empty() -> None:
     answer = h.call(fetch_request("t", 0, 0))
     assert millis(answer.throttle_time) == q.WINDOW_MS
     assert list(answer.responses) == []
+
+
+def test_a_followers_fetch_is_exempt() -> None:
+    """handleFetchRequest answers a follower's fetch with sendResponseExemptThrottle."""
+    h = BrokerHarness()
+    create(h, "t")
+    _slow_handlers(h)
+    _quota(h, q.REQUEST_PERCENTAGE, 0.1)
+    follower = dataclasses.replace(fetch_request("t", 0, 0), replica_id=2)
+    assert millis(h.call(follower).throttle_time) == 0
+    assert millis(h.call(fetch_request("t", 0, 0)).throttle_time) == q.WINDOW_MS  # a consumer's is not
 
 
 def test_a_produce_carries_the_larger_of_its_throttles() -> None:
