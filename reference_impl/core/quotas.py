@@ -180,9 +180,11 @@ class QuotaSource(Protocol):
 
 
 class ClientQuotas:
-    """Byte-rate quotas of a broker's clients (ClientQuotaManager, one per quota key): the rate each
-    (user, client-id) level counts towards, held to the bound the image gives it now (a change to the
-    quotas applies to the next request)."""
+    """Sampled-rate quotas of a broker's clients (ClientQuotaManager, one per quota key: the byte
+    rates, and request_percentage for :mod:`.request_quotas`): the rate each (user, client-id) level
+    counts towards, held to the bound the image gives it now (a change to the quotas applies to the
+    next request). :class:`~.quota_managers.QuotaManagers` adds the request-time and controller
+    mutation managers."""
 
     def __init__(self, source: Callable[[], QuotaSource]) -> None:
         self._source = source
