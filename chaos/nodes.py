@@ -202,7 +202,12 @@ def load_nodes(path: Path) -> NodeSpec:
 
 def missing_for(spec: NodeSpec, faults: list[str]) -> list[str]:
     """What the spec lacks for ``faults``: one line per node and command."""
-    needs = {"kill": ("kill", "start"), "bounce": ("stop", "start"), "pause": ("pause", "resume")}
+    needs = {
+        "kill": ("kill", "start"),
+        "restart-isolated": ("kill", "start"),
+        "bounce": ("stop", "start"),
+        "pause": ("pause", "resume"),
+    }
     out = []
     for fault in faults:
         for action in needs.get(fault, ()):

@@ -24,7 +24,7 @@ from chaos.nemesis.clock import CLOCK_FAULTS, Clock
 from chaos.nemesis.clock import unavailable_reason as clock_unavailable
 from chaos.nemesis.disk import DISK_FAULTS, Disk
 from chaos.nemesis.disk import unavailable_reason as disk_unavailable
-from chaos.nemesis.faults import LINK_TOXICS, PARTITIONS, Nemesis, run_schedule
+from chaos.nemesis.faults import LINK_TOXICS, PARTITIONS, RESTART_ISOLATED, Nemesis, run_schedule
 from chaos.nemesis.log_dirs import LOG_DIR_FAULTS, LOG_DIRS_CONFIG
 from chaos.nemesis.membership import MEMBERSHIP_FAULTS, Membership
 from chaos.nemesis.packet import PACKET_FAULTS, PacketRules, unavailable_reason
@@ -48,7 +48,16 @@ READ_COMMITTED = ("transactional", "txn-append", *PROBES)
 LAUNCHED = ("reference", "tansu", "noida")
 UNPROXIED = ("noida",)
 """Targets that advertise the port they listen on: no proxy can sit in front, so no link faults."""
-PROCESS_FAULTS = ("kill", "pause", "bounce", *CLOCK_FAULTS, *DISK_FAULTS, *MEMBERSHIP_FAULTS, *LOG_DIR_FAULTS)
+PROCESS_FAULTS = (
+    "kill",
+    RESTART_ISOLATED,
+    "pause",
+    "bounce",
+    *CLOCK_FAULTS,
+    *DISK_FAULTS,
+    *MEMBERSHIP_FAULTS,
+    *LOG_DIR_FAULTS,
+)
 
 
 class CampaignError(RuntimeError):
@@ -581,4 +590,4 @@ def _group_of(workload: QueueWorkload) -> str | None:
 
 
 def needs_links(faults: list[str]) -> bool:
-    return any(f in PARTITIONS or f in LINK_TOXICS for f in faults)
+    return any(f in PARTITIONS or f in LINK_TOXICS or f == RESTART_ISOLATED for f in faults)

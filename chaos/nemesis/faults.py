@@ -73,6 +73,18 @@ LINK_TOXICS: dict[str, list[dict[str, Any]]] = {
         for s in ("upstream", "downstream")
     ],
 }
+RESTART_ISOLATED = "restart-isolated"
+"""A node killed, then started again while its broker and controller links stay cut (clients still
+reach it), healed :data:`ISOLATED_HOLD_S` after its start. Until then it cannot catch up with the
+metadata log: a correct broker holds what clients ask (Kafka's broker does not open its client
+listeners before its metadata has caught up, ``BrokerServer.startup`` waiting on
+``BrokerLifecycleManager``'s initial catch-up future), one that answers from its stale image says a
+topic that exists does not, which the restart probe records (``restart_answered_uncaught_up``). A
+plain ``kill`` leaves that window to chance: the node usually catches up within milliseconds of its
+port opening. ``reference_impl/tests/integration/test_restart_probe_mutant.py`` makes the same window
+with SIGSTOP on the other nodes."""
+ISOLATED_HOLD_S = 3.0
+
 BLACK_HOLE = [
     {"type": "timeout", "stream": s, "attributes": {"timeout": 0}} for s in ("upstream", "downstream")
 ]
@@ -234,6 +246,14 @@ class Nemesis:
                 if self.membership is None:
                     raise RuntimeError("membership changes need a reference cluster this campaign launched")
                 state.update(self.membership.start(plan.id, plan.pick))
+            elif plan.fault == RESTART_ISOLATED:
+                node_id = self._choose(plan, "leader")
+                state["nodes"] = [node_id]
+                self._process_start("kill", node_id)
+                others = [n for n in self.topology.node_ids if n != node_id]
+                state["toxics"] = self._add_toxics(
+                    self.topology.links_between([node_id], others), BLACK_HOLE, f"nemesis{plan.id}"
+                )
             elif plan.fault in LINK_TOXICS:
                 state["toxics"] = self._add_toxics(
                     self.topology.client_links(), LINK_TOXICS[plan.fault], f"nemesis{plan.id}"
@@ -252,6 +272,12 @@ class Nemesis:
         state = self.active.pop(plan.id, {"fault": plan.fault, "id": plan.id})
         outcome: dict[str, Any] = {"fault": plan.fault, "id": plan.id}
         try:
+            if plan.fault == RESTART_ISOLATED and state.get("nodes"):
+                try:  # started while still cut off; the links heal after the hold
+                    self._process_stop("kill", state["nodes"][0], outcome)
+                    time.sleep(ISOLATED_HOLD_S)
+                finally:
+                    self._remove_toxics(state.pop("toxics", []))
             self._remove_toxics(state.get("toxics", []))
             if self.clock is not None and plan.fault in CLOCK_FAULTS:
                 self.clock.set(0.0)

@@ -28,6 +28,7 @@ FAULTS = (
     "timeout",
     "slicer",
     "kill",
+    "restart-isolated",
     "pause",
     "bounce",
     "packet-drop",

@@ -6,11 +6,13 @@ import itertools
 import socket
 import threading
 import time
+from collections.abc import Callable
 
 import pytest
 import requests
 
 from chaos.history import Recorder, fault_windows
+from chaos.nemesis import faults
 from chaos.nemesis.faults import Nemesis, run_schedule
 from chaos.nemesis.schedule import FAULTS, Planned, parse_faults, schedule
 from chaos.nemesis.topology import Topology, broker_proxy, client_proxy, controller_proxy
@@ -264,3 +266,53 @@ def test_partition_coordinator_isolates_the_node_find_coordinator_names(
         nemesis.heal()
     starts = [op.value for op in recorder.history.nemesis_ops() if op.f == "start"]
     assert [s["nodes"] for s in starts] == [[2], [3]]
+
+
+class _Node:
+    """A process stand-in recording what the nemesis did to it and when."""
+
+    def __init__(self, node_id: int, seen: list[tuple[str, int]], cut: Callable[[], int]) -> None:
+        self.node_id, self.seen, self.cut = node_id, seen, cut
+        self.host, self.port, self.is_running = "127.0.0.1", 1, True
+
+    def kill(self) -> None:
+        self.seen.append(("kill", self.cut()))
+
+    def start(self) -> None:
+        self.seen.append(("start", self.cut()))
+
+
+class _Target:
+    def __init__(self, nodes: dict[int, _Node]) -> None:
+        self.nodes = nodes
+
+    def node(self, node_id: int) -> _Node:
+        return self.nodes[node_id]
+
+
+def test_restart_isolated_starts_the_node_while_its_peer_links_are_cut(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The killed node is started with its broker and controller links still black holes, so it cannot
+    catch up before clients ask; clients reach it throughout; the links heal after the hold."""
+    monkeypatch.setattr(faults, "ISOLATED_HOLD_S", 0.05)
+    with ServerThread() as server:
+        topology = Topology.plan(server.url, [1, 2, 3], broker_links=True)
+        topology.create()
+
+        def toxics(proxy: str) -> int:
+            return len(requests.get(f"{server.url}/proxies/{proxy}/toxics", timeout=5).json())
+
+        seen: list[tuple[str, int]] = []
+        peers = [broker_proxy(2, 1), broker_proxy(3, 2), controller_proxy(2, 3), controller_proxy(1, 2)]
+        nodes = {n: _Node(n, seen, lambda: sum(toxics(p) for p in peers)) for n in (1, 2, 3)}
+        recorder = Recorder()
+        nemesis = Nemesis(recorder, topology, _Target(nodes), "t")  # type: ignore[arg-type]
+        plan = Planned(0, faults.RESTART_ISOLATED, 0.0, 0.2, pick=1)
+        nemesis.start(plan)
+        assert all(toxics(p) == 2 for p in peers) and toxics(client_proxy(2)) == 0
+        nemesis.stop(plan)
+        assert seen == [("kill", 0), ("start", 2 * len(peers))], seen
+        assert all(toxics(p) == 0 for p in peers)
+        started = [op for op in recorder.history.nemesis_ops() if op.f == "start"]
+        assert started[0].value["nodes"] == [2] and "error" not in started[0].value
