@@ -134,15 +134,7 @@ GAP_LEDGER: dict[int, str] = {
     "their metadata image; nothing forwards it).",
     # -- older version ranges --
     22: "InitProducerId v6 (KIP-939, two-phase commit: keepPreparedTxn/enable2Pc) is not implemented.",
-    52: "Vote v1-2 (KIP-853 voter keys, pre-vote KIP-996) are not on the wire: the Raft replica checks "
-    "Vote's voter directory id (INVALID_VOTER_KEY, core/raft/membership.py) but nodes speak Vote v0, "
-    "which has no voter key, so between processes (reference.kraft.version=1) a controller formatted "
-    "again is not kept from voting as the voter it was; the simulator's quorums carry it. No pre-vote.",
-    53: "BeginQuorumEpoch v1 (KIP-853: voter directory ids, leader endpoints): nodes speak v0, as Vote (52).",
-    54: "EndQuorumEpoch v1 (KIP-853) — as BeginQuorumEpoch (53).",
     56: "AlterPartition v3 (KIP-903: broker epochs of ISR members) is not implemented; v2 (topic ids).",
-    59: "FetchSnapshot v1 (KIP-853: replica directory id) — as BeginQuorumEpoch (53); a snapshot does not "
-    "carry the voter set yet (KIP-853 puts a VotersRecord in its header), see AddRaftVoter below.",
     62: "BrokerRegistration v1-4 (KIP-858 log directories, KIP-919 controller registration, KIP-966 "
     "previous broker epoch) are not implemented; brokers register at v0, so the controller does not know a "
     "broker's log directories before AssignReplicasToDirs (73) names them, and does not check the directory "
@@ -180,6 +172,17 @@ BEHAVIOUR_GAPS: tuple[tuple[str, str], ...] = (
         "controller.quorum.bootstrap.servers). The leader does not ask a new voter ApiVersions (its "
         "kraft.version range is taken as 0-1); observers of a kraft.version 1 quorum take a new epoch only "
         "with its leader (no pre-vote, KIP-996, to stop a removed voter's elections).",
+    ),
+    (
+        "Vote / BeginQuorumEpoch / EndQuorumEpoch / FetchSnapshot: KIP-853 and KIP-996 on the wire",
+        "Nodes send Vote v2, BeginQuorumEpoch v1, EndQuorumEpoch v1 and FetchSnapshot v1 (core/kraft/"
+        "raft_wire.py) and check the voter key they name (INVALID_VOTER_KEY). Pre-vote (KIP-996, "
+        "core/raft/voting.py) is a round held beside the replica's election state, not Kafka's Prospective "
+        "state: the replica stays Follower/Unattached/... while it asks, and nothing of the round is "
+        "persisted. The leader endpoints these messages carry are sent, not used: peers' addresses come from "
+        "controller.quorum.voters. Raft's own Fetch is sent at v13 (Kafka's KafkaRaftClient sends v17 with "
+        "the ReplicaDirectoryId); a snapshot does not carry the voter set (KIP-853 puts a VotersRecord in "
+        "its header), see AddRaftVoter above.",
     ),
     (
         "UpdateFeatures: kraft.version and feature dependencies",

@@ -42,6 +42,9 @@ class RaftConfig:
     snapshot_chunk_bytes: int = 64 * 1024
     append_flush_delay_ms: int = 5
     begin_quorum_epoch_retry_ms: int = 100
+    pre_vote: bool = True
+    """KIP-996: a voter asks PreVotes before it bumps its epoch (raft/voting.py); off, it stands at
+    once, as Kafka 3.x (kept for the simulator's comparison of the two)."""
     mutant: str | None = None
     """A seeded bug mode of :data:`reference_impl.core.mutants.RAFT_MODES` (tests only)."""
 
