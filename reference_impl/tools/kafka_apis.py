@@ -135,10 +135,6 @@ GAP_LEDGER: dict[int, str] = {
     # -- older version ranges --
     22: "InitProducerId v6 (KIP-939, two-phase commit: keepPreparedTxn/enable2Pc) is not implemented.",
     56: "AlterPartition v3 (KIP-903: broker epochs of ISR members) is not implemented; v2 (topic ids).",
-    62: "BrokerRegistration v1-4 (KIP-858 log directories, KIP-919 controller registration, KIP-966 "
-    "previous broker epoch) are not implemented; brokers register at v0, so the controller does not know a "
-    "broker's log directories before AssignReplicasToDirs (73) names them, and does not check the directory "
-    "ids it is sent against a registration (Kafka's directoryIntersection).",
     63: "BrokerHeartbeat v2 (KIP-1180) is not implemented; v1 carries the offline log directories (KIP-858): "
     "the controller moves the leaderships of the replicas AssignReplicasToDirs placed in them.",
     # -- not implemented --
@@ -183,6 +179,18 @@ BEHAVIOUR_GAPS: tuple[tuple[str, str], ...] = (
         "controller.quorum.voters. Raft's own Fetch is sent at v13 (Kafka's KafkaRaftClient sends v17 with "
         "the ReplicaDirectoryId); a snapshot does not carry the voter set (KIP-853 puts a VotersRecord in "
         "its header), see AddRaftVoter above.",
+    ),
+    (
+        "BrokerRegistration: v1-4 semantics",
+        "ClusterControlManager.registerBroker's checks in its order (core/controller/registration.py): a "
+        "ZooKeeper-migrating broker is BROKER_ID_NOT_REGISTERED; LogDirs must name directories, none "
+        "reserved, repeated or registered by another broker (INVALID_REGISTRATION; so a v0/v1 request, which "
+        "has no LogDirs, is refused as by a Kafka 4 controller). Which broker owns a directory is what the "
+        "active controller saw registered (RegisterBrokerRecord carries no LogDirs here), not the metadata "
+        "log. PreviousBrokerEpoch is read and not used (it matters to Kafka with eligible leader replicas, "
+        "not kept here); the broker always sends -1. Feature ranges are not checked against the finalized "
+        "levels (Kafka's UNSUPPORTED_VERSION for a broker that cannot run them). Brokers send v4 without "
+        "asking the controller's ApiVersions (every reference controller serves v0-4).",
     ),
     (
         "UpdateFeatures: kraft.version and feature dependencies",

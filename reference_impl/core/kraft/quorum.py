@@ -63,7 +63,7 @@ from ..boundary import CONTROLLER_CHANNEL
 from ..host import PeerMessenger
 from ..purgatory import DelayedOperation
 from . import inbound, voter_admin, wire
-from .dir_assignments import DirectoryAssigner, offline_dir_ids
+from .dir_assignments import DirectoryAssigner, offline_dir_ids, online_dir_ids
 from .raft_errors import timeout_answer
 from .roles import BROKER_ROLE, CONTROLLER_ROLE, node_roles
 
@@ -626,6 +626,7 @@ class ClusterQuorum:
                 port=port,
                 rack=self.broker.rack,
                 incarnation_id=self.incarnation_id,
+                log_dirs=online_dir_ids(self.broker.store) or None,
             )
         else:
             body = cm.BrokerHeartbeatRequest(

@@ -39,6 +39,7 @@ from reference_impl.protocol.build import build
 VOTE, BEGIN_EPOCH, END_EPOCH, FETCH_SNAPSHOT = 52, 53, 54, 59
 VERSIONS = {VOTE: 2, BEGIN_EPOCH: 1, END_EPOCH: 1, FETCH_SNAPSHOT: 1}
 """The version a node sends each Raft API at: Kafka 4's highest (KIP-853, KIP-996)."""
+RAFT_RESPONSES = (VoteResponse, BeginQuorumEpochResponse, EndQuorumEpochResponse, FetchSnapshotResponse)
 MAX_CANDIDATES = 64
 """EndQuorumEpoch's preferred successors read from the wire at most (a quorum has a few voters)."""
 Endpoint = tuple[str, str, int]
@@ -240,6 +241,8 @@ def node_endpoints(leader_id: int, addresses: Mapping[int, tuple[str, int]]) -> 
 def response_to_wire(cls: Any, body: Any, addresses: Mapping[int, tuple[str, int]]) -> Any:
     """The kio response ``cls`` (the asked version) for a Raft answer; None if not one of them.
     ``addresses``: the voters' controller endpoints, for v1+'s NodeEndpoints."""
+    if not isinstance(body, RAFT_RESPONSES):
+        return None
     endpoints = node_endpoints(body.leader_id, addresses) if cls.__version__ >= 1 else []
     extra = {"node_endpoints": endpoints} if cls.__version__ >= 1 else {}
     match body:

@@ -40,6 +40,9 @@ from . import raft_wire
 VOTE, BEGIN_EPOCH, END_EPOCH, FETCH, FETCH_SNAPSHOT = 52, 53, 54, 1, 59
 REGISTRATION, HEARTBEAT, ALTER_PARTITION, ALLOCATE_IDS, ASSIGN_DIRS = 62, 63, 56, 67, 73
 HEARTBEAT_VERSION = 1
+REGISTRATION_VERSION = 4
+"""BrokerRegistration v4, as Kafka 4's brokers send it (LogDirs v2+, PreviousBrokerEpoch v3+); every
+reference controller serves v0-4."""
 """BrokerHeartbeat v1 carries the offline log directories (KIP-858)."""
 MAX_LOG_DIRS = 64
 """At most so many offline log directories are read from a heartbeat (a broker has at most 64)."""
@@ -101,8 +104,11 @@ def request_to_wire(body: Any, cluster_id: str, endpoint: raft_wire.Endpoint | N
             )
         case cm.BrokerRegistrationRequest():
             return build(
-                request_class(REGISTRATION, 0),
+                request_class(REGISTRATION, REGISTRATION_VERSION),
                 {
+                    "is_migrating_zk_broker": body.is_migrating_zk_broker,
+                    "log_dirs": [uuid.UUID(d) for d in body.log_dirs or ()],
+                    "previous_broker_epoch": body.previous_broker_epoch,
                     "broker_id": body.broker_id,
                     "cluster_id": cluster_id,
                     "incarnation_id": uuid.UUID(body.incarnation_id) if body.incarnation_id else uuid.uuid4(),
@@ -386,6 +392,9 @@ def request_from_wire(api_key: int, wire: Any, correlation_id: int) -> tuple[int
                 port=0 if listener is None else int(listener.port),
                 rack=wire.rack,
                 incarnation_id=str(wire.incarnation_id or ""),
+                is_migrating_zk_broker=bool(getattr(wire, "is_migrating_zk_broker", False)),
+                log_dirs=tuple(str(d) for d in getattr(wire, "log_dirs", ())[: MAX_LOG_DIRS + 1]),
+                previous_broker_epoch=int(getattr(wire, "previous_broker_epoch", -1)),
             )
         case 63:
             return int(wire.broker_id), cm.BrokerHeartbeatRequest(

@@ -25,7 +25,7 @@ from reference_impl.core.raft.messages import (
     VoteRequest,
     VoteResponse,
 )
-from reference_impl.protocol.apis import request_class
+from reference_impl.protocol.apis import request_class, response_class
 from reference_impl.protocol.build import build
 from reference_impl.protocol.codec import decode_data, encode_body
 
@@ -117,3 +117,14 @@ def test_end_quorum_epoch_candidates_from_the_wire_are_bounded() -> None:
     back = wire.request_from_wire(54, out, correlation_id=7)
     assert back is not None
     assert back[1].preferred_successors == tuple(range(raft_wire.MAX_CANDIDATES))
+
+
+def test_answers_of_other_apis_are_left_to_the_caller() -> None:
+    """Only Raft's answers are built here: a controller's answer (BrokerRegistration's, say) goes
+    through the controller's own wire form (a registration on a process cluster did, once, crash
+    the controller that answered it)."""
+    from reference_impl.core.controller import messages as cm
+
+    answer = cm.BrokerRegistrationResponse(correlation_id=1, error_code=ErrorCode.none, broker_epoch=5)
+    assert raft_wire.response_to_wire(response_class(62, 4), answer, ADDRESSES) is None
+    assert int(wire.response_to_wire(62, 4, answer, None, ADDRESSES).broker_epoch) == 5
