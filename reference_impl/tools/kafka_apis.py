@@ -171,26 +171,30 @@ BEHAVIOUR_GAPS: tuple[tuple[str, str], ...] = (
     ),
     (
         "Vote / BeginQuorumEpoch / EndQuorumEpoch / FetchSnapshot: KIP-853 and KIP-996 on the wire",
-        "Nodes send Vote v2, BeginQuorumEpoch v1, EndQuorumEpoch v1 and FetchSnapshot v1 (core/kraft/"
-        "raft_wire.py) and check the voter key they name (INVALID_VOTER_KEY). Pre-vote (KIP-996, "
-        "core/raft/voting.py) is a round held beside the replica's election state, not Kafka's Prospective "
-        "state: the replica stays Follower/Unattached/... while it asks, and nothing of the round is "
-        "persisted. The leader endpoints these messages carry are sent, not used: peers' addresses come from "
-        "controller.quorum.voters. Raft's own Fetch is sent at v13 (Kafka's KafkaRaftClient sends v17 with "
-        "the ReplicaDirectoryId); a snapshot does not carry the voter set (KIP-853 puts a VotersRecord in "
-        "its header), see AddRaftVoter above.",
+        "Nodes send Vote v2, BeginQuorumEpoch v1, EndQuorumEpoch v1 and FetchSnapshot v1 "
+        "(core/kraft/raft_wire.py) and check the voter key they name (INVALID_VOTER_KEY). Pre-vote "
+        "(KIP-996, core/raft/voting.py) is a round held beside the replica's election state, not Kafka's "
+        "Prospective state: the replica stays Follower/Unattached/... while it asks, and nothing of the "
+        "round is persisted. The leader endpoints these messages carry are sent, not used: peers' "
+        "addresses come from controller.quorum.voters. Raft's own Fetch goes at v17 as Kafka's "
+        "(ReplicaState, ReplicaDirectoryId) and FetchSnapshot v1 carries the directory id too, but the "
+        "leader counts a fetch by replica id alone (Kafka's LeaderState keys a voter by id and directory "
+        "id); a snapshot does not carry the voter set (KIP-853 puts a VotersRecord in its header), see "
+        "AddRaftVoter above.",
     ),
     (
         "BrokerRegistration: v1-4 semantics",
         "ClusterControlManager.registerBroker's checks in its order (core/controller/registration.py): a "
         "ZooKeeper-migrating broker is BROKER_ID_NOT_REGISTERED; LogDirs must name directories, none "
-        "reserved, repeated or registered by another broker (INVALID_REGISTRATION; so a v0/v1 request, which "
-        "has no LogDirs, is refused as by a Kafka 4 controller). Which broker owns a directory is what the "
-        "active controller saw registered (RegisterBrokerRecord carries no LogDirs here), not the metadata "
-        "log. PreviousBrokerEpoch is read and not used (it matters to Kafka with eligible leader replicas, "
-        "not kept here); the broker always sends -1. Feature ranges are not checked against the finalized "
-        "levels (Kafka's UNSUPPORTED_VERSION for a broker that cannot run them). Brokers send v4 without "
-        "asking the controller's ApiVersions (every reference controller serves v0-4).",
+        "reserved, repeated or registered by another broker (INVALID_REGISTRATION). A v0/v1 request, "
+        "which has no LogDirs, is accepted (a Kafka 4 controller refuses it): brokers register at v4, or "
+        "at v1 when they know no directory ids (the simulator's memory stores). Which broker owns a "
+        "directory is what the active controller saw registered (RegisterBrokerRecord carries no LogDirs "
+        "here), not the metadata log. PreviousBrokerEpoch is read and not used (it matters to Kafka with "
+        "eligible leader replicas, not kept here); the broker always sends -1. Feature ranges are not "
+        "checked against the finalized levels (Kafka's UNSUPPORTED_VERSION for a broker that cannot run "
+        "them). Brokers send v4 without asking the controller's ApiVersions (every reference controller "
+        "serves v0-4).",
     ),
     (
         "UpdateFeatures: kraft.version and feature dependencies",

@@ -8,9 +8,11 @@ Kafka 4 metadata.version supports directory assignment (KIP-858), the request's 
 must name at least one directory, none of them reserved (``DirectoryId.reserved``: the first 100
 ids, UNASSIGNED, LOST and MIGRATING among them), none twice, and none another broker registered:
 INVALID_REGISTRATION otherwise. A v0/v1 request has no ``LogDirs``, so a Kafka 4 controller refuses
-it: Kafka 4 brokers register at v4. ``PreviousBrokerEpoch`` (v3+, KIP-966) matters to Kafka only
-with eligible leader replicas, which the reference does not keep (docs/APIVERSIONS.md); a new
-incarnation loses its leaderships and ISR places either way (``handleBrokerUncleanShutdown``).
+it (Kafka 4 brokers register at v4); the reference accepts it, as before v2 existed here, because a
+broker without directory ids (the simulator's memory stores) registers at v1: the one difference.
+``PreviousBrokerEpoch`` (v3+, KIP-966) matters to Kafka only with eligible leader replicas, which
+the reference does not keep (docs/APIVERSIONS.md); a new incarnation loses its leaderships and ISR
+places either way (``handleBrokerUncleanShutdown``).
 
 Which broker owns which directory is what this active controller saw registered (RegisterBrokerRecord
 here carries no LogDirs): after a failover the new active controller learns it again from the brokers'
@@ -43,7 +45,7 @@ def registration_error(
     owners: Mapping[str, int],
 ) -> ErrorCode | None:
     """Why ``registerBroker`` refuses this registration after its session check, or None.
-    ``log_dirs`` None: an in-process caller that names no directories (the simulator's brokers);
+    ``log_dirs`` None: a v0/v1 request, or an in-process caller, naming no directories;
     ``owners``: directory id -> the broker registered with it."""
     if migrating_zk_broker:
         return ErrorCode.broker_id_not_registered

@@ -51,7 +51,8 @@ MAX_ASSIGNMENTS = 10_000
 ELECT_LEADERS, ALTER_REASSIGNMENTS, LIST_REASSIGNMENTS, UNREGISTER_BROKER = 43, 45, 46, 64
 ADMIN_FORWARD_TIMEOUT_MS = 30_000
 """Timeout of an admin request a broker forwards to the active controller (KIP-590's forwarding)."""
-RAFT_FETCH_VERSION = 13
+RAFT_FETCH_VERSION = 17
+"""Fetch v17, as Kafka's KafkaRaftClient sends it (v15's ReplicaState, v17's ReplicaDirectoryId)."""
 RAFT_REQUESTS = (VoteRequest, BeginQuorumEpochRequest, EndQuorumEpochRequest, FetchSnapshotRequest)
 
 
@@ -85,12 +86,13 @@ def request_to_wire(body: Any, cluster_id: str, endpoint: raft_wire.Endpoint | N
                 "last_fetched_epoch": body.last_fetched_epoch,
                 "log_start_offset": -1,
                 "partition_max_bytes": body.max_bytes,
+                "replica_directory_id": body.replica_directory_id or uuid.UUID(int=0),
             }
             return build(
                 request_class(FETCH, RAFT_FETCH_VERSION),
                 {
                     "cluster_id": cluster_id,
-                    "replica_id": body.replica_id,
+                    "replica_state": {"replica_id": body.replica_id, "replica_epoch": -1},
                     "max_wait": body.max_wait_ms,
                     "min_bytes": 0,
                     "max_bytes": body.max_bytes,
@@ -104,7 +106,8 @@ def request_to_wire(body: Any, cluster_id: str, endpoint: raft_wire.Endpoint | N
             )
         case cm.BrokerRegistrationRequest():
             return build(
-                request_class(REGISTRATION, REGISTRATION_VERSION),
+                # v4; v1 from a broker that knows no directory ids (a memory store: the simulator)
+                request_class(REGISTRATION, REGISTRATION_VERSION if body.log_dirs else 1),
                 {
                     "is_migrating_zk_broker": body.is_migrating_zk_broker,
                     "log_dirs": [uuid.UUID(d) for d in body.log_dirs or ()],
@@ -374,14 +377,18 @@ def request_from_wire(api_key: int, wire: Any, correlation_id: int) -> tuple[int
             p = _one(wire.topics)
             if p is None:
                 return None
-            return int(wire.replica_id), FetchRequest(
+            state = getattr(wire, "replica_state", None)  # v15+: the replica id moved in here
+            replica = int(state.replica_id if state is not None else wire.replica_id)
+            directory = getattr(p, "replica_directory_id", None)  # v17+ (KIP-853)
+            return replica, FetchRequest(
                 correlation_id=correlation_id,
-                replica_id=int(wire.replica_id),
+                replica_id=replica,
                 current_leader_epoch=int(p.current_leader_epoch),
                 fetch_offset=int(p.fetch_offset),
                 last_fetched_epoch=int(p.last_fetched_epoch),
                 max_wait_ms=millis(wire.max_wait),
                 max_bytes=int(p.partition_max_bytes),
+                replica_directory_id=None if directory is None or directory.int == 0 else directory,
             )
         case 62:
             listener = wire.listeners[0] if wire.listeners else None
@@ -393,7 +400,9 @@ def request_from_wire(api_key: int, wire: Any, correlation_id: int) -> tuple[int
                 rack=wire.rack,
                 incarnation_id=str(wire.incarnation_id or ""),
                 is_migrating_zk_broker=bool(getattr(wire, "is_migrating_zk_broker", False)),
-                log_dirs=tuple(str(d) for d in getattr(wire, "log_dirs", ())[: MAX_LOG_DIRS + 1]),
+                log_dirs=None  # v0/v1 carry none: not said (registration.py)
+                if not hasattr(wire, "log_dirs")
+                else tuple(str(d) for d in wire.log_dirs[: MAX_LOG_DIRS + 1]),
                 previous_broker_epoch=int(getattr(wire, "previous_broker_epoch", -1)),
             )
         case 63:

@@ -657,6 +657,7 @@ class RaftClient:
                 last_fetched_epoch=self.log.last_fetched_epoch,
                 max_wait_ms=self.config.fetch_max_wait_ms,
                 max_bytes=self.config.fetch_max_bytes,
+                replica_directory_id=self.membership.own_directory_id(),
             ),
         )
 

@@ -126,6 +126,8 @@ class FetchRequest:
     last_fetched_epoch: int
     max_wait_ms: int
     max_bytes: int
+    replica_directory_id: uuid.UUID | None = None
+    """Fetch v17+ (KIP-853): the fetching replica's directory id."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -19,6 +19,7 @@ from reference_impl.core.raft.messages import (
     BeginQuorumEpochRequest,
     BeginQuorumEpochResponse,
     EndQuorumEpochRequest,
+    FetchRequest,
     FetchSnapshotRequest,
     FetchSnapshotResponse,
     OffsetAndEpoch,
@@ -128,3 +129,14 @@ def test_answers_of_other_apis_are_left_to_the_caller() -> None:
     answer = cm.BrokerRegistrationResponse(correlation_id=1, error_code=ErrorCode.none, broker_epoch=5)
     assert raft_wire.response_to_wire(response_class(62, 4), answer, ADDRESSES) is None
     assert int(wire.response_to_wire(62, 4, answer, None, ADDRESSES).broker_epoch) == 5
+
+
+@pytest.mark.parametrize("directory", [None, D2])
+def test_raft_fetch_goes_at_v17_with_the_replica_state_and_directory(directory: uuid.UUID | None) -> None:
+    """KafkaRaftClient fetches at v17: the replica id in ReplicaState (v15+), its directory id (v17)."""
+    body = FetchRequest(correlation_id=7, replica_id=3, current_leader_epoch=5, fetch_offset=10,
+                        last_fetched_epoch=4, max_wait_ms=200, max_bytes=1024,
+                        replica_directory_id=directory)  # fmt: skip
+    out: Any = wire.request_to_wire(body, CLUSTER)
+    assert int(type(out).__version__) == wire.RAFT_FETCH_VERSION == 17
+    assert wire.request_from_wire(1, _through_the_wire(out), correlation_id=7) == (3, body)

@@ -21,13 +21,13 @@ A, B = str(uuid.uuid4()), str(uuid.uuid4())
     ("migrating", "dirs", "owners", "expected"),
     [
         (True, (A,), {}, ErrorCode.broker_id_not_registered),
-        (False, (), {}, ErrorCode.invalid_registration),  # v0/v1: no LogDirs
+        (False, (), {}, ErrorCode.invalid_registration),  # v2+ naming no directory
         (False, (A, A), {}, ErrorCode.invalid_registration),
         (False, (str(uuid.UUID(int=1)),), {}, ErrorCode.invalid_registration),  # UNASSIGNED
         (False, (str(uuid.UUID(int=99)),), {}, ErrorCode.invalid_registration),
         (False, (A, B), {B: 7}, ErrorCode.invalid_registration),  # broker 7's directory
         (False, (A, B), {B: 1}, None),  # its own again
-        (False, None, {}, None),  # an in-process caller naming none
+        (False, None, {}, None),  # v0/v1 (no LogDirs), or an in-process caller naming none
     ],
 )
 def test_registration_checks_in_kafkas_order(
@@ -66,3 +66,11 @@ def test_more_log_directories_than_a_broker_has_are_refused_before_anything_is_b
     )  # fmt: skip
     out = decode_data(*(lambda o: (type(o), encode_body(o)))(wire.request_to_wire(body, "c1")))
     assert request_error(62, out, "c1") == ErrorCode.invalid_registration
+
+
+def test_a_broker_without_directory_ids_registers_at_v1() -> None:
+    body = cm.BrokerRegistrationRequest(correlation_id=5, broker_id=2, host="127.0.0.1", port=9092)
+    out = wire.request_to_wire(body, "c1")
+    assert int(type(out).__version__) == 1
+    back = wire.request_from_wire(62, decode_data(type(out), encode_body(out)), 5)
+    assert back is not None and back[1].log_dirs is None
