@@ -10,7 +10,13 @@ from kio.schema.errors import ErrorCode
 
 from reference_impl.core.raft.api import RaftConfig, RaftStep
 from reference_impl.core.raft.client import RaftClient
-from reference_impl.core.raft.messages import Envelope, VoteRequest, VoteResponse
+from reference_impl.core.raft.messages import (
+    BeginQuorumEpochRequest,
+    BeginQuorumEpochResponse,
+    Envelope,
+    VoteRequest,
+    VoteResponse,
+)
 from reference_impl.core.raft.quorum_state import MemoryQuorumStateStore
 from reference_impl.core.raft.raft_log import MemorySnapshotStore, RaftLog
 from reference_impl.core.raft.states import (
@@ -117,3 +123,18 @@ def test_a_leader_heard_again_during_the_round_keeps_the_replica_following() -> 
                        leader_epoch=3, vote_granted=True)  # fmt: skip
     client.step(Envelope(source_id=3, destination_id=1, body=yes), start + 20)
     assert isinstance(client.state, FollowerState) and client.epoch == 3 and client.prevote is None
+
+
+def test_a_vote_or_begin_epoch_meant_for_another_voter_is_invalid_voter_key() -> None:
+    """KIP-853 (Vote v1+, BeginQuorumEpoch v1+): the request names the voter it is for; a replica
+    that is not that voter refuses with INVALID_VOTER_KEY and changes nothing."""
+    client = _replica(ElectionState(2, None, None, VOTERS))
+    vote = VoteRequest(correlation_id=3, candidate_epoch=3, candidate_id=2, last_offset_epoch=0,
+                       last_offset=0, voter_id=99)  # fmt: skip
+    answers = _answers(client.step(Envelope(source_id=2, destination_id=1, body=vote), 10))
+    assert [(a.error_code, a.vote_granted) for a in answers] == [(ErrorCode.invalid_voter_key, False)]
+    begin = BeginQuorumEpochRequest(correlation_id=4, leader_id=2, leader_epoch=3, voter_id=99)
+    step = client.step(Envelope(source_id=2, destination_id=1, body=begin), 11)
+    [answer] = [e.body for e in step.outbound if isinstance(e.body, BeginQuorumEpochResponse)]
+    assert answer.error_code == ErrorCode.invalid_voter_key
+    assert isinstance(client.state, UnattachedState) and client.epoch == 2
