@@ -191,10 +191,10 @@ BEHAVIOUR_GAPS: tuple[tuple[str, str], ...] = (
         "at v1 when they know no directory ids (the simulator's memory stores). Which broker owns a "
         "directory is what the active controller saw registered (RegisterBrokerRecord carries no LogDirs "
         "here), not the metadata log. PreviousBrokerEpoch is read and not used (it matters to Kafka with "
-        "eligible leader replicas, not kept here); the broker always sends -1. Feature ranges are not "
-        "checked against the finalized levels (Kafka's UNSUPPORTED_VERSION for a broker that cannot run "
-        "them). Brokers send v4 without asking the controller's ApiVersions (every reference controller "
-        "serves v0-4).",
+        "eligible leader replicas, not kept here); the broker always sends -1. Feature ranges are checked"
+        " against the finalized levels as Kafka's processRegistrationFeature (UNSUPPORTED_VERSION). "
+        "Brokers send v4 without asking the controller's ApiVersions (every reference controller serves "
+        "v0-4).",
     ),
     (
         "UpdateFeatures: kraft.version and feature dependencies",

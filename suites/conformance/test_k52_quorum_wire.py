@@ -240,8 +240,10 @@ def test_fetch_snapshot_of_an_older_epoch_is_fenced(version: int, quorum: Quorum
 @pytest.mark.parametrize("version", _cases(62), ids=lambda v: f"v{v}")
 def test_broker_registration_refusals(version: int, quorum: Quorum) -> None:
     """At the active controller: another cluster's id, then (v1+) a ZooKeeper broker, then (v2+) a
-    registration with a reserved log directory or none. (Kafka 4 refuses v0/v1 too, having no
-    LogDirs; the reference accepts them, docs/APIVERSIONS.md, so no valid v0/v1 one is sent.)"""
+    registration with a reserved log directory or none, and one naming no features (the finalized
+    metadata.version is not the minimum KRaft level it is then taken to support). (Kafka 4 refuses
+    v0/v1 too, having no LogDirs; the reference accepts them, docs/APIVERSIONS.md, so no valid v0/v1
+    one is sent.)"""
     quorum.require(62, version)
     wire = quorum.wire()
     listener = [{"name": "PLAINTEXT", "host": "127.0.0.1", "port": 1, "security_protocol": 0}]
@@ -266,3 +268,5 @@ def test_broker_registration_refusals(version: int, quorum: Quorum) -> None:
                     where=f"{where}, a reserved directory")  # fmt: skip
         expect_code(register(log_dirs=[]), "INVALID_REGISTRATION", rule=REGISTER,
                     where=f"{where}, no log directories")  # fmt: skip
+        expect_code(register(log_dirs=[uuid.uuid4()], features=[]), "UNSUPPORTED_VERSION", rule=REGISTER,
+                    where=f"{where}, no features (metadata.version taken as 3.0-IV1 alone)")  # fmt: skip

@@ -29,6 +29,8 @@ class BrokerRegistrationRequest:
     """v2+ (KIP-858): the ids of the broker's online log directories (None: not said, in-process)."""
     previous_broker_epoch: int = -1
     """v3+ (KIP-966): the broker epoch before a clean shutdown (-1: none)."""
+    features: tuple[tuple[str, int, int], ...] | None = None
+    """(name, min, max) of the features the broker supports (None: not said, in-process)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

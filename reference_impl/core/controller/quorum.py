@@ -89,7 +89,7 @@ from .records import (
     encode_record,
     encode_snapshot,
 )
-from .registration import record_owner, registration_error
+from .registration import feature_error, record_owner, registration_error
 from .writer import PRODUCER_ID_BLOCK, NewTopic, RecordWriter
 
 
@@ -363,9 +363,10 @@ class QuorumController:
                 error_code=ErrorCode.duplicate_broker_registration,
                 broker_epoch=-1,
             )
+        finalized, _ = features.effective_levels(image.finalized_features, image.features_epoch)
         refused = registration_error(
             request.broker_id, request.is_migrating_zk_broker, request.log_dirs, active.directory_owners
-        )
+        ) or feature_error(request.features, finalized)
         if refused is not None:
             return BrokerRegistrationResponse(
                 correlation_id=request.correlation_id, error_code=refused, broker_epoch=-1

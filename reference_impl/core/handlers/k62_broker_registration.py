@@ -6,7 +6,7 @@ broker starts fenced and is unfenced by a heartbeat once its metadata caught
 up. v1 IsMigratingZkBroker (refused: BROKER_ID_NOT_REGISTERED), v2 LogDirs (KIP-858: required,
 none reserved, repeated or another broker's: INVALID_REGISTRATION), v3 PreviousBrokerEpoch
 (KIP-966), v4 (feature ranges may start at 0): core/controller/registration.py. Brokers register
-at v4. Features are accepted and not checked against the finalized levels."""
+at v4 with the features they support, checked against the finalized levels (UNSUPPORTED_VERSION)."""
 
 from __future__ import annotations
 

@@ -50,6 +50,7 @@ from reference_impl.core.controller.records import (
     decode_snapshot,
     encode_snapshot,
 )
+from reference_impl.core.controller.registration import SUPPORTED_FEATURES
 from reference_impl.core.metadata.image import BrokerInfo
 from reference_impl.core.metadata.records import MetadataRecord
 from reference_impl.core.raft.api import CommittedBatch, LeaderAndEpoch, RaftConfig
@@ -627,6 +628,7 @@ class ClusterQuorum:
                 rack=self.broker.rack,
                 incarnation_id=self.incarnation_id,
                 log_dirs=online_dir_ids(self.broker.store) or None,
+                features=SUPPORTED_FEATURES,
             )
         else:
             body = cm.BrokerHeartbeatRequest(

@@ -46,6 +46,8 @@ reference controller serves v0-4."""
 """BrokerHeartbeat v1 carries the offline log directories (KIP-858)."""
 MAX_LOG_DIRS = 64
 """At most so many offline log directories are read from a heartbeat (a broker has at most 64)."""
+MAX_FEATURES = 64
+"""At most so many features are read from a registration (Kafka 4 has a handful)."""
 MAX_ASSIGNMENTS = 10_000
 """At most so many replica assignments in one AssignReplicasToDirs (the sender batches below it)."""
 ELECT_LEADERS, ALTER_REASSIGNMENTS, LIST_REASSIGNMENTS, UNREGISTER_BROKER = 43, 45, 46, 64
@@ -110,6 +112,10 @@ def request_to_wire(body: Any, cluster_id: str, endpoint: raft_wire.Endpoint | N
                 request_class(REGISTRATION, REGISTRATION_VERSION if body.log_dirs else 1),
                 {
                     "is_migrating_zk_broker": body.is_migrating_zk_broker,
+                    "features": [
+                        {"name": n, "min_supported_version": low, "max_supported_version": high}
+                        for n, low, high in body.features or ()
+                    ],
                     "log_dirs": [uuid.UUID(d) for d in body.log_dirs or ()],
                     "previous_broker_epoch": body.previous_broker_epoch,
                     "broker_id": body.broker_id,
@@ -118,7 +124,6 @@ def request_to_wire(body: Any, cluster_id: str, endpoint: raft_wire.Endpoint | N
                     "listeners": [
                         {"name": "PLAINTEXT", "host": body.host, "port": body.port, "security_protocol": 0}
                     ],
-                    "features": [],
                     "rack": body.rack,
                 },
             )
@@ -404,6 +409,10 @@ def request_from_wire(api_key: int, wire: Any, correlation_id: int) -> tuple[int
                 if not hasattr(wire, "log_dirs")
                 else tuple(str(d) for d in wire.log_dirs[: MAX_LOG_DIRS + 1]),
                 previous_broker_epoch=int(getattr(wire, "previous_broker_epoch", -1)),
+                features=tuple(
+                    (str(f.name), int(f.min_supported_version), int(f.max_supported_version))
+                    for f in wire.features[: MAX_FEATURES + 1]
+                ),
             )
         case 63:
             return int(wire.broker_id), cm.BrokerHeartbeatRequest(

@@ -9,7 +9,12 @@ import pytest
 from kio.schema.errors import ErrorCode
 
 from reference_impl.core.controller import messages as cm
-from reference_impl.core.controller.registration import record_owner, registration_error, reserved
+from reference_impl.core.controller.registration import (
+    SUPPORTED_FEATURES,
+    record_owner,
+    registration_error,
+    reserved,
+)
 from reference_impl.core.kraft import wire
 from reference_impl.core.kraft.inbound import request_error
 from reference_impl.protocol.codec import decode_data, encode_body
@@ -52,6 +57,7 @@ def test_a_v4_registration_survives_the_wire() -> None:
     body = cm.BrokerRegistrationRequest(
         correlation_id=5, broker_id=2, host="127.0.0.1", port=9092, rack="r1",
         incarnation_id=str(uuid.uuid4()), log_dirs=(A, B), previous_broker_epoch=42,
+        features=SUPPORTED_FEATURES,
     )  # fmt: skip
     out = wire.request_to_wire(body, "c1")
     assert int(type(out).__version__) == wire.REGISTRATION_VERSION == 4
@@ -74,3 +80,19 @@ def test_a_broker_without_directory_ids_registers_at_v1() -> None:
     assert int(type(out).__version__) == 1
     back = wire.request_from_wire(62, decode_data(type(out), encode_body(out)), 5)
     assert back is not None and back[1].log_dirs is None
+
+
+def test_features_are_checked_against_the_finalized_levels() -> None:
+    from reference_impl.core.controller.registration import feature_error
+
+    finalized = {"metadata.version": 25, "group.version": 1}
+    assert feature_error(None, finalized) is None  # in-process: not said
+    assert feature_error(SUPPORTED_FEATURES, finalized) is None
+    assert feature_error((), finalized) == ErrorCode.unsupported_version  # metadata.version taken as 1 only
+    no_groups = (("metadata.version", 7, 25),)
+    assert feature_error(no_groups, finalized) == ErrorCode.unsupported_version  # group.version 1 unnamed
+    assert feature_error((*no_groups, ("group.version", 0, 1)), finalized) is None
+    assert (
+        feature_error((("metadata.version", 26, 30),), {"metadata.version": 25})
+        == ErrorCode.unsupported_version
+    )
