@@ -167,7 +167,7 @@ BEHAVIOUR_GAPS: tuple[tuple[str, str], ...] = (
         "node outside that list cannot join as a controller (its address is not known to the others; no "
         "controller.quorum.bootstrap.servers). The leader does not ask a new voter ApiVersions (its "
         "kraft.version range is taken as 0-1); observers of a kraft.version 1 quorum take a new epoch only "
-        "with its leader (no pre-vote, KIP-996, to stop a removed voter's elections).",
+        "with its leader (a removed voter stands no more; voters ask PreVotes first, core/raft/voting.py).",
     ),
     (
         "Vote / BeginQuorumEpoch / EndQuorumEpoch / FetchSnapshot: KIP-853 and KIP-996 on the wire",
