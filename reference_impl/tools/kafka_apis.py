@@ -134,19 +134,7 @@ GAP_LEDGER: dict[int, str] = {
     "their metadata image; nothing forwards it).",
     # -- older version ranges --
     22: "InitProducerId v6 (KIP-939, two-phase commit: keepPreparedTxn/enable2Pc) is not implemented.",
-    52: "Vote v1-2 (KIP-853 voter keys, pre-vote KIP-996) are not on the wire: the Raft replica checks "
-    "Vote's voter directory id (INVALID_VOTER_KEY, core/raft/membership.py) but nodes speak Vote v0, "
-    "which has no voter key, so between processes (reference.kraft.version=1) a controller formatted "
-    "again is not kept from voting as the voter it was; the simulator's quorums carry it. No pre-vote.",
-    53: "BeginQuorumEpoch v1 (KIP-853: voter directory ids, leader endpoints): nodes speak v0, as Vote (52).",
-    54: "EndQuorumEpoch v1 (KIP-853) — as BeginQuorumEpoch (53).",
     56: "AlterPartition v3 (KIP-903: broker epochs of ISR members) is not implemented; v2 (topic ids).",
-    59: "FetchSnapshot v1 (KIP-853: replica directory id) — as BeginQuorumEpoch (53); a snapshot does not "
-    "carry the voter set yet (KIP-853 puts a VotersRecord in its header), see AddRaftVoter below.",
-    62: "BrokerRegistration v1-4 (KIP-858 log directories, KIP-919 controller registration, KIP-966 "
-    "previous broker epoch) are not implemented; brokers register at v0, so the controller does not know a "
-    "broker's log directories before AssignReplicasToDirs (73) names them, and does not check the directory "
-    "ids it is sent against a registration (Kafka's directoryIntersection).",
     63: "BrokerHeartbeat v2 (KIP-1180) is not implemented; v1 carries the offline log directories (KIP-858): "
     "the controller moves the leaderships of the replicas AssignReplicasToDirs placed in them.",
     # -- not implemented --
@@ -179,7 +167,34 @@ BEHAVIOUR_GAPS: tuple[tuple[str, str], ...] = (
         "node outside that list cannot join as a controller (its address is not known to the others; no "
         "controller.quorum.bootstrap.servers). The leader does not ask a new voter ApiVersions (its "
         "kraft.version range is taken as 0-1); observers of a kraft.version 1 quorum take a new epoch only "
-        "with its leader (no pre-vote, KIP-996, to stop a removed voter's elections).",
+        "with its leader (a removed voter stands no more; voters ask PreVotes first, core/raft/voting.py).",
+    ),
+    (
+        "Vote / BeginQuorumEpoch / EndQuorumEpoch / FetchSnapshot: KIP-853 and KIP-996 on the wire",
+        "Nodes send Vote v2, BeginQuorumEpoch v1, EndQuorumEpoch v1 and FetchSnapshot v1 "
+        "(core/kraft/raft_wire.py) and check the voter key they name (INVALID_VOTER_KEY). Pre-vote "
+        "(KIP-996, core/raft/voting.py) is a round held beside the replica's election state, not Kafka's "
+        "Prospective state: the replica stays Follower/Unattached/... while it asks, and nothing of the "
+        "round is persisted. The leader endpoints these messages carry are sent, not used: peers' "
+        "addresses come from controller.quorum.voters. Raft's own Fetch goes at v17 as Kafka's "
+        "(ReplicaState, ReplicaDirectoryId) and FetchSnapshot v1 carries the directory id too, but the "
+        "leader counts a fetch by replica id alone (Kafka's LeaderState keys a voter by id and directory "
+        "id); a snapshot does not carry the voter set (KIP-853 puts a VotersRecord in its header), see "
+        "AddRaftVoter above.",
+    ),
+    (
+        "BrokerRegistration: v1-4 semantics",
+        "ClusterControlManager.registerBroker's checks in its order (core/controller/registration.py): a "
+        "ZooKeeper-migrating broker is BROKER_ID_NOT_REGISTERED; LogDirs must name directories, none "
+        "reserved, repeated or registered by another broker (INVALID_REGISTRATION). A v0/v1 request, "
+        "which has no LogDirs, is accepted (a Kafka 4 controller refuses it): brokers register at v4, or "
+        "at v1 when they know no directory ids (the simulator's memory stores). Which broker owns a "
+        "directory is what the active controller saw registered (RegisterBrokerRecord carries no LogDirs "
+        "here), not the metadata log. PreviousBrokerEpoch is read and not used (it matters to Kafka with "
+        "eligible leader replicas, not kept here); the broker always sends -1. Feature ranges are checked"
+        " against the finalized levels as Kafka's processRegistrationFeature (UNSUPPORTED_VERSION). "
+        "Brokers send v4 without asking the controller's ApiVersions (every reference controller serves "
+        "v0-4).",
     ),
     (
         "UpdateFeatures: kraft.version and feature dependencies",

@@ -23,6 +23,14 @@ class BrokerRegistrationRequest:
     rack: str | None = None
     incarnation_id: str = ""
     """Names one process of the broker (Kafka's incarnation id): the same across its retries."""
+    is_migrating_zk_broker: bool = False
+    """v1+: a ZooKeeper broker migrating to KRaft (Kafka 4's controller refuses it)."""
+    log_dirs: tuple[str, ...] | None = None
+    """v2+ (KIP-858): the ids of the broker's online log directories (None: not said, in-process)."""
+    previous_broker_epoch: int = -1
+    """v3+ (KIP-966): the broker epoch before a clean shutdown (-1: none)."""
+    features: tuple[tuple[str, int, int], ...] | None = None
+    """(name, min, max) of the features the broker supports (None: not said, in-process)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -89,6 +89,7 @@ from .records import (
     encode_record,
     encode_snapshot,
 )
+from .registration import feature_error, record_owner, registration_error
 from .writer import PRODUCER_ID_BLOCK, NewTopic, RecordWriter
 
 
@@ -150,6 +151,8 @@ class _Active:
     incarnations: dict[int, str] = field(default_factory=dict)
     """Broker id -> the incarnation (process) registered under it, as Kafka's heartbeat manager
     knows it while active."""
+    directory_owners: dict[str, int] = field(default_factory=dict)
+    """Log directory id -> the broker registered with it (registration.py)."""
 
 
 class QuorumController:
@@ -360,6 +363,15 @@ class QuorumController:
                 error_code=ErrorCode.duplicate_broker_registration,
                 broker_epoch=-1,
             )
+        finalized, _ = features.effective_levels(image.finalized_features, image.features_epoch)
+        refused = registration_error(
+            request.broker_id, request.is_migrating_zk_broker, request.log_dirs, active.directory_owners
+        ) or feature_error(request.features, finalized)
+        if refused is not None:
+            return BrokerRegistrationResponse(
+                correlation_id=request.correlation_id, error_code=refused, broker_epoch=-1
+            )
+        record_owner(active.directory_owners, request.broker_id, request.log_dirs)
         active.incarnations[request.broker_id] = request.incarnation_id
         records: list[ControllerRecord] = []
         if request.broker_id in image.brokers and not image.brokers[request.broker_id].fenced:

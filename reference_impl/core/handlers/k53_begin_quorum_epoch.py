@@ -1,6 +1,7 @@
-"""BeginQuorumEpoch: v0. A new quorum leader announces its epoch to the voters (KIP-595).
+"""BeginQuorumEpoch: v0-1. A new quorum leader announces its epoch to the voters (KIP-595).
 
-Version notes: v1 (KIP-853 leader endpoints) is not implemented."""
+v1 (KIP-853): the receiving voter's id and directory id (a mismatch is INVALID_VOTER_KEY), the
+leader's endpoints, NodeEndpoints in the answer (core/kraft/raft_wire.py)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,6 @@ if TYPE_CHECKING:
     from .host import HandlerHost
 
 
-@handles(53, 0, 0)
+@handles(53, 0, 1)
 def handle_begin_quorum_epoch(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
     return serve_quorum_api(broker, ctx, 53, request)

@@ -1,7 +1,8 @@
-"""EndQuorumEpoch: v0. A resigning quorum leader names its preferred successors (KIP-595).
+"""EndQuorumEpoch: v0-1. A resigning quorum leader names its preferred successors (KIP-595).
 
-A voter in the list stands for election sooner the higher it is placed.
-Version notes: v1 (KIP-853) is not implemented."""
+A voter in the list stands for election sooner the higher it is placed. v1 (KIP-853):
+PreferredCandidates with their directory ids instead of PreferredSuccessors, the leader's
+endpoints, NodeEndpoints in the answer (core/kraft/raft_wire.py)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,6 @@ if TYPE_CHECKING:
     from .host import HandlerHost
 
 
-@handles(54, 0, 0)
+@handles(54, 0, 1)
 def handle_end_quorum_epoch(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
     return serve_quorum_api(broker, ctx, 54, request)

@@ -1,5 +1,6 @@
-"""FetchSnapshot: v0. A replica whose fetch offset is below the leader's log start reads the
-metadata snapshot in chunks (KIP-630). Version notes: v1 (KIP-853) is not implemented."""
+"""FetchSnapshot: v0-1. A replica whose fetch offset is below the leader's log start reads the
+metadata snapshot in chunks (KIP-630). v1 (KIP-853): the follower's ReplicaDirectoryId (tagged),
+the leader's NodeEndpoints in the answer (core/kraft/raft_wire.py)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,6 @@ if TYPE_CHECKING:
     from .host import HandlerHost
 
 
-@handles(59, 0, 0)
+@handles(59, 0, 1)
 def handle_fetch_snapshot(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
     return serve_quorum_api(broker, ctx, 59, request)

@@ -53,6 +53,11 @@ def wanted_assignments(
     return out
 
 
+def online_dir_ids(store: LogStore) -> tuple[str, ...]:
+    """The ids of the working log directories (BrokerRegistration v2+'s ``log_dirs``, KIP-858)."""
+    return tuple(str(d.directory_id) for d in store.log_dirs() if d.online and d.directory_id is not None)
+
+
 def offline_dir_ids(store: LogStore) -> tuple[str, ...]:
     """The ids of the failed log directories (BrokerHeartbeat v1's ``offline_log_dirs``)."""
     return tuple(str(d.directory_id) for d in store.log_dirs() if not d.online and d.directory_id is not None)

@@ -22,7 +22,16 @@ from kio.schema.errors import ErrorCode
 from reference_impl.protocol.build import get
 
 from ..metadata.records import METADATA_TOPIC, METADATA_TOPIC_ID
-from .wire import BEGIN_EPOCH, END_EPOCH, FETCH, FETCH_SNAPSHOT, REGISTRATION, VOTE
+from .wire import (
+    BEGIN_EPOCH,
+    END_EPOCH,
+    FETCH,
+    FETCH_SNAPSHOT,
+    MAX_FEATURES,
+    MAX_LOG_DIRS,
+    REGISTRATION,
+    VOTE,
+)
 
 QUORUM_APIS = frozenset({VOTE, BEGIN_EPOCH, END_EPOCH, FETCH, FETCH_SNAPSHOT})
 
@@ -38,7 +47,8 @@ def request_error(api_key: int, request: Any, cluster_id: str) -> ErrorCode | No
         if request.cluster_id != cluster_id:
             return ErrorCode.inconsistent_cluster_id
         usable = any(listener.host and int(listener.port) > 0 for listener in request.listeners)
-        if request.broker_id < 0 or not usable:
+        too_many = len(get(request, "log_dirs") or ()) > MAX_LOG_DIRS or len(request.features) > MAX_FEATURES
+        if request.broker_id < 0 or not usable or too_many:  # a broker has at most 64 of each
             return ErrorCode.invalid_registration
     return None
 

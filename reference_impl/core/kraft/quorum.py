@@ -50,6 +50,7 @@ from reference_impl.core.controller.records import (
     decode_snapshot,
     encode_snapshot,
 )
+from reference_impl.core.controller.registration import SUPPORTED_FEATURES
 from reference_impl.core.metadata.image import BrokerInfo
 from reference_impl.core.metadata.records import MetadataRecord
 from reference_impl.core.raft.api import CommittedBatch, LeaderAndEpoch, RaftConfig
@@ -63,7 +64,7 @@ from ..boundary import CONTROLLER_CHANNEL
 from ..host import PeerMessenger
 from ..purgatory import DelayedOperation
 from . import inbound, voter_admin, wire
-from .dir_assignments import DirectoryAssigner, offline_dir_ids
+from .dir_assignments import DirectoryAssigner, offline_dir_ids, online_dir_ids
 from .raft_errors import timeout_answer
 from .roles import BROKER_ROLE, CONTROLLER_ROLE, node_roles
 
@@ -159,11 +160,19 @@ class QuorumPorts:
 class _AwaitAnswer(DelayedOperation):
     """A peer's request waiting for the quorum's or controller's answer (or its deadline)."""
 
-    def __init__(self, deadline_ms: int, ctx: RequestContext, api_key: int, request: Any) -> None:
+    def __init__(
+        self,
+        deadline_ms: int,
+        ctx: RequestContext,
+        api_key: int,
+        request: Any,
+        addresses: Mapping[int, tuple[str, int]] | None = None,
+    ) -> None:
         super().__init__(deadline_ms)
         self.ctx = ctx
         self.api_key = api_key
         self.request = request
+        self.addresses = addresses
         self.answer: Any = None
 
     def deliver(self, answer: Any, now_ms: int) -> None:
@@ -175,7 +184,8 @@ class _AwaitAnswer(DelayedOperation):
 
     def on_complete(self, now_ms: int) -> None:
         answer = self.answer if self.answer is not None else timeout_answer(self.request)
-        self.ctx.respond(wire.response_to_wire(self.api_key, self.ctx.api_version, answer, self.request))
+        version = self.ctx.api_version
+        self.ctx.respond(wire.response_to_wire(self.api_key, version, answer, self.request, self.addresses))
 
 
 class _AdminAnswer(_AwaitAnswer):
@@ -434,9 +444,16 @@ class ClusterQuorum:
                 Envelope(source_id=node_id, destination_id=self.node_id, body=answer), self._now_ms
             )
 
-        self.broker.send_request(
-            node_id, wire.request_to_wire(body, self.cluster_id), done, address=address, channel="raft"
-        )
+        request = wire.request_to_wire(body, self.cluster_id, self._own_endpoint())
+        self.broker.send_request(node_id, request, done, address=address, channel="raft")
+
+    def _own_endpoint(self) -> tuple[str, str, int] | None:
+        """This node's controller listener (name, host, port), as a leader's notices carry it."""
+        address = self.voters.get(self.node_id)
+        names = self.broker.config.get("controller.listener.names") or ""
+        if address is None:
+            return None
+        return names.split(",")[0].strip() or "CONTROLLER", address[0], address[1]
 
     # -- requests from peers -----------------------------------------------------------------------
 
@@ -453,7 +470,7 @@ class ClusterQuorum:
             return quorum_error(ctx, api_key, ErrorCode.unknown_topic_or_partition)
         source, body = parsed
         wait_ms = getattr(body, "max_wait_ms", 0) + self._request_timeout_ms
-        op = _AwaitAnswer(ctx.received_ms + wait_ms, ctx, api_key, body)
+        op = _AwaitAnswer(ctx.received_ms + wait_ms, ctx, api_key, body, self.voters)
         self._answers[body.correlation_id] = lambda answer: op.deliver(answer, self._now_ms)
         # Raft and the controller's appends see the one wall clock Raft's poll sees, as given (Kafka's
         # KafkaRaftClient reads time.milliseconds() for both): not the request's receipt time, which
@@ -610,6 +627,8 @@ class ClusterQuorum:
                 port=port,
                 rack=self.broker.rack,
                 incarnation_id=self.incarnation_id,
+                log_dirs=online_dir_ids(self.broker.store) or None,
+                features=SUPPORTED_FEATURES,
             )
         else:
             body = cm.BrokerHeartbeatRequest(

@@ -15,7 +15,7 @@ header carries its own): the caller passes the one the dataclass must carry.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from kio.schema.errors import ErrorCode
@@ -25,32 +25,37 @@ from reference_impl.core.controller import messages as cm
 from reference_impl.core.metadata.records import METADATA_TOPIC, METADATA_TOPIC_ID
 from reference_impl.core.raft.messages import (
     BeginQuorumEpochRequest,
-    BeginQuorumEpochResponse,
     EndQuorumEpochRequest,
-    EndQuorumEpochResponse,
     FetchRequest,
     FetchResponse,
     FetchSnapshotRequest,
-    FetchSnapshotResponse,
     OffsetAndEpoch,
     VoteRequest,
-    VoteResponse,
 )
 from reference_impl.protocol.apis import request_class, response_class
 from reference_impl.protocol.build import build, millis
 
+from . import raft_wire
+
 VOTE, BEGIN_EPOCH, END_EPOCH, FETCH, FETCH_SNAPSHOT = 52, 53, 54, 1, 59
 REGISTRATION, HEARTBEAT, ALTER_PARTITION, ALLOCATE_IDS, ASSIGN_DIRS = 62, 63, 56, 67, 73
 HEARTBEAT_VERSION = 1
+REGISTRATION_VERSION = 4
+"""BrokerRegistration v4, as Kafka 4's brokers send it (LogDirs v2+, PreviousBrokerEpoch v3+); every
+reference controller serves v0-4."""
 """BrokerHeartbeat v1 carries the offline log directories (KIP-858)."""
 MAX_LOG_DIRS = 64
 """At most so many offline log directories are read from a heartbeat (a broker has at most 64)."""
+MAX_FEATURES = 64
+"""At most so many features are read from a registration (Kafka 4 has a handful)."""
 MAX_ASSIGNMENTS = 10_000
 """At most so many replica assignments in one AssignReplicasToDirs (the sender batches below it)."""
 ELECT_LEADERS, ALTER_REASSIGNMENTS, LIST_REASSIGNMENTS, UNREGISTER_BROKER = 43, 45, 46, 64
 ADMIN_FORWARD_TIMEOUT_MS = 30_000
 """Timeout of an admin request a broker forwards to the active controller (KIP-590's forwarding)."""
-RAFT_FETCH_VERSION = 13
+RAFT_FETCH_VERSION = 17
+"""Fetch v17, as Kafka's KafkaRaftClient sends it (v15's ReplicaState, v17's ReplicaDirectoryId)."""
+RAFT_REQUESTS = (VoteRequest, BeginQuorumEpochRequest, EndQuorumEpochRequest, FetchSnapshotRequest)
 
 
 def _one(topics: tuple[Any, ...]) -> Any:
@@ -68,27 +73,13 @@ def _topic(partition: dict[str, Any]) -> list[dict[str, Any]]:
 # -- requests: dataclass -> wire ------------------------------------------------------------------
 
 
-def request_to_wire(body: Any, cluster_id: str) -> RequestPayload:
-    """The kio request for a quorum or controller request dataclass."""
+def request_to_wire(body: Any, cluster_id: str, endpoint: raft_wire.Endpoint | None = None) -> RequestPayload:
+    """The kio request for a quorum or controller request dataclass (``endpoint``: this node's
+    controller listener, which a leader's BeginQuorumEpoch and EndQuorumEpoch v1 carry)."""
+    raft = raft_wire.request_to_wire(body, cluster_id, endpoint)
+    if raft is not None:
+        return raft
     match body:
-        case VoteRequest():
-            part: dict[str, Any] = {
-                "replica_epoch": body.candidate_epoch,
-                "replica_id": body.candidate_id,
-                "last_offset_epoch": body.last_offset_epoch,
-                "last_offset": body.last_offset,
-            }
-            return build(request_class(VOTE, 0), {"cluster_id": cluster_id, "topics": _topic(part)})
-        case BeginQuorumEpochRequest():
-            part = {"leader_id": body.leader_id, "leader_epoch": body.leader_epoch}
-            return build(request_class(BEGIN_EPOCH, 0), {"cluster_id": cluster_id, "topics": _topic(part)})
-        case EndQuorumEpochRequest():
-            part = {
-                "leader_id": body.leader_id,
-                "leader_epoch": body.leader_epoch,
-                "preferred_successors": list(body.preferred_successors),
-            }
-            return build(request_class(END_EPOCH, 0), {"cluster_id": cluster_id, "topics": _topic(part)})
         case FetchRequest():
             fetch_part = {
                 "partition": 0,
@@ -97,12 +88,13 @@ def request_to_wire(body: Any, cluster_id: str) -> RequestPayload:
                 "last_fetched_epoch": body.last_fetched_epoch,
                 "log_start_offset": -1,
                 "partition_max_bytes": body.max_bytes,
+                "replica_directory_id": body.replica_directory_id or uuid.UUID(int=0),
             }
             return build(
                 request_class(FETCH, RAFT_FETCH_VERSION),
                 {
                     "cluster_id": cluster_id,
-                    "replica_id": body.replica_id,
+                    "replica_state": {"replica_id": body.replica_id, "replica_epoch": -1},
                     "max_wait": body.max_wait_ms,
                     "min_bytes": 0,
                     "max_bytes": body.max_bytes,
@@ -114,33 +106,24 @@ def request_to_wire(body: Any, cluster_id: str) -> RequestPayload:
                     "rack_id": "",
                 },
             )
-        case FetchSnapshotRequest():
-            snap_part = {
-                "partition": 0,
-                "current_leader_epoch": body.current_leader_epoch,
-                "snapshot_id": {"end_offset": body.snapshot_id.offset, "epoch": body.snapshot_id.epoch},
-                "position": body.position,
-            }
-            return build(
-                request_class(FETCH_SNAPSHOT, 0),
-                {
-                    "cluster_id": cluster_id,
-                    "replica_id": body.replica_id,
-                    "max_bytes": body.max_bytes,
-                    "topics": [{"name": METADATA_TOPIC, "partitions": [snap_part]}],
-                },
-            )
         case cm.BrokerRegistrationRequest():
             return build(
-                request_class(REGISTRATION, 0),
+                # v4; v1 from a broker that knows no directory ids (a memory store: the simulator)
+                request_class(REGISTRATION, REGISTRATION_VERSION if body.log_dirs else 1),
                 {
+                    "is_migrating_zk_broker": body.is_migrating_zk_broker,
+                    "features": [
+                        {"name": n, "min_supported_version": low, "max_supported_version": high}
+                        for n, low, high in body.features or ()
+                    ],
+                    "log_dirs": [uuid.UUID(d) for d in body.log_dirs or ()],
+                    "previous_broker_epoch": body.previous_broker_epoch,
                     "broker_id": body.broker_id,
                     "cluster_id": cluster_id,
                     "incarnation_id": uuid.UUID(body.incarnation_id) if body.incarnation_id else uuid.uuid4(),
                     "listeners": [
                         {"name": "PLAINTEXT", "host": body.host, "port": body.port, "security_protocol": 0}
                     ],
-                    "features": [],
                     "rack": body.rack,
                 },
             )
@@ -273,36 +256,9 @@ def _results(topics: Any, partitions_field: str, index_field: str) -> tuple[cm.P
 def response_from_wire(request: Any, wire: Any) -> Any:
     """The dataclass answer to ``request`` (a dataclass) from its kio response ``wire``."""
     cid = request.correlation_id
+    if isinstance(request, RAFT_REQUESTS):
+        return raft_wire.response_from_wire(request, _one(wire.topics), wire)
     match request:
-        case VoteRequest():
-            p = _one(wire.topics)
-            if p is None:
-                return VoteResponse(
-                    correlation_id=cid, error_code=wire.error_code, leader_id=-1, leader_epoch=-1,
-                    vote_granted=False,
-                )  # fmt: skip
-            return VoteResponse(
-                correlation_id=cid,
-                error_code=p.error_code if wire.error_code == ErrorCode.none else wire.error_code,
-                leader_id=int(p.leader_id),
-                leader_epoch=int(p.leader_epoch),
-                vote_granted=bool(p.vote_granted),
-            )
-        case BeginQuorumEpochRequest() | EndQuorumEpochRequest():
-            p = _one(wire.topics)
-            cls: Any = (
-                BeginQuorumEpochResponse
-                if isinstance(request, BeginQuorumEpochRequest)
-                else EndQuorumEpochResponse
-            )
-            if p is None:
-                return cls(correlation_id=cid, error_code=wire.error_code, leader_id=-1, leader_epoch=-1)
-            return cls(
-                correlation_id=cid,
-                error_code=p.error_code if wire.error_code == ErrorCode.none else wire.error_code,
-                leader_id=int(p.leader_id),
-                leader_epoch=int(p.leader_epoch),
-            )
         case FetchRequest():
             p = _one(wire.responses)
             if p is None:
@@ -331,23 +287,6 @@ def response_from_wire(request: Any, wire: Any) -> Any:
                     else None
                 ),
                 records=bytes(p.records or b""),
-            )
-        case FetchSnapshotRequest():
-            s = _one(wire.topics)
-            if s is None:
-                return FetchSnapshotResponse(
-                    correlation_id=cid, error_code=wire.error_code, leader_id=-1, leader_epoch=-1,
-                    snapshot_id=request.snapshot_id, size=0, position=0, unaligned_records=b"",
-                )  # fmt: skip
-            return FetchSnapshotResponse(
-                correlation_id=cid,
-                error_code=s.error_code,
-                leader_id=int(s.current_leader.leader_id),
-                leader_epoch=int(s.current_leader.leader_epoch),
-                snapshot_id=OffsetAndEpoch(int(s.snapshot_id.end_offset), int(s.snapshot_id.epoch)),
-                size=int(s.size),
-                position=int(s.position),
-                unaligned_records=bytes(s.unaligned_records or b""),
             )
         case cm.BrokerRegistrationRequest():
             return cm.BrokerRegistrationResponse(
@@ -435,59 +374,26 @@ def response_from_wire(request: Any, wire: Any) -> Any:
 def request_from_wire(api_key: int, wire: Any, correlation_id: int) -> tuple[int, Any] | None:
     """(source node id, dataclass request) for an inbound quorum or controller request; None if it
     names no metadata partition."""
+    if api_key in (VOTE, BEGIN_EPOCH, END_EPOCH, FETCH_SNAPSHOT):
+        p = _one(wire.topics)
+        return None if p is None else raft_wire.request_from_wire(api_key, p, wire, correlation_id)
     match api_key:
-        case 52:
-            p = _one(wire.topics)
-            if p is None:
-                return None
-            return int(p.replica_id), VoteRequest(
-                correlation_id=correlation_id,
-                candidate_epoch=int(p.replica_epoch),
-                candidate_id=int(p.replica_id),
-                last_offset_epoch=int(p.last_offset_epoch),
-                last_offset=int(p.last_offset),
-            )
-        case 53:
-            p = _one(wire.topics)
-            if p is None:
-                return None
-            return int(p.leader_id), BeginQuorumEpochRequest(
-                correlation_id=correlation_id, leader_id=int(p.leader_id), leader_epoch=int(p.leader_epoch)
-            )
-        case 54:
-            p = _one(wire.topics)
-            if p is None:
-                return None
-            return int(p.leader_id), EndQuorumEpochRequest(
-                correlation_id=correlation_id,
-                leader_id=int(p.leader_id),
-                leader_epoch=int(p.leader_epoch),
-                preferred_successors=tuple(int(s) for s in p.preferred_successors),
-            )
         case 1:
             p = _one(wire.topics)
             if p is None:
                 return None
-            return int(wire.replica_id), FetchRequest(
+            state = getattr(wire, "replica_state", None)  # v15+: the replica id moved in here
+            replica = int(state.replica_id if state is not None else wire.replica_id)
+            directory = getattr(p, "replica_directory_id", None)  # v17+ (KIP-853)
+            return replica, FetchRequest(
                 correlation_id=correlation_id,
-                replica_id=int(wire.replica_id),
+                replica_id=replica,
                 current_leader_epoch=int(p.current_leader_epoch),
                 fetch_offset=int(p.fetch_offset),
                 last_fetched_epoch=int(p.last_fetched_epoch),
                 max_wait_ms=millis(wire.max_wait),
                 max_bytes=int(p.partition_max_bytes),
-            )
-        case 59:
-            p = _one(wire.topics)
-            if p is None:
-                return None
-            return int(wire.replica_id), FetchSnapshotRequest(
-                correlation_id=correlation_id,
-                replica_id=int(wire.replica_id),
-                current_leader_epoch=int(p.current_leader_epoch),
-                snapshot_id=OffsetAndEpoch(int(p.snapshot_id.end_offset), int(p.snapshot_id.epoch)),
-                position=int(p.position),
-                max_bytes=int(wire.max_bytes),
+                replica_directory_id=None if directory is None or directory.int == 0 else directory,
             )
         case 62:
             listener = wire.listeners[0] if wire.listeners else None
@@ -498,6 +404,15 @@ def request_from_wire(api_key: int, wire: Any, correlation_id: int) -> tuple[int
                 port=0 if listener is None else int(listener.port),
                 rack=wire.rack,
                 incarnation_id=str(wire.incarnation_id or ""),
+                is_migrating_zk_broker=bool(getattr(wire, "is_migrating_zk_broker", False)),
+                log_dirs=None  # v0/v1 carry none: not said (registration.py)
+                if not hasattr(wire, "log_dirs")
+                else tuple(str(d) for d in wire.log_dirs[: MAX_LOG_DIRS + 1]),
+                previous_broker_epoch=int(getattr(wire, "previous_broker_epoch", -1)),
+                features=tuple(
+                    (str(f.name), int(f.min_supported_version), int(f.max_supported_version))
+                    for f in wire.features[: MAX_FEATURES + 1]
+                ),
             )
         case 63:
             return int(wire.broker_id), cm.BrokerHeartbeatRequest(
@@ -558,25 +473,20 @@ def request_from_wire(api_key: int, wire: Any, correlation_id: int) -> tuple[int
 # -- responses: dataclass -> wire (the serving side) -------------------------------------------
 
 
-def response_to_wire(api_key: int, version: int, body: Any, request: Any = None) -> Any:
-    """The kio response of ``version`` for a dataclass answer to ``request`` (a dataclass)."""
+def response_to_wire(
+    api_key: int,
+    version: int,
+    body: Any,
+    request: Any = None,
+    addresses: Mapping[int, tuple[str, int]] | None = None,
+) -> Any:
+    """The kio response of ``version`` for a dataclass answer to ``request`` (a dataclass);
+    ``addresses``: the voters' endpoints, named in Raft answers v1+ (NodeEndpoints)."""
     cls = response_class(api_key, version)
+    raft = raft_wire.response_to_wire(cls, body, addresses or {})
+    if raft is not None:
+        return raft
     match body:
-        case VoteResponse():
-            part: dict[str, Any] = {
-                "error_code": body.error_code,
-                "leader_id": body.leader_id,
-                "leader_epoch": body.leader_epoch,
-                "vote_granted": body.vote_granted,
-            }
-            return build(cls, {"error_code": 0, "topics": _topic(part)})
-        case BeginQuorumEpochResponse() | EndQuorumEpochResponse():
-            part = {
-                "error_code": body.error_code,
-                "leader_id": body.leader_id,
-                "leader_epoch": body.leader_epoch,
-            }
-            return build(cls, {"error_code": 0, "topics": _topic(part)})
         case FetchResponse():
             fetch_part = {
                 "partition_index": 0,
@@ -606,24 +516,6 @@ def response_to_wire(api_key: int, version: int, body: Any, request: Any = None)
                     "error_code": 0,
                     "session_id": 0,
                     "responses": [{"topic_id": METADATA_TOPIC_ID, "partitions": [fetch_part]}],
-                },
-            )
-        case FetchSnapshotResponse():
-            snap_part = {
-                "index": 0,
-                "error_code": body.error_code,
-                "snapshot_id": {"end_offset": body.snapshot_id.offset, "epoch": body.snapshot_id.epoch},
-                "current_leader": {"leader_id": body.leader_id, "leader_epoch": body.leader_epoch},
-                "size": body.size,
-                "position": body.position,
-                "unaligned_records": body.unaligned_records,
-            }
-            return build(
-                cls,
-                {
-                    "throttle_time": 0,
-                    "error_code": 0,
-                    "topics": [{"name": METADATA_TOPIC, "partitions": [snap_part]}],
                 },
             )
         case cm.BrokerRegistrationResponse():

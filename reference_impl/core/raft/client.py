@@ -38,6 +38,7 @@ from kio.schema.errors import ErrorCode
 from reference_impl import defects
 
 from . import request_checks as checks
+from . import voting
 from .api import (
     LEADER_CHANGE_KEY,
     LeaderAndEpoch,
@@ -64,7 +65,7 @@ from .messages import (
     VoteResponse,
 )
 from .publisher import Publisher
-from .quorum_state import MAX_EPOCH, QuorumState, QuorumStateStore, Timeouts
+from .quorum_state import QuorumState, QuorumStateStore, Timeouts
 from .raft_log import Diverging, RaftLog, Snapshot, SnapshotNeeded
 from .snapshot_fetch import SnapshotDownload, answer_fetch_snapshot
 from .states import (
@@ -124,6 +125,8 @@ class RaftClient:
         self._flush_deadline_ms: int | None = None
         self._begin_epoch_next_ms = 0
         self._leader = LeaderAndEpoch(NO_LEADER, -1)
+        self.prevote: voting.PreVoteRound | None = None
+        """A pre-vote round under way (KIP-996, voting.py)."""
         self.membership = Membership(log, VoterSet.of_ids(voters), kraft_version, node_id, directory_id)
         self.quorum = QuorumState(
             node_id,
@@ -139,7 +142,7 @@ class RaftClient:
             self.quorum.state.fetch_deadline_ms = now_ms + self._fetch_timeout_ms()
         self._leader = self._leader_of(self.quorum.state)
         if isinstance(self.quorum.state, CandidateState):
-            self._send_vote_requests(self.quorum.state)
+            voting.ask_votes(self, self.quorum.state)  # a candidate restarted: asks again
 
     # -- what the outside sees -----------------------------------------------------------------
 
@@ -201,7 +204,7 @@ class RaftClient:
             case EndQuorumEpochRequest():
                 self.handle_end_quorum_epoch_request(source, body, now_ms)
             case EndQuorumEpochResponse():
-                self._maybe_handle_common_response(body.leader_epoch, body.leader_id, now_ms)
+                self.maybe_handle_common_response(body.leader_epoch, body.leader_id, now_ms)
             case FetchRequest():
                 self.handle_fetch_request(source, body, now_ms)
             case FetchResponse():
@@ -211,7 +214,7 @@ class RaftClient:
             case FetchSnapshotResponse():
                 self.handle_fetch_snapshot_response(source, body, now_ms)
             case DescribeQuorumRequest():
-                self._send(source, self.describe_quorum(body.correlation_id))
+                self.send(source, self.describe_quorum(body.correlation_id))
             case _:
                 raise TypeError(f"not a Raft message: {type(body).__name__}")
         self.publisher.publish(self.log, self.high_watermark)
@@ -284,13 +287,14 @@ class RaftClient:
         )
         self.quorum.transition_to_resigned(successors, now_ms)
         for voter in successors:
-            self._send(
+            self.send(
                 voter,
                 EndQuorumEpochRequest(
                     correlation_id=next(self._correlation),
                     leader_id=self.node_id,
                     leader_epoch=state.epoch,
                     preferred_successors=successors,
+                    successor_directory_ids=tuple(self.membership.directory_of(v) for v in successors),
                 ),
             )
 
@@ -324,6 +328,7 @@ class RaftClient:
     # -- transitions and their side effects ------------------------------------------------------
 
     def _on_transition(self, old: EpochState, new: EpochState) -> None:
+        self.prevote = None  # a round is asked in one epoch and state
         self.membership.leadership_lost()
         self._inflight = None
         self._snapshot_fetch = None
@@ -331,7 +336,7 @@ class RaftClient:
         self._flush_deadline_ms = None
         parked, self._parked = self._parked, []
         for fetch in parked:
-            self._send(fetch.source_id, self._fetch_error(fetch.request, ErrorCode.not_leader_or_follower))
+            self.send(fetch.source_id, self._fetch_error(fetch.request, ErrorCode.not_leader_or_follower))
         leader = self._leader_of(new)
         if leader != self._leader:
             self._leader = leader
@@ -353,7 +358,7 @@ class RaftClient:
         assert isinstance(state, FollowerState)
         state.fetch_deadline_ms = now_ms + self._fetch_timeout_ms()
 
-    def _maybe_handle_common_response(self, remote_epoch: int, remote_leader: int, now_ms: int) -> bool:
+    def maybe_handle_common_response(self, remote_epoch: int, remote_leader: int, now_ms: int) -> bool:
         """Learn a newer epoch (and its leader) from any answer; True if the state changed."""
         state = self.quorum.state
         if remote_epoch > state.epoch:
@@ -375,35 +380,7 @@ class RaftClient:
             return True
         return False
 
-    def _become_candidate(self, now_ms: int) -> None:
-        if self.quorum.epoch + 1 >= MAX_EPOCH and not defects.enabled(defects.QUORUM_ON_CLIENT_LISTENER):
-            later = now_ms + self.quorum.randomized_election_timeout_ms()
-            checks.postpone_election(self.quorum.state, later)  # no epoch left to stand in
-            return
-        self.quorum.transition_to_candidate(now_ms)
-        state = self.quorum.state
-        assert isinstance(state, CandidateState)
-        if state.is_vote_granted():
-            self._become_leader(now_ms)
-        else:
-            self._send_vote_requests(state)
-
-    def _send_vote_requests(self, state: CandidateState) -> None:
-        last = self.log.end_offset_and_epoch()
-        for voter in state.unanswered():
-            self._send(
-                voter,
-                VoteRequest(
-                    correlation_id=next(self._correlation),
-                    candidate_epoch=state.epoch,
-                    candidate_id=self.node_id,
-                    last_offset_epoch=last.epoch,
-                    last_offset=last.offset,
-                    voter_directory_id=self.membership.directory_of(voter),
-                ),
-            )
-
-    def _become_leader(self, now_ms: int) -> None:
+    def become_leader(self, now_ms: int) -> None:
         state = self.quorum.transition_to_leader(self.log.end_offset, now_ms)
         change = json.dumps({"leaderId": self.node_id, "voters": list(state.voters)}).encode()
         self.log.append_as_leader([change], state.epoch, now_ms, control_key=LEADER_CHANGE_KEY)
@@ -435,7 +412,7 @@ class RaftClient:
     def poll_follower(self, state: FollowerState, now_ms: int) -> None:
         if now_ms >= state.fetch_deadline_ms:
             if self.quorum.is_voter:
-                self._become_candidate(now_ms)
+                voting.stand(self, now_ms)
                 return
             # An observer cannot stand: it asks a random voter who leads now.
             state.fetch_deadline_ms = now_ms + self._fetch_timeout_ms()
@@ -454,7 +431,7 @@ class RaftClient:
         observer asks a random voter who leads."""
         if self.quorum.is_voter:
             if now_ms >= state.election_deadline_ms:
-                self._become_candidate(now_ms)
+                voting.stand(self, now_ms)
             return
         if self._inflight is not None and now_ms >= self._inflight.sent_ms + self.config.request_timeout_ms:
             self._inflight = None
@@ -480,68 +457,25 @@ class RaftClient:
             return
         for voter in state.voters:
             if voter not in state.begin_epoch_acked:
-                self._send(
+                self.send(
                     voter,
                     BeginQuorumEpochRequest(
                         correlation_id=next(self._correlation),
                         leader_id=self.node_id,
                         leader_epoch=state.epoch,
+                        voter_id=voter,
+                        voter_directory_id=self.membership.directory_of(voter),
                     ),
                 )
         self._begin_epoch_next_ms = now_ms + self.config.begin_quorum_epoch_retry_ms
 
-    # -- Vote ----------------------------------------------------------------------------------
+    # -- Vote (voting.py) -----------------------------------------------------------------------
 
     def handle_vote_request(self, source: int, request: VoteRequest, now_ms: int) -> None:
-        def answer(error: ErrorCode, granted: bool) -> None:
-            self._send(
-                source,
-                VoteResponse(
-                    correlation_id=request.correlation_id,
-                    error_code=error,
-                    leader_id=self.quorum.leader_id
-                    if not isinstance(self.quorum.state, ResignedState)
-                    else -1,
-                    leader_epoch=self.quorum.epoch,
-                    vote_granted=granted,
-                ),
-            )
-
-        if not defects.enabled(defects.QUORUM_ON_CLIENT_LISTENER):
-            window_ms = self.config.fetch_timeout_ms // 2
-            refusal = checks.vote_refusal(request, self.quorum, now_ms, window_ms)
-            if refusal is not None:  # NONE: refused without adopting the epoch (a live leader is heard)
-                answer(refusal, False)
-                return
-        if request.candidate_epoch < self.quorum.epoch:
-            answer(ErrorCode.fenced_leader_epoch, False)
-            return
-        if self.membership.wrong_key(request.voter_directory_id):  # KafkaRaftClient.isValidVoterKey
-            answer(ErrorCode.invalid_voter_key, False)
-            return
-        static = not self.quorum.dynamic
-        if static and (not self.quorum.is_voter or request.candidate_id not in self.quorum.voters):
-            answer(ErrorCode.inconsistent_voter_set, False)
-            return
-        if request.candidate_epoch > self.quorum.epoch:
-            self.quorum.transition_to_unattached(request.candidate_epoch, now_ms)
-        state = self.quorum.state
-        ours = self.log.end_offset_and_epoch()
-        up_to_date = (request.last_offset_epoch, request.last_offset) >= (ours.epoch, ours.offset)
-        granted = state.can_grant_vote(request.candidate_id, up_to_date)
-        if granted and isinstance(state, UnattachedState):
-            self.quorum.transition_to_voted(state.epoch, request.candidate_id, now_ms)
-        answer(ErrorCode.none, granted)
+        voting.handle_vote_request(self, source, request, now_ms)
 
     def handle_vote_response(self, source: int, response: VoteResponse, now_ms: int) -> None:
-        if self._maybe_handle_common_response(response.leader_epoch, response.leader_id, now_ms):
-            return
-        state = self.quorum.state
-        if not isinstance(state, CandidateState) or response.leader_epoch != state.epoch:
-            return
-        state.record_vote(source, response.vote_granted and response.error_code == ErrorCode.none)
-        if state.is_vote_granted():
-            self._become_leader(now_ms)
+        voting.handle_vote_response(self, source, response, now_ms)
 
     # -- BeginQuorumEpoch / EndQuorumEpoch -----------------------------------------------------
 
@@ -550,8 +484,13 @@ class RaftClient:
     ) -> None:
         state = self.quorum.state
         error = self._notice_error(request.leader_id, request.leader_epoch)
+        wrong_voter = request.voter_id >= 0 and request.voter_id != self.node_id
         if error != ErrorCode.none:
             pass
+        elif request.leader_epoch >= state.epoch and (
+            wrong_voter or self.membership.wrong_key(request.voter_directory_id)
+        ):
+            error = ErrorCode.invalid_voter_key  # KafkaRaftClient.handleBeginQuorumEpochRequest
         elif request.leader_epoch < state.epoch:
             error = ErrorCode.fenced_leader_epoch
         elif isinstance(state, FollowerState) and state.epoch == request.leader_epoch:
@@ -565,7 +504,7 @@ class RaftClient:
             error = ErrorCode.inconsistent_voter_set
         else:
             self._transition_to_follower(request.leader_epoch, request.leader_id, now_ms)
-        self._send(
+        self.send(
             source,
             BeginQuorumEpochResponse(
                 correlation_id=request.correlation_id,
@@ -578,7 +517,7 @@ class RaftClient:
     def handle_begin_quorum_epoch_response(
         self, source: int, response: BeginQuorumEpochResponse, now_ms: int
     ) -> None:
-        if self._maybe_handle_common_response(response.leader_epoch, response.leader_id, now_ms):
+        if self.maybe_handle_common_response(response.leader_epoch, response.leader_id, now_ms):
             return
         state = self.quorum.state
         if (
@@ -609,7 +548,7 @@ class RaftClient:
                 state.last_fetched_ms = None  # it resigned: its successor's Vote is welcome
             elif isinstance(state, (UnattachedState, VotedState)):
                 state.election_deadline_ms = min(state.election_deadline_ms, deadline)
-        self._send(
+        self.send(
             source,
             EndQuorumEpochResponse(
                 correlation_id=request.correlation_id,
@@ -634,14 +573,14 @@ class RaftClient:
         state = self.quorum.state
         invalid = None if defects.enabled(defects.QUORUM_ON_CLIENT_LISTENER) else checks.fetch_error(request)
         if invalid is not None:
-            self._send(source, self._fetch_error(request, invalid))
+            self.send(source, self._fetch_error(request, invalid))
             return
         error = checks.leader_only_error(self.quorum, request.current_leader_epoch)
         if not isinstance(state, LeaderState):
-            self._send(source, self._fetch_error(request, error or ErrorCode.not_leader_or_follower))
+            self.send(source, self._fetch_error(request, error or ErrorCode.not_leader_or_follower))
             return
         if error is not None:
-            self._send(source, self._fetch_error(request, error))
+            self.send(source, self._fetch_error(request, error))
             return
         validation = self.log.validate_offset_and_epoch(request.fetch_offset, request.last_fetched_epoch)
         if isinstance(validation, (Diverging, SnapshotNeeded)):
@@ -665,7 +604,7 @@ class RaftClient:
         records = b""
         if validation is None and request.fetch_offset < self.log.end_offset:
             records = self.log.read(request.fetch_offset, request.max_bytes)
-        self._send(
+        self.send(
             source,
             FetchResponse(
                 correlation_id=request.correlation_id,
@@ -687,7 +626,7 @@ class RaftClient:
 
     def handle_fetch_snapshot_request(self, source: int, request: FetchSnapshotRequest, now_ms: int) -> None:
         chunk_bytes = self.config.snapshot_chunk_bytes
-        self._send(source, answer_fetch_snapshot(self.quorum, self.log, source, request, chunk_bytes))
+        self.send(source, answer_fetch_snapshot(self.quorum, self.log, source, request, chunk_bytes))
 
     # -- Fetch: the follower's side ------------------------------------------------------------
 
@@ -696,9 +635,11 @@ class RaftClient:
             correlation = next(self._correlation)
             self._inflight = _Inflight(correlation, state.leader, now_ms)
             chunk_bytes = self.config.snapshot_chunk_bytes
-            self._send(
+            self.send(
                 state.leader,
-                self._snapshot_fetch.request(correlation, self.node_id, state.epoch, chunk_bytes),
+                self._snapshot_fetch.request(
+                    correlation, self.node_id, state.epoch, chunk_bytes, self.membership.own_directory_id()
+                ),
             )
             return
         self._send_fetch(state.leader, now_ms)
@@ -706,7 +647,7 @@ class RaftClient:
     def _send_fetch(self, destination: int, now_ms: int) -> None:
         correlation = next(self._correlation)
         self._inflight = _Inflight(correlation, destination, now_ms)
-        self._send(
+        self.send(
             destination,
             FetchRequest(
                 correlation_id=correlation,
@@ -716,6 +657,7 @@ class RaftClient:
                 last_fetched_epoch=self.log.last_fetched_epoch,
                 max_wait_ms=self.config.fetch_max_wait_ms,
                 max_bytes=self.config.fetch_max_bytes,
+                replica_directory_id=self.membership.own_directory_id(),
             ),
         )
 
@@ -730,7 +672,7 @@ class RaftClient:
     def handle_fetch_response(self, source: int, response: FetchResponse, now_ms: int) -> None:
         if not self._take_inflight(source, response.correlation_id):
             return
-        if self._maybe_handle_common_response(response.leader_epoch, response.leader_id, now_ms):
+        if self.maybe_handle_common_response(response.leader_epoch, response.leader_id, now_ms):
             return
         state = self.quorum.state
         if (
@@ -764,7 +706,7 @@ class RaftClient:
     ) -> None:
         if not self._take_inflight(source, response.correlation_id):
             return
-        if self._maybe_handle_common_response(response.leader_epoch, response.leader_id, now_ms):
+        if self.maybe_handle_common_response(response.leader_epoch, response.leader_id, now_ms):
             return
         state = self.quorum.state
         partial = self._snapshot_fetch
@@ -786,5 +728,8 @@ class RaftClient:
                 self._apply_voters(now_ms)
             state.update_high_watermark(snapshot.snapshot_id.offset, self.log.end_offset)
 
-    def _send(self, destination: int, body: Any) -> None:
+    def next_correlation_id(self) -> int:
+        return next(self._correlation)
+
+    def send(self, destination: int, body: Any) -> None:
         self._outbound.append(Envelope(source_id=self.node_id, destination_id=destination, body=body))

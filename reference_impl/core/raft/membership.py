@@ -99,6 +99,10 @@ class Membership:
             return None
         return voter.directory_id
 
+    def own_directory_id(self) -> uuid.UUID | None:
+        """This replica's directory id as its requests carry it (None: none, kraft.version 0)."""
+        return None if self.directory_id == NO_DIRECTORY else self.directory_id
+
     def wrong_key(self, directory_id: uuid.UUID | None) -> bool:
         """A Vote meant for another incarnation of this replica id (Kafka's isValidVoterKey)."""
         return directory_id is not None and directory_id not in (NO_DIRECTORY, self.directory_id)

@@ -53,6 +53,13 @@ class VoteRequest:
     voter_directory_id: uuid.UUID | None = None
     """Vote v1+ (KIP-853): the directory id the candidate's voter set gives the recipient; a replica
     whose own directory id differs (formatted again since) refuses with INVALID_VOTER_KEY."""
+    voter_id: int = -1
+    """Vote v1+ (KIP-853): the replica the request is meant for (-1: not said, v0)."""
+    candidate_directory_id: uuid.UUID | None = None
+    """Vote v1+ (KIP-853, ReplicaDirectoryId): the candidate's own directory id."""
+    pre_vote: bool = False
+    """Vote v2 (KIP-996): a PreVote. ``candidate_epoch`` is the epoch the sender would stand in; a
+    voter answers whether it would grant its vote, and changes no state (prevote.py)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -69,6 +76,10 @@ class BeginQuorumEpochRequest:
     correlation_id: int
     leader_id: int
     leader_epoch: int
+    voter_id: int = -1
+    """v1+ (KIP-853): the replica the request is meant for (-1: not said, v0)."""
+    voter_directory_id: uuid.UUID | None = None
+    """v1+ (KIP-853): the directory id the leader's voter set gives the recipient."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -86,6 +97,8 @@ class EndQuorumEpochRequest:
     leader_epoch: int
     preferred_successors: tuple[int, ...]
     """Voters in the order they should stand for election (most caught up first)."""
+    successor_directory_ids: tuple[uuid.UUID | None, ...] = ()
+    """v1+ (KIP-853 PreferredCandidates): the directory id of each successor, in the same order."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -113,6 +126,8 @@ class FetchRequest:
     last_fetched_epoch: int
     max_wait_ms: int
     max_bytes: int
+    replica_directory_id: uuid.UUID | None = None
+    """Fetch v17+ (KIP-853): the fetching replica's directory id."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -139,6 +154,8 @@ class FetchSnapshotRequest:
     snapshot_id: OffsetAndEpoch
     position: int
     max_bytes: int
+    replica_directory_id: uuid.UUID | None = None
+    """v1+ (KIP-853): the fetching replica's directory id."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -8,6 +8,7 @@ and ``handleFetchSnapshotResponse`` (raft/src/main/java/org/apache/kafka/raft/Ka
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass, field
 
 from kio.schema.errors import ErrorCode
@@ -63,7 +64,12 @@ class SnapshotDownload:
     data: bytearray = field(default_factory=bytearray)
 
     def request(
-        self, correlation_id: int, replica_id: int, epoch: int, chunk_bytes: int
+        self,
+        correlation_id: int,
+        replica_id: int,
+        epoch: int,
+        chunk_bytes: int,
+        directory_id: uuid.UUID | None = None,
     ) -> FetchSnapshotRequest:
         """The FetchSnapshot asking for the next chunk."""
         return FetchSnapshotRequest(
@@ -72,6 +78,7 @@ class SnapshotDownload:
             current_leader_epoch=epoch,
             snapshot_id=self.snapshot_id,
             position=len(self.data),
+            replica_directory_id=directory_id,
             max_bytes=chunk_bytes,
         )
 

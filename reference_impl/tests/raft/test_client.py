@@ -38,7 +38,7 @@ from reference_impl.core.raft.states import (
 from reference_impl.log.memory import MemoryLog
 
 VOTERS = (1, 2, 3)
-CONFIG = RaftConfig(append_flush_delay_ms=0)
+CONFIG = RaftConfig(append_flush_delay_ms=0, pre_vote=False)  # the Vote path; pre-vote: test_prevote.py
 
 
 class Context:
