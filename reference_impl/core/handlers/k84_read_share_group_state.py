@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from reference_impl.protocol.errors import ErrorCode
 
+from ..group.share_state_records import batches_to_wire
 from .registry import Reply, handles
 from .share_state_common import PartitionDone, serve
 
@@ -49,15 +50,7 @@ def handle_read_share_group_state(broker: HandlerHost, ctx: RequestContext, requ
             | {
                 "state_epoch": state.state_epoch,
                 "start_offset": state.start_offset,
-                "state_batches": [
-                    {
-                        "first_offset": b.first_offset,
-                        "last_offset": b.last_offset,
-                        "delivery_state": b.delivery_state,
-                        "delivery_count": b.delivery_count,
-                    }
-                    for b in state.batches
-                ],
+                "state_batches": batches_to_wire(state.batches),
             }
         )
 
