@@ -181,11 +181,7 @@ class GroupCoordinator:
         if not self.started:
             return
         self._enter(now_ms)
-        led = {
-            index
-            for (topic, index), part in self.broker.partitions.items()
-            if topic == CONSUMER_OFFSETS.name and part.is_leader
-        }
+        led = set(CONSUMER_OFFSETS.led(self.broker))
         for index in sorted(self.loaded - led):
             self._unload(index)
         for index in sorted(led - self.loaded):

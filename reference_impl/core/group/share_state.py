@@ -202,11 +202,7 @@ class ShareStateCoordinator:
 
     def on_partitions_changed(self) -> None:
         """Load the ``__share_group_state`` partitions this broker now leads, forget the others."""
-        led = {
-            index
-            for (topic, index), part in self.broker.partitions.items()
-            if topic == SHARE_GROUP_STATE.name and part.is_leader
-        }
+        led = set(SHARE_GROUP_STATE.led(self.broker))
         for index in sorted(self.loaded - led):
             self.loaded.discard(index)
             for key in [k for k in self.states if self.shard_of(k) == index]:

@@ -152,6 +152,27 @@ def serve_writes(broker: HandlerHost, ctx: RequestContext, request: Any, api_key
     return serve(broker, ctx, request, api_key, op, error_only)
 
 
+def serve_reads(
+    broker: HandlerHost,
+    ctx: RequestContext,
+    request: Any,
+    api_key: int,
+    unknown: dict[str, Any],
+    read: Callable[[ShareStateCoordinator, StateKey, Any], tuple[ErrorCode, dict[str, Any] | None]],
+) -> Reply:
+    """Read and ReadSummary: ``read(coordinator, key, partition)`` for every partition named, its
+    error and the fields it answered (None: ``unknown``'s values, with the error)."""
+
+    def error_body(code: ErrorCode) -> dict[str, Any]:
+        return error_only(code) | unknown
+
+    def op(coordinator: ShareStateCoordinator, key: StateKey, p: Any, done: PartitionDone) -> None:
+        code, fields = read(coordinator, key, p)
+        done(error_body(code) if fields is None else error_body(ErrorCode.none) | fields)
+
+    return serve(broker, ctx, request, api_key, op, error_body)
+
+
 def error_only(code: ErrorCode) -> dict[str, Any]:
     """The partition result of Initialize/Write/Delete: error code and message only."""
     return {"error_code": code, "error_message": None if code is ErrorCode.none else code.name}
