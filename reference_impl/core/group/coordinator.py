@@ -36,6 +36,7 @@ from reference_impl.protocol.record_set import build_batch
 from ..host import CoordinatorHost, PeerMessenger
 from ..internal_topics import CONSUMER_OFFSETS, TopicsHost, coordinator_error, partition_for
 from ..partition import Partition
+from ..security.acls import Authorizer
 from ..txn.markers import MarkerHost
 from .commit_wait import CommitWait
 from .consumer_coordinator import ConsumerGroups
@@ -81,6 +82,9 @@ class GroupHost(CoordinatorHost, TopicsHost, MarkerHost, PeerMessenger, Protocol
 
     @property
     def mono_ms(self) -> int: ...
+
+    @property
+    def authorizer(self) -> Authorizer | None: ...
 
 
 class GroupCoordinator:
