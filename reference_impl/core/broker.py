@@ -81,7 +81,7 @@ from .mutants import ANSWER_BEFORE_CAUGHT_UP, MUTANT_CONFIG
 from .partition import Partition
 from .ports import LogStore, TopicPartition
 from .purgatory import Purgatory
-from .quotas import ClientQuotas
+from .quota_managers import QuotaManagers
 from .read_gate import ReadGate
 from .replica_manager import ReplicaManager
 from .replication.fetcher import ReplicaFetcher
@@ -224,7 +224,7 @@ class Broker:
         self.authorizer = authorizer_from_config(config.static)
         self.telemetry = ClientTelemetry()
         """``StandardAuthorizer`` when ``authorizer.class.name`` names it (issue 18); None: no ACLs."""
-        self.client_quotas = ClientQuotas(lambda: self.image)
+        self.client_quotas = QuotaManagers(lambda: self.image)
         self._throttled: set[int] = set()
         """Connections muted by a quota's throttle (see :meth:`throttle`)."""
         self._outbox: list[Effect] = []
@@ -515,7 +515,7 @@ class Broker:
         mark = self.quorum.write_mark() if self.quorum is not None and api_key in ADMIN_WRITES else None
         try:
             forwarded = self._forward_admin(ctx, handler, body) if api_key in ADMIN_WRITES else None
-            reply = forwarded or handler.fn(self, ctx, body)
+            reply = self.client_quotas.request.run(handler.fn, self, ctx, body, forwarded)
             if forwarded is None and mark is not None and self.quorum is not None:  # answered once committed
                 timeout = millis(getattr(body, "timeout", None))
                 reply = self.quorum.hold_until_committed(ctx, reply, mark, timeout)

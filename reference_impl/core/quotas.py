@@ -104,6 +104,8 @@ class QuotaMeter:
 
 PRODUCER_BYTE_RATE = "producer_byte_rate"
 CONSUMER_BYTE_RATE = "consumer_byte_rate"
+REQUEST_PERCENTAGE = "request_percentage"
+CONTROLLER_MUTATION_RATE = "controller_mutation_rate"
 USER, CLIENT_ID = "user", "client-id"
 MAX_METERS = 10_000
 """Meters kept at once; the least recently used goes first (Kafka expires a client's sensors after
@@ -178,9 +180,11 @@ class QuotaSource(Protocol):
 
 
 class ClientQuotas:
-    """Byte-rate quotas of a broker's clients (ClientQuotaManager, one per quota key): the rate each
-    (user, client-id) level counts towards, held to the bound the image gives it now (a change to the
-    quotas applies to the next request)."""
+    """Sampled-rate quotas of a broker's clients (ClientQuotaManager, one per quota key: the byte
+    rates, and request_percentage for :mod:`.request_quotas`): the rate each (user, client-id) level
+    counts towards, held to the bound the image gives it now (a change to the quotas applies to the
+    next request). :class:`~.quota_managers.QuotaManagers` adds the request-time and controller
+    mutation managers."""
 
     def __init__(self, source: Callable[[], QuotaSource]) -> None:
         self._source = source
@@ -205,13 +209,25 @@ class ClientQuotas:
         name = (key, *tags)
         meter = self._meters.get(name)
         if meter is None:
-            meter = self._meters[name] = QuotaMeter(bound=math.inf)
+            # ClientRequestQuotaManager bounds its throttle at one window (``maxThrottleTimeMs``)
+            bounded = WINDOW_MS if key == REQUEST_PERCENTAGE else None
+            meter = self._meters[name] = QuotaMeter(bound=math.inf, max_throttle_ms=bounded)
             while len(self._meters) > MAX_METERS:
                 self._meters.popitem(last=False)
         else:
             self._meters.move_to_end(name)
         meter.bound = math.inf if limit is None else limit  # Kafka: Long.MaxValue when none applies
         return meter
+
+    def resolve(self, key: str, user: str, client_id: str) -> tuple[tuple[str, str], float] | None:
+        """The tags of the rate this client counts towards and its bound; None when no entity holds
+        ``key`` (the quota is off) or none applies to this client (Kafka: unbounded)."""
+        quotas = self._quotas(key)
+        if quotas is None:
+            return None
+        tags = quota_tags(quotas, key, user, client_id)
+        limit = quota_limit(quotas, key, tags)
+        return None if limit is None else (tags, limit)
 
     def active(self, key: str) -> bool:
         """``quotasEnabled``: some entity holds ``key``."""

@@ -8,6 +8,7 @@ releases the connection's next request.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -49,6 +50,13 @@ class RequestContext:
     """The encoded response, held until every earlier request of the connection has its own sent."""
     delayed: DelayedOperation | None = None
     """The operation the answer waits for (cancelled if the connection closes first)."""
+    thread_started_ns: int = 0
+    thread_ns: int | None = None
+    """The handler's time (the request-time quota's clock): from its call to its return, None before."""
+    request_charged: bool = False
+    """Charged to the request-time quota already, or exempt from it (core/request_quotas.py)."""
+    on_answer: Callable[[RequestContext, ResponsePayload], ResponsePayload] | None = None
+    """Charges the request-time quota when the answer goes (ThrottleTimeMs set, connection muted)."""
 
     @property
     def api_version(self) -> int:
@@ -63,4 +71,6 @@ class RequestContext:
         if self.answered:
             return
         self.answered = True
+        if self.on_answer is not None:
+            body = self.on_answer(self, body)
         self.sink.finish_request(self, body, splices)

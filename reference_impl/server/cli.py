@@ -46,6 +46,7 @@ import signal
 import socket
 import ssl
 import sys
+import time
 from collections.abc import Mapping
 
 from reference_impl import defects
@@ -218,6 +219,7 @@ def main(argv: list[str]) -> int:
         print(f"kafka-harness broker: cannot use data directory {args.data_dir}: {exc}", file=sys.stderr)
         return 2
     broker.listener_addresses = {e.name: (e.host or socket.getfqdn(), e.port) for e in listeners.advertised}
+    broker.client_quotas.request.clock_ns = time.perf_counter_ns  # the request-time quota's clock port
     return asyncio.run(
         _serve(broker, listeners.listeners, config.get_int("socket.request.max.bytes"), tls, links)
     )

@@ -204,14 +204,20 @@ BEHAVIOUR_GAPS: tuple[tuple[str, str], ...] = (
         "both, which is what the reference answers (core/handlers/k75_describe_topic_partitions.py).",
     ),
     (
-        "Client quotas: byte rates enforced, not the others",
+        "Client quotas: connection_creation_rate stored, not enforced",
         "AlterClientQuotas (49) writes ClientQuotaRecords as Kafka's ClientQuotaControlManager decides them "
         "and DescribeClientQuotas (48) answers from every broker's image (core/controller/client_quotas.py). "
         "producer_byte_rate and consumer_byte_rate are enforced as Kafka's ClientQuotaManager (KIP-219: "
         "throttle_time_ms in the answer, the connection muted that long, a throttled fetch answered empty; "
-        "core/quotas.py); "
-        "request_percentage, controller_mutation_rate and connection_creation_rate are stored, not "
-        "enforced; the quota.window.* settings are Kafka's defaults, not configurable. An `ip` entity name "
+        "core/quotas.py); request_percentage as ClientRequestQuotaManager (KIP-124: the handler's time on "
+        "the server's monotonic clock, the throttle bounded at one window, Kafka's exempt APIs; Kafka also "
+        "charges network-thread time, not measured here; core/request_quotas.py); controller_mutation_rate "
+        "as ControllerMutationQuotaManager (KIP-599: a token bucket charged the partitions mutated, "
+        "THROTTLING_QUOTA_EXCEEDED per topic from CreateTopics v6, DeleteTopics v5, CreatePartitions v3; "
+        "a request another broker forwards is charged to that broker's client id, as it is forwarded "
+        "without Kafka's Envelope; core/mutation_quotas.py). "
+        "connection_creation_rate is stored, not enforced; the quota.window.* settings are Kafka's "
+        "defaults, not configurable. An `ip` entity name "
         "must be an IP literal: Kafka also accepts a hostname it resolves; the reference resolves no names.",
     ),
     (

@@ -25,7 +25,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager
 
 import pytest
 
@@ -34,12 +34,9 @@ from fixtures.wire import client_quotas as cq
 from reference_impl.protocol.record_set import build_batch
 
 from .expect import expect, expect_code, expect_equal
+from .quota_common import CONTROL, IMAGE, SETTLE_S, quota_limited
 
 FEATURE = "Client quotas"
-CONTROL = "ClientQuotaControlManager.java"
-IMAGE = "ClientQuotasImage.java"
-SETTLE_S = 15.0
-"""How long a read back waits for the broker's image to show a committed change."""
 KEYS = ("producer_byte_rate", "consumer_byte_rate", "request_percentage", "controller_mutation_rate")
 
 
@@ -187,26 +184,14 @@ def limited(
     topic: str,
     wire_factory: Callable[..., WireClient],
 ) -> Limited:
-    @contextmanager
-    def open_limited(key: str) -> Iterator[WireClient]:
-        client_id = f"kh-quota-{uuid.uuid4().hex[:8]}"
-        quota_entity = cq.entity(client_id=client_id)
+    def open_limited(key: str) -> AbstractContextManager[WireClient]:
         leader = router.leader_of(topic)
         at = router.node(leader) if leader is not None else router.any()
-        alter_v, describe_v = versions
-        try:
-            done = cq.alter(admin, [(quota_entity, {key: 1024})], version=alter_v)
-            expect_code(done[0].error, "NONE", rule=CONTROL)
-            deadline = time.monotonic() + SETTLE_S  # the leader's image has it (its quota manager too)
-            while True:
-                _top, found = cq.describe(at, [("client-id", cq.EXACT, client_id)], version=describe_v)
-                if found.get(quota_entity) or time.monotonic() > deadline:
-                    break
-                time.sleep(0.2)
-            expect(bool(found.get(quota_entity)), IMAGE, f"the leader never showed the quota: {found}")
-            yield wire_factory(at.address, client_id=client_id)
-        finally:
-            cq.alter(admin, [(quota_entity, {key: None})], version=alter_v)
+
+        def open_as(address: str, client_id: str) -> WireClient:
+            return wire_factory(address, client_id=client_id)
+
+        return quota_limited(admin, at, open_as, {key: 1024}, versions=versions)
 
     return open_limited
 

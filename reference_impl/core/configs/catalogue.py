@@ -47,8 +47,9 @@ NOT_ENFORCED: dict[str, str] = {
     "TransactionStateManagerConfig": "transactional-id expiry the reference does not run",
     "QuorumConfig": "Raft timings the reference's replica does not read",
     "MetricConfigs": "JMX and metrics reporters: the reference exports no metrics",
-    "QuotaConfig": "quota sampling windows, callbacks and replication throttle rates: quotas are stored, "
-    "not enforced",
+    "QuotaConfig": "quota sampling windows, callbacks and replication throttle rates: client quotas "
+    "(byte rates, request_percentage, controller_mutation_rate) are enforced over Kafka's default windows "
+    "(11 of 1 s, not configurable), replication throttles are not",
     "BrokerSecurityConfigs": "Kerberos (GSSAPI), login refresh, OAUTHBEARER JWKS and security providers: "
     "the reference serves PLAIN, SCRAM and unsecured OAUTHBEARER only",
     "DelegationTokenManagerConfigs": "delegation tokens are not implemented",

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from ..partition import Partition
     from ..ports import LogStore
     from ..purgatory import Purgatory
-    from ..quotas import ClientQuotas
+    from ..quota_managers import QuotaManagers
     from ..replica_manager import ReplicaManager
     from ..security.acls import Authorizer
     from ..telemetry import ClientTelemetry
@@ -76,8 +76,8 @@ class HandlerHost(ReplicaHost, PeerMessenger, Protocol):
         """The client instances and their pushed metrics (KIP-714, core/telemetry.py)."""
 
     @property
-    def client_quotas(self) -> ClientQuotas:
-        """The clients' byte-rate quotas (issue 20, core/quotas.py)."""
+    def client_quotas(self) -> QuotaManagers:
+        """The clients' quotas: byte rates, request time, controller mutations (issue 20)."""
 
     def throttle(self, connection_id: int, throttle_ms: int) -> None:
         """Mute the connection for ``throttle_ms`` once its answer is sent (KIP-219)."""

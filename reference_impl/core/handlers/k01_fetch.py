@@ -286,8 +286,12 @@ def answer(broker: HandlerHost, state: FetchRequestState, now_ms: int) -> tuple[
         read.append((key, entry, size))
     reported = [(key, entry) for key, entry, size in read if _reports(state, key, entry, size, update=False)]
     body = _body(broker, state, reported)
-    if not state.from_follower and broker.client_quotas.active(CONSUMER_BYTE_RATE):
-        throttled = _consumer_throttle(broker, state, _response_size(state, body, splices, reported), now_ms)
+    if state.from_follower:
+        broker.client_quotas.request.mark_exempt(state.ctx)  # a follower's fetch: a cluster action
+    else:
+        metered = broker.client_quotas.active(CONSUMER_BYTE_RATE)
+        answer_size = _response_size(state, body, splices, reported) if metered else None
+        throttled = _consumer_throttle(broker, state, answer_size, now_ms)
         if throttled is not None:
             return throttled, {}  # nothing reported: the session keeps what it last sent
     for key, entry, size in read:
@@ -363,18 +367,22 @@ def _response_size(
     return size
 
 
-def _consumer_throttle(broker: HandlerHost, state: FetchRequestState, size: int, now_ms: int) -> Any:
-    """KafkaApis.handleFetchRequest's consumer quota: the answer's size counts towards
-    consumer_byte_rate; over the quota the size is taken back, the connection muted for the throttle
-    time (KIP-219) and the answer is empty, carrying the throttle time
-    (``FetchContext.getThrottledResponse``: session id 0 for a full fetch, the session's for an
-    incremental one, whose partitions are not marked reported). None within the quota."""
+def _consumer_throttle(broker: HandlerHost, state: FetchRequestState, size: int | None, now_ms: int) -> Any:
+    """KafkaApis.handleFetchRequest's quotas: the request's handler time counts towards
+    request_percentage (core/request_quotas.py) and the answer's size towards consumer_byte_rate;
+    over either the size is taken back, the connection muted for the larger throttle time (KIP-219)
+    and the answer is empty, carrying it (``FetchContext.getThrottledResponse``: session id 0 for a
+    full fetch, the session's for an incremental one, whose partitions are not marked reported).
+    None within both (``size`` None: no consumer_byte_rate quota)."""
     ctx = state.ctx
-    user = user_of(ctx.principal)
-    throttle = broker.client_quotas.record(CONSUMER_BYTE_RATE, user, ctx.client_id, size, now_ms)
+    user, quotas = user_of(ctx.principal), broker.client_quotas
+    request_throttle = quotas.request.record(broker, ctx)
+    bandwidth = 0 if size is None else quotas.record(CONSUMER_BYTE_RATE, user, ctx.client_id, size, now_ms)
+    throttle = max(request_throttle, bandwidth)
     if throttle <= 0:
         return None
-    broker.client_quotas.unrecord(CONSUMER_BYTE_RATE, user, ctx.client_id, size, now_ms)
+    if size is not None:
+        quotas.unrecord(CONSUMER_BYTE_RATE, user, ctx.client_id, size, now_ms)
     broker.throttle(ctx.connection_id, throttle)
     session_id = state.plan.session_id if state.plan.incremental else 0
     return build(

@@ -8,6 +8,9 @@ INVALID_TOPIC_EXCEPTION, INVALID_PARTITIONS, INVALID_REPLICATION_FACTOR,
 INVALID_REPLICA_ASSIGNMENT, INVALID_CONFIG). A request asking for more than
 10,000 partitions in all is refused whole: every topic gets POLICY_VIOLATION
 (Kafka's ``ReplicationControlManager.validateTotalNumberOfPartitions``).
+A ``controller_mutation_rate`` quota (KIP-599, core/mutation_quotas.py) is charged each topic's
+partitions once its other checks pass: from v6 an exhausted quota refuses the topic with
+THROTTLING_QUOTA_EXCEEDED, before v6 the topic is created and the answer only throttles.
 Version notes: v5+ returns partitions, replication factor and the topic's
 configs; v7+ the topic id.
 """
@@ -24,6 +27,7 @@ from reference_impl.protocol.errors import ErrorCode, KafkaError
 
 from ..configs.resolution import describe_topic_configs
 from ..controller.writer import NewTopic, excessive_partitions, requested_partitions
+from ..mutation_quotas import throttle_answer
 from .access import TOPIC, Op, allowed, cluster_allowed
 from .registry import Reply, Respond, handles
 
@@ -44,6 +48,7 @@ def handle_create_topics(broker: HandlerHost, ctx: RequestContext, request: Any)
     )
     results = []
     may_create_any = cluster_allowed(broker, ctx, Op.CREATE)
+    quota = broker.client_quotas.controller_mutation.quota_for(ctx)
     for t in request.topics:
         result: dict[str, Any] = {
             "name": t.name,
@@ -75,6 +80,9 @@ def handle_create_topics(broker: HandlerHost, ctx: RequestContext, request: Any)
                 default_partitions=default_partitions,
                 default_replication=broker.config.get_int("default.replication.factor"),
             )
+            if quota.enabled:  # ReplicationControlManager.createTopic: after the topic's checks
+                checked = broker.controller.create_topic(topic, validate_only=True, now_ms=ctx.received_ms)
+                quota.record(checked.num_partitions, ctx.received_ms)
             created = broker.controller.create_topic(
                 topic, validate_only=bool(request.validate_only), now_ms=ctx.received_ms
             )
@@ -102,4 +110,5 @@ def handle_create_topics(broker: HandlerHost, ctx: RequestContext, request: Any)
             )
         results.append(result)
     broker.sync_partitions(ctx.received_ms)
-    return Respond(build(response_class(19, ctx.api_version), {"throttle_time": 0, "topics": results}))
+    body = {"throttle_time": throttle_answer(broker, ctx, quota), "topics": results}
+    return Respond(build(response_class(19, ctx.api_version), body))

@@ -4,6 +4,9 @@ Behaviour: UNKNOWN_TOPIC_OR_PARTITION for a missing name, UNKNOWN_TOPIC_ID
 for a missing id, INVALID_REQUEST when a v6 entry gives both or neither.
 The partitions' logs are removed from disk when the deletion is applied;
 delayed fetches on them complete with UNKNOWN_TOPIC_OR_PARTITION.
+A ``controller_mutation_rate`` quota (KIP-599, core/mutation_quotas.py) is charged each deleted
+topic's partitions: from v5 an exhausted quota refuses the topic with THROTTLING_QUOTA_EXCEEDED,
+before v5 it is deleted and the answer only throttles.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from reference_impl.protocol.apis import response_class
 from reference_impl.protocol.build import build, get
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
+from ..mutation_quotas import throttle_answer
 from .access import TOPIC, Op, allowed
 from .registry import Reply, Respond, handles
 
@@ -34,6 +38,7 @@ def handle_delete_topics(broker: HandlerHost, ctx: RequestContext, request: Any)
         (t.name, t.topic_id if t.topic_id != ZERO_UUID else None) for t in get(request, "topics", ()) or ()
     ]
     responses = []
+    quota = broker.client_quotas.controller_mutation.quota_for(ctx)
     for name, topic_id in wanted:
         entry: dict[str, Any] = {
             "name": name,
@@ -52,9 +57,13 @@ def handle_delete_topics(broker: HandlerHost, ctx: RequestContext, request: Any)
             assert name is not None
             if not allowed(broker, ctx, Op.DELETE, TOPIC, name):  # Kafka: DELETE on the topic
                 raise KafkaError(ErrorCode.topic_authorization_failed, "Authorization failed.")
+            existing = broker.image.topics.get(name)
+            if existing is not None:  # ReplicationControlManager.deleteTopic: once the topic is found
+                quota.record(len(existing.partitions), ctx.received_ms)
             entry["topic_id"] = broker.controller.writer().delete_topic(name, ctx.received_ms)
         except KafkaError as exc:
             entry.update(error_code=exc.code, error_message=exc.message)
         responses.append(entry)
     broker.sync_partitions(ctx.received_ms)
-    return Respond(build(response_class(20, ctx.api_version), {"throttle_time": 0, "responses": responses}))
+    body = {"throttle_time": throttle_answer(broker, ctx, quota), "responses": responses}
+    return Respond(build(response_class(20, ctx.api_version), body))

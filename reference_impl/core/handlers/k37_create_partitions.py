@@ -7,6 +7,9 @@ A request adding more than 10,000 partitions in all is refused whole with
 POLICY_VIOLATION on every topic: Kafka's controller bounds the records of one
 operation at 10,000 (``QuorumController.MAX_RECORDS_PER_USER_OP``, a
 ``BoundedList``) and refuses CreateTopics the same way.
+A ``controller_mutation_rate`` quota (KIP-599, core/mutation_quotas.py) is charged the partitions
+added once the topic's other checks pass: from v3 an exhausted quota refuses the topic with
+THROTTLING_QUOTA_EXCEEDED, before v3 they are added and the answer only throttles.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from reference_impl.protocol.build import build
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
 from ..controller.writer import excessive_partitions
+from ..mutation_quotas import throttle_answer
 from .access import TOPIC, Op, allowed
 from .registry import Reply, Respond, handles
 
@@ -32,6 +36,7 @@ def handle_create_partitions(broker: HandlerHost, ctx: RequestContext, request: 
     counts = Counter(t.name for t in request.topics)
     refused = excessive_partitions(sum(_added(broker, t.name, int(t.count)) for t in request.topics))
     results = []
+    quota = broker.client_quotas.controller_mutation.quota_for(ctx)
     for t in request.topics:
         entry: dict[str, Any] = {"name": t.name, "error_code": ErrorCode.none, "error_message": None}
         try:
@@ -42,6 +47,11 @@ def handle_create_partitions(broker: HandlerHost, ctx: RequestContext, request: 
             if not allowed(broker, ctx, Op.ALTER, TOPIC, t.name):  # Kafka: ALTER on the topic
                 raise KafkaError(ErrorCode.topic_authorization_failed, "The topic authorization failed.")
             assignments = [list(a.broker_ids) for a in t.assignments] if t.assignments is not None else None
+            if quota.enabled:  # ReplicationControlManager.createPartitions: after the topic's checks
+                broker.controller.writer().create_partitions(
+                    t.name, int(t.count), assignments, validate_only=True, now_ms=ctx.received_ms
+                )
+                quota.record(_added(broker, t.name, int(t.count)), ctx.received_ms)
             broker.controller.writer().create_partitions(
                 t.name,
                 int(t.count),
@@ -53,7 +63,8 @@ def handle_create_partitions(broker: HandlerHost, ctx: RequestContext, request: 
             entry.update(error_code=exc.code, error_message=exc.message)
         results.append(entry)
     broker.sync_partitions(ctx.received_ms)
-    return Respond(build(response_class(37, ctx.api_version), {"throttle_time": 0, "results": results}))
+    body = {"throttle_time": throttle_answer(broker, ctx, quota), "results": results}
+    return Respond(build(response_class(37, ctx.api_version), body))
 
 
 def _added(broker: HandlerHost, name: str, count: int) -> int:
