@@ -100,6 +100,14 @@ class InternalTopic:
                 raise
         broker.sync_partitions(now_ms)
 
+    def led(self, broker: ReplicaHost) -> dict[int, Partition]:
+        """The topic's partitions this broker leads, by index: the shards its coordinator loads."""
+        return {
+            index: part
+            for (topic, index), part in broker.partitions.items()
+            if topic == self.name and part.is_leader
+        }
+
     def coordinator_partition(
         self, broker: ReplicaHost, index: int, loaded: set[int], missing: ErrorCode, what: str
     ) -> Partition:

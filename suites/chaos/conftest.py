@@ -9,12 +9,14 @@ own, as every reference broker a run launches does.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from chaos.history import read_jsonl
+from chaos.checkers import CheckResult
+from chaos.history import History, read_jsonl
 from chaos.plot import timeline_png
 from chaos.runner import Campaign, Outcome, run
 from fixtures.plugin import session_of
@@ -57,3 +59,34 @@ def campaign(tmp_path: Path, **options: Any) -> tuple[Campaign, Outcome]:
     allure.attach_file("timeline.png", png)
     allure.attach_text("verdict", result.verdict_line())
     return c, outcome
+
+
+def valid_campaign(
+    tmp_path: Path,
+    *,
+    workload: str,
+    faults: list[str],
+    seed: int,
+    rate: int,
+    time_s: float = 6,
+    unjudged: Callable[[CheckResult], str | None] | None = None,
+) -> tuple[CheckResult, History]:
+    """Run one short campaign on the reference broker (no restart check) and expect it valid; its
+    result and history. ``unjudged`` may name why a result the checker could not judge says the run
+    itself failed (the test fails with that reason instead of the verdict line)."""
+    _c, outcome = campaign(
+        tmp_path,
+        target="reference",
+        workload=workload,
+        faults=faults,
+        time_s=time_s,
+        rate=rate,
+        seed=seed,
+        restart_check=False,
+    )
+    result = outcome.result
+    reason = unjudged(result) if unjudged is not None and result.valid == "unknown" else None
+    if reason is not None:
+        pytest.fail(f"{reason}: {result.verdict_line()}")
+    assert result.valid is True, result.verdict_line()
+    return result, read_jsonl(outcome.history_path)

@@ -10,25 +10,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from chaos.history import read_jsonl
-
-from .conftest import campaign
+from .conftest import valid_campaign
 
 
 def test_txn_append_on_the_reference_broker_under_kill_is_valid(tmp_path: Path) -> None:
-    _c, outcome = campaign(
-        tmp_path,
-        target="reference",
-        workload="txn-append",
-        faults=["kill"],
-        time_s=6,
-        rate=100,
-        seed=3,
-        restart_check=False,
-    )
-    result = outcome.result
-    assert result.valid is True, result.verdict_line()
-    history = read_jsonl(outcome.history_path)
+    result, history = valid_campaign(tmp_path, workload="txn-append", faults=["kill"], seed=3, rate=100)
     committed = [op for op in history.ops if op.f == "txn" and op.type == "ok"]
     assert len(committed) >= 20, "transactions committed around the kill"
     assert any(op.records and op.value["read"] for op in committed), "transactions both read and wrote"

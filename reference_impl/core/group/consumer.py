@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import enum
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
 from reference_impl.protocol.errors import ErrorCode, KafkaError
@@ -59,6 +59,10 @@ class GroupState(enum.Enum):
     DEAD = "Dead"
 
 
+Describable = Callable[[tuple[str, str], str], bool]
+"""May the (principal, host) DESCRIBE the topic?"""
+
+
 @dataclass(frozen=True, slots=True)
 class TopicMeta:
     name: str
@@ -82,6 +86,9 @@ class Member:
     state: MemberState = MemberState.STABLE
     assigned: Assignment = EMPTY
     pending_revocation: Assignment = EMPTY
+    regex_context: tuple[str, str] | None = None
+    """The principal and host of the heartbeat that last sent the member's regex: its topics are
+    those they may DESCRIBE (not in the records: after a reload, unfiltered until the next one)."""
 
     def metadata_key(self) -> tuple[object, ...]:
         """What ConsumerGroupMemberMetadataValue holds (a change is a new record)."""
@@ -110,6 +117,8 @@ class ConsumerGroup:
     target: dict[str, Assignment] = field(default_factory=dict)
     subscribed_metadata: dict[str, TopicMeta] = field(default_factory=dict)
     """The subscribed topics as of the last group epoch (ConsumerGroupPartitionMetadataValue)."""
+    describable: Describable | None = field(default=None, compare=False, repr=False)
+    """With an authorizer: may (principal, host) DESCRIBE a topic? Filters regex subscriptions."""
 
     def static_member(self, instance_id: str) -> Member | None:
         for m in self.members.values():
@@ -158,23 +167,32 @@ def validate_regex(text: str) -> None:
         raise KafkaError(ErrorCode.invalid_regular_expression, f"invalid regex {text!r}: {exc}") from None
 
 
-def subscribed_topics(member: Member, topics: Mapping[str, TopicMeta]) -> set[str]:
+def subscribed_topics(
+    member: Member, topics: Mapping[str, TopicMeta], describable: Describable | None = None
+) -> set[str]:
     """The existing topics ``member`` subscribes to: by name, or by a regex matching whole names
-    (RE2, as Kafka's ``TopicRegexResolver``; internal topics are never matched)."""
+    (RE2, as Kafka's ``TopicRegexResolver``; internal topics are never matched). With
+    ``describable`` a regex resolves only to the topics the heartbeat that sent it may DESCRIBE
+    (``GroupMetadataManager.refreshRegularExpressions`` → ``filterTopicDescribeAuthorizedTopics``,
+    group-coordinator/src/main/java/org/apache/kafka/coordinator/group/GroupMetadataManager.java)."""
     out = {t for t in member.subscribed_names if t in topics}
     if member.subscribed_regex:
         try:
             pattern = compile_client_pattern(member.subscribed_regex)
         except InvalidPattern:
             return out
-        out |= {t for t in topics if t not in INTERNAL_TOPICS and pattern.fullmatch(t) is not None}
+        matched = {t for t in topics if t not in INTERNAL_TOPICS and pattern.fullmatch(t) is not None}
+        context = member.regex_context
+        if describable is not None and context is not None:
+            matched = {t for t in matched if describable(context, t)}
+        out |= matched
     return out
 
 
 def group_metadata(group: ConsumerGroup, topics: Mapping[str, TopicMeta]) -> dict[str, TopicMeta]:
     wanted: set[str] = set()
     for m in group.members.values():
-        wanted |= subscribed_topics(m, topics)
+        wanted |= subscribed_topics(m, topics, group.describable)
     return {t: topics[t] for t in sorted(wanted)}
 
 
@@ -185,7 +203,7 @@ def _eligible(
     group: ConsumerGroup, topics: Mapping[str, TopicMeta]
 ) -> tuple[list[str], dict[str, set[str]], list[tuple[str, TP]]]:
     members = sorted(group.members)
-    subs = {m: subscribed_topics(group.members[m], topics) for m in members}
+    subs = {m: subscribed_topics(group.members[m], topics, group.describable) for m in members}
     partitions = [
         (name, (meta.topic_id, p))
         for name, meta in sorted(group_metadata(group, topics).items())

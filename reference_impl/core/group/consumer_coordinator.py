@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any
 
+from reference_impl.protocol.acl_codes import Operation, ResourceType
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
 from .consumer import (
@@ -31,6 +32,7 @@ from .consumer import (
     TP,
     Assignment,
     ConsumerGroup,
+    Describable,
     GroupState,
     Member,
     MemberState,
@@ -93,6 +95,7 @@ class HeartbeatRequest:
     api_version: int
     client_id: str = ""
     client_host: str = ""
+    principal: str = "User:ANONYMOUS"
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,6 +206,21 @@ class ConsumerGroups:
 
         self.coordinator.append(req.group_id, records, written)
 
+    def _describable(self) -> Describable | None:
+        """With an authorizer, whether a principal (on a host) may DESCRIBE a topic, by the image's ACLs."""
+        broker = self.coordinator.broker
+        authorizer = broker.authorizer
+        if authorizer is None:
+            return None
+
+        def describable(context: tuple[str, str], topic: str) -> bool:
+            principal, host = context
+            return authorizer.authorize(
+                broker.image.acls, principal, host, Operation.DESCRIBE, ResourceType.TOPIC, topic
+            )
+
+        return describable
+
     def _group_for(self, group_id: str, create: bool) -> tuple[ConsumerGroup, list[RecordKV]]:
         """``getOrMaybeCreateConsumerGroup``: an empty classic group is replaced, another is not ours."""
         group = self.groups.get(group_id)
@@ -309,7 +327,9 @@ class ConsumerGroups:
             server_assignor=req.server_assignor
             if req.server_assignor is not None
             else member.server_assignor,
+            regex_context=(req.principal, req.client_host) if req.subscribed_regex else member.regex_context,
         )
+        group.describable = self._describable()
         subscription_changed = new_member or (
             (updated.subscribed_names, updated.subscribed_regex, updated.server_assignor)
             != (member.subscribed_names, member.subscribed_regex, member.server_assignor)

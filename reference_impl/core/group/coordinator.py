@@ -15,18 +15,13 @@ once the group's record is committed. A write that fails answers with the
 error Kafka maps it to (NOT_COORDINATOR for a lost leadership,
 COORDINATOR_NOT_AVAILABLE for a timeout or too few replicas).
 
-Timers (session, join, sync) wait in a heap on the broker's monotonic clock, as Kafka's coordinator
-timers are ``TimerTask``s on ``SystemTimer`` (``hiResClockMs``; ``coordinator-common/src/main/java/
-org/apache/kafka/coordinator/common/runtime/CoordinatorRuntime.java``, ``EventBasedCoordinatorTimer``);
-the earliest deadline is a delayed operation on the broker's timing wheel, so a simulator drives them
-with its virtual clock, and a step of the wall clock expires no session.
+Timers (session, join, sync, share-member sessions) run on the broker's monotonic clock, as Kafka's
+coordinator timers do (:mod:`.timers`): a step of the wall clock expires no session.
 """
 
 from __future__ import annotations
 
 import functools
-import heapq
-import itertools
 import logging
 import random
 import uuid
@@ -41,8 +36,9 @@ from reference_impl.protocol.record_set import build_batch
 from ..host import CoordinatorHost, PeerMessenger
 from ..internal_topics import CONSUMER_OFFSETS, TopicsHost, coordinator_error, partition_for
 from ..partition import Partition
-from ..purgatory import DelayedOperation
+from ..security.acls import Authorizer
 from ..txn.markers import MarkerHost
+from .commit_wait import CommitWait
 from .consumer_coordinator import ConsumerGroups
 from .loading import load_shard
 from .log_format import (
@@ -58,51 +54,12 @@ from .membership import JoinRequest, Membership, SyncRequest, join_error, sync_a
 from .offsets import OffsetStore, TopicPartition
 from .share_coordinator import ShareGroups
 from .state import ClassicGroup, GroupState, JoinReply, SyncReply
+from .timers import CoordinatorTimers, TimerKey
 
 log = logging.getLogger("reference_impl.group")
 
 Done = Callable[[ErrorCode], None]
 RecordKV = tuple[bytes, bytes | None]
-
-
-class _Wakeup(DelayedOperation):
-    """The coordinator's next timer deadline on the broker's wheel (one at a time, see ``_run_due``)."""
-
-    def __init__(self, owner: GroupCoordinator, deadline_ms: int, due_mono_ms: int) -> None:
-        super().__init__(deadline_ms)
-        self.owner = owner
-        self.due_mono_ms = due_mono_ms
-
-    def try_complete(self, now_ms: int) -> bool:
-        return False
-
-    def on_complete(self, now_ms: int) -> None:
-        self.owner._run_due(self, now_ms)
-
-
-class _CommitWait(DelayedOperation):
-    """A coordinator write waiting for the high watermark to pass it (acks=all), or its timeout."""
-
-    def __init__(
-        self, owner: GroupCoordinator, part: Partition, last_offset: int, done: Done, deadline_ms: int
-    ) -> None:
-        super().__init__(deadline_ms)
-        self.owner, self.part, self.last_offset, self.done = owner, part, last_offset, done
-
-    def try_complete(self, now_ms: int) -> bool:
-        if self.part.is_leader and not self.part.committed(self.last_offset):
-            return False
-        return self.force_complete(now_ms)
-
-    def on_complete(self, now_ms: int) -> None:
-        if not self.part.is_leader:
-            code = ErrorCode.not_coordinator
-        elif self.part.committed(self.last_offset):
-            code = ErrorCode.none
-        else:
-            code = ErrorCode.coordinator_not_available
-        with self.owner.operation(now_ms):
-            self.done(code)
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +83,9 @@ class GroupHost(CoordinatorHost, TopicsHost, MarkerHost, PeerMessenger, Protocol
     @property
     def mono_ms(self) -> int: ...
 
+    @property
+    def authorizer(self) -> Authorizer | None: ...
+
 
 class GroupCoordinator:
     def __init__(self, broker: GroupHost) -> None:
@@ -138,13 +98,9 @@ class GroupCoordinator:
         self.loaded: set[int] = set()
         self.started = False
         self.now_ms = broker.now_ms
-        self._timers: dict[tuple[str, ...], tuple[int, Callable[[int], None]]] = {}
-        self._due: list[tuple[int, int, tuple[str, ...]]] = []
-        self._wakeup: _Wakeup | None = None
-        self._tokens = itertools.count(1)
+        self.timers = CoordinatorTimers(broker, lambda: self.now_ms, self.operation)
         self._depth = 0
         self._ready: list[tuple[str, int]] = []
-        self._running_at: int | None = None  # the monotonic deadline of the timer running now
         self._next_expiry_ms = broker.mono_ms + self._config("offsets.retention.check.interval.ms")
         broker.txn_coordinator.marker_listeners.append(self.on_txn_marker)
 
@@ -168,55 +124,15 @@ class GroupCoordinator:
 
     # -- timers (MembershipHost) -----------------------------------------------------------------
 
-    def schedule(self, key: tuple[str, ...], delay_ms: int, fn: Callable[[int], None]) -> None:
-        """Run ``fn`` ``delay_ms`` from now on the monotonic clock (from its deadline, in a timer)."""
-        now = self.broker.mono_ms if self._running_at is None else self._running_at
-        deadline = now + max(delay_ms, 0)
-        token = next(self._tokens)
-        self._timers[key] = (token, fn)
-        heapq.heappush(self._due, (deadline, token, key))
-        self._arm(deadline)
+    def schedule(self, key: TimerKey, delay_ms: int, fn: Callable[[int], None]) -> None:
+        """Run ``fn`` ``delay_ms`` from now on the monotonic clock (:mod:`.timers`)."""
+        self.timers.schedule(key, delay_ms, fn)
 
-    def cancel(self, key: tuple[str, ...]) -> None:
-        self._timers.pop(key, None)
+    def cancel(self, key: TimerKey) -> None:
+        self.timers.cancel(key)
 
-    def scheduled(self, key: tuple[str, ...]) -> bool:
-        return key in self._timers
-
-    def _arm(self, deadline_ms: int) -> None:
-        if self._wakeup is not None and self._wakeup.due_mono_ms <= deadline_ms:
-            return
-        wall = self.now_ms + deadline_ms - self.broker.mono_ms  # the purgatory takes wall deadlines
-        self._wakeup = _Wakeup(self, wall, deadline_ms)
-        self.broker.purgatory.try_complete_else_watch(self._wakeup, (), self.now_ms)
-
-    def _run_due(self, wakeup: _Wakeup, now_ms: int) -> None:
-        """Run every timer due by ``now_ms`` in deadline order, each at its own deadline.
-
-        A timer a callback schedules for a time before ``now_ms`` runs in the
-        same pass, so a coarse clock (one tick jumping seconds) sees the same
-        sequence of events as a fine one.
-        """
-        if wakeup is self._wakeup:
-            self._wakeup = None
-        mono = self.broker.mono_ms
-        while self._due and self._due[0][0] <= mono:
-            deadline, token, key = heapq.heappop(self._due)
-            entry = self._timers.get(key)
-            if entry is None or entry[0] != token:
-                continue  # rescheduled or cancelled since
-            del self._timers[key]
-            at = now_ms - (mono - deadline)  # the wall time it fell due
-            self._running_at = deadline
-            try:
-                with self.operation(at):
-                    entry[1](at)
-            finally:
-                self._running_at = None
-        while self._due and self._timers.get(self._due[0][2], (None,))[0] != self._due[0][1]:
-            heapq.heappop(self._due)  # drop stale entries so the next wakeup is a real one
-        if self._due:
-            self._arm(self._due[0][0])
+    def scheduled(self, key: TimerKey) -> bool:
+        return self.timers.scheduled(key)
 
     def _enter(self, now_ms: int) -> None:
         self.now_ms = max(self.now_ms, now_ms)
@@ -269,11 +185,7 @@ class GroupCoordinator:
         if not self.started:
             return
         self._enter(now_ms)
-        led = {
-            index
-            for (topic, index), part in self.broker.partitions.items()
-            if topic == CONSUMER_OFFSETS.name and part.is_leader
-        }
+        led = set(CONSUMER_OFFSETS.led(self.broker))
         for index in sorted(self.loaded - led):
             self._unload(index)
         for index in sorted(led - self.loaded):
@@ -392,7 +304,7 @@ class GroupCoordinator:
             return
         self.broker.notify_partition_changed(part.key, self.now_ms)
         deadline = self.now_ms + self._config("offsets.commit.timeout.ms")
-        wait = _CommitWait(self, part, outcome.last_offset, done, deadline)
+        wait = CommitWait(part, outcome.last_offset, done, deadline, self.operation)
         self.broker.purgatory.try_complete_else_watch(wait, (part.key,), self.now_ms)
 
     def store_group(self, group: ClassicGroup, assignment: dict[str, bytes], on_done: Done) -> None:

@@ -6,7 +6,9 @@ coordinator of its ``__consumer_offsets`` partition, like every group; one id na
 one type, so a heartbeat for an id held by a classic or consumer group is GROUP_ID_NOT_FOUND.
 
 Session timeout and heartbeat interval: the group's own configs (resource type 32), else the broker's
-``group.share.session.timeout.ms``/``group.share.heartbeat.interval.ms``.
+``group.share.session.timeout.ms``/``group.share.heartbeat.interval.ms``. A member's session runs on
+the monotonic clock, as its timer (the coordinator's timers, :mod:`.timers`; Kafka's
+``GroupMetadataManager.scheduleShareGroupSessionTimeout`` on the runtime's timer).
 
 Not yet here: the ShareGroupMetadata/ShareGroupMemberMetadata/... records Kafka writes to
 ``__consumer_offsets`` (a coordinator restart or move forgets share groups).
@@ -142,7 +144,7 @@ class ShareGroups:
             rack_id=req.rack_id,
             subscribed_topic_names=req.subscribed_topic_names,
             topics=self.topics(),
-            now_ms=now,
+            mono_ms=self.coordinator.timers.mono_ms,
         )
         self.groups[req.group_id] = group
         if reply.member_epoch >= 0:
@@ -162,10 +164,10 @@ class ShareGroups:
         return reply
 
     def _expire_fn(self, group_id: str) -> Any:
-        def expire(now_ms: int) -> None:
+        def expire(_wall_ms: int) -> None:  # the deadlines are monotonic: the timer's own clock
             group = self.groups.get(group_id)
             if group is not None:
-                for member_id in group.expire(now_ms, self.topics()):
+                for member_id in group.expire(self.coordinator.timers.mono_ms, self.topics()):
                     self._clients.pop((group_id, member_id), None)
                     self._gone(group_id, member_id)
 

@@ -14,7 +14,11 @@ Kafka's model (group-coordinator module, ``GroupMetadataManager.java`` shareGrou
 * errors: an epoch other than the member's is FENCED_MEMBER_EPOCH, a non-zero epoch for an unknown
   member is UNKNOWN_MEMBER_ID, a join past ``group.share.max.size`` is GROUP_MAX_SIZE_REACHED, an
   empty member id is INVALID_REQUEST;
-* a member silent for ``group.share.session.timeout.ms`` is removed (time is an input).
+* a member silent for ``group.share.session.timeout.ms`` is removed. Time is an input, on the
+  broker's monotonic clock: Kafka's session timers are ``TimerTask``s of the coordinator runtime's
+  ``SystemTimer`` (``coordinator-common/.../runtime/CoordinatorRuntime.java``,
+  ``EventBasedCoordinatorTimer``; ``GroupMetadataManager.scheduleShareGroupSessionTimeout``), which
+  runs on ``System.nanoTime``, so a step of the wall clock expires no member early or late.
 
 The assignor is shaped after Kafka's simple assignor: with no more members than partitions each
 partition goes to one member, round robin over sorted ids; with more members than partitions each
@@ -52,6 +56,7 @@ class ShareMember:
     subscribed: frozenset[str]
     rack_id: str | None
     deadline_ms: int
+    """When the member's session runs out, on the monotonic clock."""
     assignment: frozenset[TP] = frozenset()
 
 
@@ -104,9 +109,10 @@ class ShareGroup:
         rack_id: str | None,
         subscribed_topic_names: Iterable[str] | None,
         topics: Mapping[str, tuple[uuid.UUID, int]],
-        now_ms: int,
+        mono_ms: int,
     ) -> HeartbeatReply:
-        """One ShareGroupHeartbeat; ``topics`` maps a topic name to (id, partition count)."""
+        """One ShareGroupHeartbeat at ``mono_ms`` (the monotonic clock); ``topics`` maps a topic name
+        to (id, partition count)."""
         if not member_id or len(member_id) > MAX_MEMBER_ID_LEN:
             raise KafkaError(ErrorCode.invalid_request, "MemberId must be a non-empty id")
         member = self.members.get(member_id)
@@ -131,7 +137,7 @@ class ShareGroup:
         elif subscribed_topic_names is not None and frozenset(subscribed_topic_names) != member.subscribed:
             member.subscribed = frozenset(subscribed_topic_names)
             self._bump(topics)
-        member.deadline_ms = now_ms + self.config.session_timeout_ms
+        member.deadline_ms = mono_ms + self.config.session_timeout_ms
         member.rack_id = rack_id if rack_id is not None else member.rack_id
         changed = member.member_epoch != self.assignment_epoch
         member.member_epoch = self.assignment_epoch
@@ -156,9 +162,9 @@ class ShareGroup:
         }
         self.assignment_epoch = self.group_epoch
 
-    def expire(self, now_ms: int, topics: Mapping[str, tuple[uuid.UUID, int]]) -> list[str]:
-        """Remove members whose session ran out by ``now_ms``; their ids."""
-        gone = sorted(m for m, s in self.members.items() if s.deadline_ms <= now_ms)
+    def expire(self, mono_ms: int, topics: Mapping[str, tuple[uuid.UUID, int]]) -> list[str]:
+        """Remove members whose session ran out by ``mono_ms`` (the monotonic clock); their ids."""
+        gone = sorted(m for m, s in self.members.items() if s.deadline_ms <= mono_ms)
         for m in gone:
             del self.members[m]
         if gone:

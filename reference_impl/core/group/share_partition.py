@@ -21,9 +21,13 @@ Kafka's model (``core/src/main/java/kafka/server/share/SharePartition.java``, it
 * a new share-partition starts at the log end (``share.auto.offset.reset=latest``, the default)
   or the log start (``earliest``).
 
-Nothing here reads a clock: ``now_ms`` is an input of :meth:`SharePartition.acquire` and
+Nothing here reads a clock: ``mono_ms`` is an input of :meth:`SharePartition.acquire` and
 :meth:`SharePartition.expire_locks`, and :meth:`SharePartition.next_lock_deadline` tells the
-caller when to call the latter. Sizes are bounded by the config, never by the wire.
+caller when to call the latter. It is the broker's monotonic clock: Kafka's acquisition lock is an
+``AcquisitionLockTimerTask`` on a ``SystemTimer``, due at ``time.hiResClockMs() + delayMs``
+(``SharePartition.scheduleAcquisitionLockTimeout``, ``core/src/main/java/kafka/server/share/
+SharePartition.java``, apache/kafka 1eb76443), so a step of the wall clock neither ends a lock early
+nor holds it past its duration. Sizes are bounded by the config, never by the wire.
 
 Defaults follow ``server/src/main/java/org/apache/kafka/server/config/ShareGroupConfigs.java``
 (apache/kafka commit 6a122586, the version read for this module): broker-level
@@ -87,7 +91,7 @@ class InFlight:
     state: RecordState
     delivery_count: int = 0
     member_id: str | None = None
-    lock_deadline_ms: int | None = None
+    lock_deadline_ms: int | None = None  # on the monotonic clock
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,7 +144,7 @@ class SharePartition:
 
     # -- acquisition -----------------------------------------------------------------------
 
-    def acquire(self, member_id: str, *, now_ms: int, log_end: int, max_records: int) -> list[AcquiredRange]:
+    def acquire(self, member_id: str, *, mono_ms: int, log_end: int, max_records: int) -> list[AcquiredRange]:
         """Lock up to ``max_records`` records for ``member_id``: redeliveries first, then new ones,
         all below ``log_end`` (the end of the batches the caller read), never taking the in-flight
         count past ``max_record_locks``."""
@@ -151,14 +155,14 @@ class SharePartition:
                 break
             record = self._records[offset]
             if record.state is RecordState.AVAILABLE:
-                self._lock(record, member_id, now_ms)
+                self._lock(record, member_id, mono_ms)
                 taken.append(offset)
                 budget -= 1
         room = self.config.max_record_locks - len(self._records)
         fresh = max(0, min(budget, room, log_end - self._next))
         for offset in range(self._next, self._next + fresh):
             record = InFlight(RecordState.AVAILABLE)
-            self._lock(record, member_id, now_ms)
+            self._lock(record, member_id, mono_ms)
             self._records[offset] = record
             taken.append(offset)
         self._next += fresh
@@ -170,11 +174,11 @@ class SharePartition:
         available = [o for o, r in self._records.items() if r.state is RecordState.AVAILABLE]
         return min(available) if available else self._next
 
-    def _lock(self, record: InFlight, member_id: str, now_ms: int) -> None:
+    def _lock(self, record: InFlight, member_id: str, mono_ms: int) -> None:
         record.state = RecordState.ACQUIRED
         record.delivery_count += 1
         record.member_id = member_id
-        record.lock_deadline_ms = now_ms + self.config.lock_duration_ms
+        record.lock_deadline_ms = mono_ms + self.config.lock_duration_ms
 
     # -- acknowledgement ---------------------------------------------------------------------
 
@@ -237,12 +241,12 @@ class SharePartition:
         deadlines = [r.lock_deadline_ms for r in self._records.values() if r.lock_deadline_ms is not None]
         return min(deadlines) if deadlines else None
 
-    def expire_locks(self, now_ms: int) -> list[int]:
-        """Release every record whose lock ran out by ``now_ms``; the offsets released."""
+    def expire_locks(self, mono_ms: int) -> list[int]:
+        """Release every record whose lock ran out by ``mono_ms`` (monotonic); the offsets released."""
         expired = [
             offset
             for offset, r in sorted(self._records.items())
-            if r.lock_deadline_ms is not None and r.lock_deadline_ms <= now_ms
+            if r.lock_deadline_ms is not None and r.lock_deadline_ms <= mono_ms
         ]
         for offset in expired:
             self._release(self._records[offset])

@@ -41,7 +41,14 @@ from ..purgatory import DelayedOperation
 from .share_fetch import SharePartitions, SPKey
 from .share_partition import SharePartition
 from .share_state import ShareStateCoordinator, ShareStateHost
-from .share_state_records import ShareState, StateBatch, StateKey
+from .share_state_records import (
+    ShareState,
+    StateBatch,
+    StateKey,
+    StateWrite,
+    batches_from_wire,
+    batches_to_wire,
+)
 
 log = logging.getLogger("reference_impl.share")
 READ_VERSION = 0
@@ -86,12 +93,7 @@ class Persister:
                         None,
                     )
                     return
-                batches = tuple(
-                    StateBatch(
-                        int(b.first_offset), int(b.last_offset), int(b.delivery_state), int(b.delivery_count)
-                    )
-                    for b in p.state_batches
-                )
+                batches = batches_from_wire(p.state_batches)
                 done(
                     ErrorCode.none,
                     ShareState(0, int(p.state_epoch), leader_epoch, int(p.start_offset), batches),
@@ -100,47 +102,22 @@ class Persister:
             if not self.broker.send_request(node, body, answered, channel=SHARE_STATE_CHANNEL):
                 done(ErrorCode.coordinator_not_available, None)
 
-    def write(
-        self,
-        key: StateKey,
-        *,
-        state_epoch: int,
-        leader_epoch: int,
-        start_offset: int,
-        batches: tuple[StateBatch, ...],
-        done: WriteDone,
-    ) -> None:
-        node = self._node(key)
+    def write(self, w: StateWrite, done: WriteDone) -> None:
+        node = self._node(w.key)
         if node is None:
             done(ErrorCode.coordinator_not_available)
         elif node == self.broker.node_id:
-            self.coordinator.write(
-                key,
-                state_epoch=state_epoch,
-                leader_epoch=leader_epoch,
-                start_offset=start_offset,
-                batches=batches,
-                now_ms=self.broker.now_ms,
-                done=done,
-            )
+            self.coordinator.write(w, now_ms=self.broker.now_ms, done=done)
         else:
             body = _request(
                 85,
                 WRITE_VERSION,
-                key,
+                w.key,
                 {
-                    "state_epoch": state_epoch,
-                    "leader_epoch": leader_epoch,
-                    "start_offset": start_offset,
-                    "state_batches": [
-                        {
-                            "first_offset": b.first_offset,
-                            "last_offset": b.last_offset,
-                            "delivery_state": b.delivery_state,
-                            "delivery_count": b.delivery_count,
-                        }
-                        for b in batches
-                    ],
+                    "state_epoch": w.state_epoch,
+                    "leader_epoch": w.leader_epoch,
+                    "start_offset": w.start_offset,
+                    "state_batches": batches_to_wire(w.batches),
                 },
             )
 
@@ -212,7 +189,7 @@ class ShareStateSync:
     partitions: SharePartitions
     tracked: dict[SPKey, _Tracked] = field(default_factory=dict)
     loading: dict[SPKey, int] = field(default_factory=dict)  # key -> leader epoch being read
-    retry_at: dict[SPKey, int] = field(default_factory=dict)
+    retry_at: dict[SPKey, int] = field(default_factory=dict)  # on the monotonic clock
     retry: _Retry | None = None
     wakes: dict[SPKey, Callable[[], None]] = field(default_factory=dict)
     """Loads that failed: who to wake when they may be tried again."""
@@ -235,19 +212,20 @@ class ShareStateSync:
         self,
         key: SPKey,
         leader_epoch: int,
-        now_ms: int,
+        mono_ms: int,
         log_bounds: tuple[int, int],
         create: Callable[[ShareState | None, tuple[int, int]], SharePartition],
         wake: Callable[[], None],
     ) -> SharePartition | None:
-        """Start (or continue) loading ``key``; the share-partition once loaded, else None.
+        """Start (or continue) loading ``key`` at ``mono_ms`` (the monotonic clock a failed load's
+        retry backoff runs on); the share-partition once loaded, else None.
         ``log_bounds``: where a share-partition without state would start now (start, end)."""
         if len(self.first_seen) >= MAX_PENDING and key not in self.first_seen:
             self.first_seen.clear()  # a bound on keys that never load; they start later instead
         bounds = self.first_seen.setdefault(key, log_bounds)
         if key in self.loading:
             return None
-        if self.retry_at.get(key, 0) > now_ms:
+        if self.retry_at.get(key, 0) > mono_ms:
             if len(self.wakes) < MAX_PENDING:
                 self.wakes[key] = wake
             self._arm_retry()
@@ -261,7 +239,7 @@ class ShareStateSync:
             del self.loading[key]
             if code is not ErrorCode.none or state is None:
                 log.info("reading the share state of %s: %s", key, code.name)
-                self.retry_at[key] = self.persister.broker.now_ms + RETRY_MS
+                self.retry_at[key] = self.persister.broker.mono_ms + RETRY_MS
                 if len(self.wakes) < MAX_PENDING:
                     self.wakes[key] = wake
                 self._arm_retry()
@@ -272,7 +250,7 @@ class ShareStateSync:
                     sp = create(state if restored else None, bounds)
                 except KafkaError as exc:  # no room for another share-partition: try again later
                     log.info("loading the share-partition %s: %s", key, exc)
-                    self.retry_at[key] = self.persister.broker.now_ms + RETRY_MS
+                    self.retry_at[key] = self.persister.broker.mono_ms + RETRY_MS
                     return
                 self.first_seen.pop(key, None)
                 # a new share-partition is written at once (where it starts), a restored one on change
@@ -336,11 +314,11 @@ class ShareStateSync:
             tracked.wake(None)
             self._arm_retry()
 
-        self.persister.write(
+        state = StateWrite(
             StateKey(key[0], key[1], key[2]),
-            state_epoch=tracked.state_epoch,
-            leader_epoch=tracked.leader_epoch,
-            start_offset=sp.start_offset,
-            batches=tuple(StateBatch(*b) for b in sp.state_batches()),
-            done=done,
+            tracked.state_epoch,
+            tracked.leader_epoch,
+            sp.start_offset,
+            tuple(StateBatch(*b) for b in sp.state_batches()),
         )
+        self.persister.write(state, done)

@@ -30,7 +30,6 @@ it, see :mod:`.share_persister`).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
@@ -45,7 +44,7 @@ from ..internal_topics import (
     partition_for,
     stored_records,
 )
-from ..purgatory import DelayedOperation
+from .commit_wait import CommitWait, Done
 from .log_format import GroupLogFormatError
 from .share_state_records import (
     SNAPSHOT,
@@ -53,6 +52,7 @@ from .share_state_records import (
     ShareState,
     StateBatch,
     StateKey,
+    StateWrite,
     decode_key,
     decode_snapshot,
     decode_update,
@@ -70,31 +70,15 @@ MAX_BATCHES_PER_KEY = 10_000  # a write whose merged state would hold more batch
 WRITE_TIMEOUT_MS = 30_000
 UNINITIALIZED = -1  # PartitionFactory.UNINITIALIZED_START_OFFSET
 DEFAULT_STATE_EPOCH = 0
-Done = Callable[[ErrorCode], None]
 
 
 class ShareStateHost(CoordinatorHost, TopicsHost, PeerMessenger, Protocol):
     """What the share coordinator and the persister need of the broker: the ``__share_group_state``
     replicas, the purgatory its writes wait in, the metadata, and requests to other brokers."""
 
-
-class _CommitWait(DelayedOperation):
-    def __init__(self, part: Partition, last_offset: int, done: Done, deadline_ms: int) -> None:
-        super().__init__(deadline_ms)
-        self.part, self.last_offset, self.done = part, last_offset, done
-
-    def try_complete(self, now_ms: int) -> bool:
-        if self.part.is_leader and not self.part.committed(self.last_offset):
-            return False
-        return self.force_complete(now_ms)
-
-    def on_complete(self, now_ms: int) -> None:
-        if not self.part.is_leader:
-            self.done(ErrorCode.not_coordinator)
-        elif self.part.committed(self.last_offset):
-            self.done(ErrorCode.none)
-        else:
-            self.done(ErrorCode.coordinator_not_available)
+    @property
+    def mono_ms(self) -> int:
+        """The monotonic clock the persister's retry backoff runs on."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,11 +202,7 @@ class ShareStateCoordinator:
 
     def on_partitions_changed(self) -> None:
         """Load the ``__share_group_state`` partitions this broker now leads, forget the others."""
-        led = {
-            index
-            for (topic, index), part in self.broker.partitions.items()
-            if topic == SHARE_GROUP_STATE.name and part.is_leader
-        }
+        led = set(SHARE_GROUP_STATE.led(self.broker))
         for index in sorted(self.loaded - led):
             self.loaded.discard(index)
             for key in [k for k in self.states if self.shard_of(k) == index]:
@@ -327,18 +307,10 @@ class ShareStateCoordinator:
             return None, ErrorCode.unknown_topic_or_partition
         return part, ErrorCode.none
 
-    def write(
-        self,
-        key: StateKey,
-        *,
-        state_epoch: int,
-        leader_epoch: int,
-        start_offset: int,
-        batches: tuple[StateBatch, ...],
-        now_ms: int,
-        done: Done,
-    ) -> None:
+    def write(self, w: StateWrite, *, now_ms: int, done: Done) -> None:
         """``ShareCoordinatorShard.writeState``; ``done`` gets the partition's error once committed."""
+        key, batches = w.key, w.batches
+        state_epoch, leader_epoch, start_offset = w.state_epoch, w.leader_epoch, w.start_offset
         part, code = self._checked(key, leader_epoch, state_epoch)
         if part is None:
             done(code)
@@ -459,5 +431,5 @@ class ShareStateCoordinator:
             return
         self.replay(key, record_type, value)
         self.broker.notify_partition_changed(part.key, now_ms)
-        wait = _CommitWait(part, outcome.last_offset, done, now_ms + WRITE_TIMEOUT_MS)
+        wait = CommitWait(part, outcome.last_offset, done, now_ms + WRITE_TIMEOUT_MS)
         self.broker.purgatory.try_complete_else_watch(wait, (part.key,), now_ms)

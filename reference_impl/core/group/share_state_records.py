@@ -25,7 +25,9 @@ from __future__ import annotations
 import base64
 import struct
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from .consumer_records import NO_TAGS, _carray, _flexible, _uvarint
 from .log_format import GroupLogFormatError, _Reader, _string
@@ -61,6 +63,39 @@ class StateBatch:
     last_offset: int
     delivery_state: int
     delivery_count: int
+
+
+@dataclass(frozen=True, slots=True)
+class StateWrite:
+    """One key's WriteShareGroupState: the state a partition leader gives its share coordinator
+    (``WriteShareGroupStateRequest.json``'s partition fields)."""
+
+    key: StateKey
+    state_epoch: int
+    leader_epoch: int
+    start_offset: int
+    batches: tuple[StateBatch, ...]
+
+
+def batches_from_wire(items: Any) -> tuple[StateBatch, ...]:
+    """The StateBatches of a Read/WriteShareGroupState partition (kio entities)."""
+    return tuple(
+        StateBatch(int(b.first_offset), int(b.last_offset), int(b.delivery_state), int(b.delivery_count))
+        for b in items
+    )
+
+
+def batches_to_wire(batches: Iterable[StateBatch]) -> list[dict[str, int]]:
+    """StateBatches as a Read/WriteShareGroupState partition spells them."""
+    return [
+        {
+            "first_offset": b.first_offset,
+            "last_offset": b.last_offset,
+            "delivery_state": b.delivery_state,
+            "delivery_count": b.delivery_count,
+        }
+        for b in batches
+    ]
 
 
 @dataclass(frozen=True, slots=True)

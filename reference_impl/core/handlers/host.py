@@ -42,6 +42,10 @@ class HandlerHost(ReplicaHost, PeerMessenger, Protocol):
     def rng(self) -> random.Random: ...
 
     @property
+    def mono_ms(self) -> int:
+        """The broker's monotonic clock (the latest given): what Kafka times on ``System.nanoTime``."""
+
+    @property
     def purgatory(self) -> Purgatory: ...
 
     @property

@@ -51,12 +51,12 @@ from .registry import Deferred, Reply, Respond, handles
 from .share_common import (
     TP,
     Located,
-    acknowledge,
+    acknowledge_all,
     after_written,
     group_by_topic,
-    leader_of,
     locate,
     open_session,
+    partition_answer,
     partitions_of,
 )
 
@@ -83,7 +83,7 @@ class _Fetch:
     remaining: int
     touched: list[tuple[SPKey, int]] = field(default_factory=list)  # acknowledged: (key, changes)
     loading: bool = False  # a partition of the session had its state still being read
-    answer_by_ms: int = 0  # MaxWaitMs: no later than this once every state is read
+    answer_by_ms: int = 0  # MaxWaitMs, on the monotonic clock: no later than this once every state is read
 
 
 class DelayedShareFetch(DelayedOperation):
@@ -105,15 +105,15 @@ class DelayedShareFetch(DelayedOperation):
                 continue
             if loc.sp is None or loc.part is None:
                 return self.force_complete(now_ms)  # an error to report: answer at once
-            loc.sp.expire_locks(now_ms)
+            loc.sp.expire_locks(self.broker.mono_ms)
             if loc.sp.next_candidate() < loc.part.high_watermark:
                 return self.force_complete(now_ms)
-        if not loading and now_ms >= self.state.answer_by_ms:
+        if not loading and self.broker.mono_ms >= self.state.answer_by_ms:
             return self.force_complete(now_ms)  # every state read and MaxWaitMs already over
         return False
 
     def on_complete(self, now_ms: int) -> None:
-        _fill(self.broker, self.state, now_ms)
+        _fill(self.broker, self.state)
         self.broker.group_coordinator.share.sync.flush()
         cls = response_class(78, self.state.ctx.api_version)
         self.state.ctx.respond(build(cls, {**self.state.body, **_answer(self.state)}))
@@ -131,13 +131,13 @@ def handle_share_fetch(broker: HandlerHost, ctx: RequestContext, request: Any) -
     }
     now = ctx.received_ms
     try:
-        state = _prepare(broker, ctx, request, body, now)
+        state = _prepare(broker, ctx, request, body)
     except KafkaError as exc:
         return Respond(build(cls, {**body, "error_code": exc.code, "error_message": exc.message}))
     if isinstance(state, tuple):
         broker.group_coordinator.share.sync.flush()
         return after_written(broker, ctx, build(cls, {**body, **state[0]}), state[1])
-    acquired = _fill(broker, state, now)
+    acquired = _fill(broker, state)
     broker.group_coordinator.share.sync.flush()  # acknowledgements and expired locks, persisted
     max_wait = max(0, millis(request.max_wait)) if int(request.min_bytes) > 0 else 0
     keys = _watch_keys(broker, state.session)
@@ -147,36 +147,29 @@ def handle_share_fetch(broker: HandlerHost, ctx: RequestContext, request: Any) -
         return after_written(broker, ctx, build(cls, {**body, **_answer(state)}), state.touched)
     # Kafka's fetch waits for its share-partitions to initialize (SharePartitionManager.fetchMessages):
     # a partition whose state is being read holds the answer, up to LOAD_WAIT_MS past MaxWaitMs.
-    state.answer_by_ms = now + max_wait
+    state.answer_by_ms = broker.mono_ms + max_wait
     deadline = now + max_wait + (LOAD_WAIT_MS if state.loading else 0)
     return Deferred(DelayedShareFetch(broker, state, deadline), keys)
 
 
 def _prepare(
-    broker: HandlerHost, ctx: RequestContext, request: Any, body: dict[str, Any], now: int
+    broker: HandlerHost, ctx: RequestContext, request: Any, body: dict[str, Any]
 ) -> _Fetch | tuple[dict[str, Any], list[tuple[SPKey, int]]]:
     """Session and acknowledgements; the answer itself (and what it acknowledged) when the request
     closed the session."""
     touched: list[tuple[SPKey, int]] = []
-    named = partitions_of(request.topics)
+    named = partitions_of(request)
     forgotten = [(t.topic_id, int(p)) for t in request.forgotten_topics_data for p in t.partitions]
     epoch = int(request.share_session_epoch)
     if epoch == INITIAL_EPOCH and any(batches for _, batches in named):
         raise KafkaError(ErrorCode.invalid_request, "Acknowledge data present on initial fetch request")
-    if bool(getattr(request, "is_renew_ack", False)):
-        raise KafkaError(ErrorCode.invalid_request, "renew acknowledgements are not supported")
     group_id, member_id = request.group_id or "", request.member_id or ""
     leader, session = open_session(broker, ctx, request, added=[tp for tp, _ in named], forgotten=forgotten)
     entries: dict[TP, dict[str, Any]] = {}
-    for tp, batches in named:
-        loc = locate(broker, ctx, leader, group_id, tp)
-        entry = _entry(tp, loc)
-        if loc.sp is not None and batches:
-            entry["acknowledge_error_code"] = acknowledge(loc.sp, member_id, batches, now)
-            touched.append(((group_id, tp[0], tp[1]), loc.sp.changes))
-        elif loc.loading and batches:  # nothing is held on a share-partition not loaded yet
-            entry["acknowledge_error_code"] = ErrorCode.invalid_record_state
-        entries[tp] = entry
+    for tp, loc, code in acknowledge_all(broker, ctx, leader, request, named, touched, without_batches=False):
+        entries[tp] = _entry(tp, loc)
+        if code is not None:
+            entries[tp]["acknowledge_error_code"] = code
     if session is None:  # epoch -1: acknowledge, then close (KafkaApis: no fetch on a final epoch)
         leader.release_member(group_id, member_id)
         return {"error_code": ErrorCode.none, "responses": group_by_topic(entries.items())}, touched
@@ -193,8 +186,9 @@ def _prepare(
     )
 
 
-def _fill(broker: HandlerHost, state: _Fetch, now: int) -> bool:
-    """Acquire on the session's partitions within the budgets; True if anything was acquired."""
+def _fill(broker: HandlerHost, state: _Fetch) -> bool:
+    """Acquire on the session's partitions within the budgets, the locks timed on the monotonic
+    clock; True if anything was acquired."""
     leader = broker.group_coordinator.share.leader
     got_any = False
     state.loading = False
@@ -209,7 +203,7 @@ def _fill(broker: HandlerHost, state: _Fetch, now: int) -> bool:
                     "acknowledge_error_code": state.entries[tp]["acknowledge_error_code"]
                 }
             continue
-        got = _acquire(broker, loc, state.member_id, now, state.budget, state.remaining)
+        got = _acquire(broker, loc, state.member_id, broker.mono_ms, state.budget, state.remaining)
         if got is None:
             continue
         entry = state.entries.setdefault(tp, _entry(tp, loc))
@@ -240,28 +234,22 @@ def _max_records(request: Any) -> int:
 
 
 def _entry(tp: TP, loc: Located) -> dict[str, Any]:
-    entry: dict[str, Any] = {
-        "partition_index": tp[1],
-        "error_code": loc.error,
+    return partition_answer(tp, loc) | {
         "acknowledge_error_code": ErrorCode.none,
-        "current_leader": {"leader_id": -1, "leader_epoch": -1},
         "records": b"",
         "acquired_records": [],
     }
-    if loc.error is ErrorCode.not_leader_or_follower:
-        entry["current_leader"] = leader_of(loc)
-    return entry
 
 
 def _acquire(
-    broker: HandlerHost, loc: Located, member_id: str, now: int, budget: int, max_bytes: int
+    broker: HandlerHost, loc: Located, member_id: str, mono_ms: int, budget: int, max_bytes: int
 ) -> tuple[bytes, list[dict[str, int]], int, int] | None:
     """Acquire records of the batches that fit in ``max_bytes`` from the first record the member may
     take; (batch bytes, AcquiredRecords, records acquired, bytes) or None when nothing was."""
     sp: SharePartition | None = loc.sp
     part = loc.part
     assert sp is not None and part is not None
-    sp.expire_locks(now)
+    sp.expire_locks(mono_ms)
     start = sp.next_candidate()
     hw = part.high_watermark
     if start >= hw:
@@ -273,7 +261,7 @@ def _acquire(
     if info.records.size == 0:
         return None
     end = _end_of(part, start, info.records.size)
-    ranges = sp.acquire(member_id, now_ms=now, log_end=min(hw, end), max_records=budget)
+    ranges = sp.acquire(member_id, mono_ms=mono_ms, log_end=min(hw, end), max_records=budget)
     if not ranges:
         return None
     data = b"".join(broker.store.read_chunk(c) for c in info.records.chunks)

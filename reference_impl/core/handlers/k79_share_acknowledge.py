@@ -31,12 +31,11 @@ from ..group.share_fetch import SPKey
 from .registry import Reply, Respond, handles
 from .share_common import (
     TP,
-    acknowledge,
+    acknowledge_all,
     after_written,
     group_by_topic,
-    leader_of,
-    locate,
     open_session,
+    partition_answer,
     partitions_of,
 )
 
@@ -56,37 +55,24 @@ def handle_share_acknowledge(broker: HandlerHost, ctx: RequestContext, request: 
     }
     touched: list[tuple[SPKey, int]] = []
     try:
-        answer = build(cls, {**body, **_serve(broker, ctx, request, ctx.received_ms, touched)})
+        answer = build(cls, {**body, **_serve(broker, ctx, request, touched)})
     except KafkaError as exc:
         return Respond(build(cls, {**body, "error_code": exc.code, "error_message": exc.message}))
     return after_written(broker, ctx, answer, touched)
 
 
 def _serve(
-    broker: HandlerHost, ctx: RequestContext, request: Any, now: int, touched: list[tuple[SPKey, int]]
+    broker: HandlerHost, ctx: RequestContext, request: Any, touched: list[tuple[SPKey, int]]
 ) -> dict[str, Any]:
-    named = partitions_of(request.topics)
-    if bool(getattr(request, "is_renew_ack", False)):
-        raise KafkaError(ErrorCode.invalid_request, "renew acknowledgements are not supported")
-    group_id, member_id = request.group_id or "", request.member_id or ""
+    named = partitions_of(request)
     leader, session = open_session(broker, ctx, request, added=(), can_open=False)
     entries: list[tuple[TP, dict[str, Any]]] = []
-    for tp, batches in named:
-        loc = locate(broker, ctx, leader, group_id, tp)
-        entry: dict[str, Any] = {
-            "partition_index": tp[1],
-            "error_code": loc.error,
-            "current_leader": {"leader_id": -1, "leader_epoch": -1},
-        }
-        if loc.error is ErrorCode.not_leader_or_follower:
-            entry["current_leader"] = leader_of(loc)
-        if loc.sp is not None:
-            entry["error_code"] = acknowledge(loc.sp, member_id, batches, now)
-            touched.append(((group_id, tp[0], tp[1]), loc.sp.changes))
-        elif loc.loading:  # nothing is held on a share-partition not loaded yet
-            entry["error_code"] = ErrorCode.invalid_record_state
+    for tp, loc, code in acknowledge_all(broker, ctx, leader, request, named, touched, without_batches=True):
+        entry = partition_answer(tp, loc)
+        if code is not None:
+            entry["error_code"] = code
         entries.append((tp, entry))
     if session is None:  # epoch -1 closed the session
-        leader.release_member(group_id, member_id)
+        leader.release_member(request.group_id or "", request.member_id or "")
     broker.group_coordinator.share.sync.flush()  # the acknowledgements, persisted
     return {"error_code": ErrorCode.none, "responses": group_by_topic(entries)}

@@ -16,24 +16,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .registry import Reply, handles
-from .share_state_common import PartitionDone, error_only, serve
+from .share_state_common import serve_writes
 
 if TYPE_CHECKING:
-    from ..group.share_state import ShareStateCoordinator
-    from ..group.share_state_records import StateKey
     from ..request_context import RequestContext
     from .host import HandlerHost
 
 
 @handles(83, 0, 0)
 def handle_initialize_share_group_state(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
-    def op(coordinator: ShareStateCoordinator, key: StateKey, p: Any, done: PartitionDone) -> None:
-        coordinator.initialize(
-            key,
-            state_epoch=int(p.state_epoch),
-            start_offset=int(p.start_offset),
-            now_ms=ctx.received_ms,
-            done=lambda code: done(error_only(code)),
-        )
-
-    return serve(broker, ctx, request, 83, op, error_only)
+    return serve_writes(broker, ctx, request, 83)

@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 from reference_impl.protocol.errors import ErrorCode
 
+from ..group.share_state_records import batches_to_wire
 from .registry import Reply, handles
-from .share_state_common import PartitionDone, serve
+from .share_state_common import serve_reads
 
 if TYPE_CHECKING:
     from ..group.share_state import ShareStateCoordinator
@@ -26,39 +27,19 @@ if TYPE_CHECKING:
     from ..request_context import RequestContext
     from .host import HandlerHost
 
-
-def _error(code: ErrorCode) -> dict[str, Any]:
-    return {
-        "error_code": code,
-        "error_message": None if code is ErrorCode.none else code.name,
-        "state_epoch": 0,
-        "start_offset": -1,
-        "state_batches": [],
-    }
+UNKNOWN = {"state_epoch": 0, "start_offset": -1, "state_batches": []}
 
 
 @handles(84, 0, 0)
 def handle_read_share_group_state(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
-    def op(coordinator: ShareStateCoordinator, key: StateKey, p: Any, done: PartitionDone) -> None:
+    def read(coordinator: ShareStateCoordinator, key: StateKey, p: Any) -> tuple[ErrorCode, Any]:
         code, state = coordinator.read(key, int(p.leader_epoch), ctx.received_ms)
         if state is None:
-            done(_error(code))
-            return
-        done(
-            _error(ErrorCode.none)
-            | {
-                "state_epoch": state.state_epoch,
-                "start_offset": state.start_offset,
-                "state_batches": [
-                    {
-                        "first_offset": b.first_offset,
-                        "last_offset": b.last_offset,
-                        "delivery_state": b.delivery_state,
-                        "delivery_count": b.delivery_count,
-                    }
-                    for b in state.batches
-                ],
-            }
-        )
+            return code, None
+        return code, {
+            "state_epoch": state.state_epoch,
+            "start_offset": state.start_offset,
+            "state_batches": batches_to_wire(state.batches),
+        }
 
-    return serve(broker, ctx, request, 84, op, _error)
+    return serve_reads(broker, ctx, request, 84, UNKNOWN, read)

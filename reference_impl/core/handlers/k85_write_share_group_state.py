@@ -15,33 +15,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..group.share_state_records import StateBatch
 from .registry import Reply, handles
-from .share_state_common import PartitionDone, error_only, serve
+from .share_state_common import serve_writes
 
 if TYPE_CHECKING:
-    from ..group.share_state import ShareStateCoordinator
-    from ..group.share_state_records import StateKey
     from ..request_context import RequestContext
     from .host import HandlerHost
 
 
 @handles(85, 0, 1)
 def handle_write_share_group_state(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
-    def op(coordinator: ShareStateCoordinator, key: StateKey, p: Any, done: PartitionDone) -> None:
-        coordinator.write(
-            key,
-            state_epoch=int(p.state_epoch),
-            leader_epoch=int(p.leader_epoch),
-            start_offset=int(p.start_offset),
-            batches=tuple(
-                StateBatch(
-                    int(b.first_offset), int(b.last_offset), int(b.delivery_state), int(b.delivery_count)
-                )
-                for b in p.state_batches
-            ),
-            now_ms=ctx.received_ms,
-            done=lambda code: done(error_only(code)),
-        )
-
-    return serve(broker, ctx, request, 85, op, error_only)
+    return serve_writes(broker, ctx, request, 85)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from reference_impl.protocol.errors import ErrorCode
 
 from .registry import Reply, handles
-from .share_state_common import PartitionDone, serve
+from .share_state_common import serve_reads
 
 if TYPE_CHECKING:
     from ..group.share_state import ShareStateCoordinator
@@ -24,33 +24,20 @@ if TYPE_CHECKING:
     from ..request_context import RequestContext
     from .host import HandlerHost
 
-
-def _error(code: ErrorCode) -> dict[str, Any]:
-    return {
-        "error_code": code,
-        "error_message": None if code is ErrorCode.none else code.name,
-        "state_epoch": 0,
-        "leader_epoch": -1,
-        "start_offset": -1,
-        "delivery_complete_count": -1,
-    }
+UNKNOWN = {"state_epoch": 0, "leader_epoch": -1, "start_offset": -1, "delivery_complete_count": -1}
 
 
 @handles(87, 0, 1)
 def handle_read_share_group_state_summary(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
-    def op(coordinator: ShareStateCoordinator, key: StateKey, p: Any, done: PartitionDone) -> None:
+    def read(coordinator: ShareStateCoordinator, key: StateKey, p: Any) -> tuple[ErrorCode, Any]:
         code, summary = coordinator.summary(key, int(p.leader_epoch))
         if summary is None:
-            done(_error(code))
-            return
-        done(
-            _error(ErrorCode.none)
-            | {
-                "state_epoch": summary.state_epoch,
-                "leader_epoch": summary.leader_epoch,
-                "start_offset": summary.start_offset,
-                "delivery_complete_count": summary.delivery_complete_count,
-            }
-        )
+            return code, None
+        return code, {
+            "state_epoch": summary.state_epoch,
+            "leader_epoch": summary.leader_epoch,
+            "start_offset": summary.start_offset,
+            "delivery_complete_count": summary.delivery_complete_count,
+        }
 
-    return serve(broker, ctx, request, 87, op, _error)
+    return serve_reads(broker, ctx, request, 87, UNKNOWN, read)

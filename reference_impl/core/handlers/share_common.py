@@ -64,16 +64,19 @@ def get(obj: Any, name: str, default: Any) -> Any:
     return getattr(obj, name, default)
 
 
-def partitions_of(topics: Iterable[Any]) -> list[tuple[TP, tuple[Any, ...]]]:
-    """(topic id, index) and the acknowledgement batches of every partition named; INVALID_REQUEST
-    past the request bounds."""
+def partitions_of(request: Any) -> list[tuple[TP, tuple[Any, ...]]]:
+    """(topic id, index) and the acknowledgement batches of every partition a ShareFetch or
+    ShareAcknowledge names; INVALID_REQUEST past the request bounds and for v2's renew
+    acknowledgements (KIP-1222, not supported)."""
     out: list[tuple[TP, tuple[Any, ...]]] = []
-    for topic in topics:
+    for topic in request.topics:
         for p in topic.partitions:
             batches = tuple(get(p, "acknowledgement_batches", ()))
             if len(out) >= MAX_REQUEST_PARTITIONS or len(batches) > MAX_ACK_BATCHES:
                 raise KafkaError(ErrorCode.invalid_request, "too many partitions or acknowledgement batches")
             out.append(((topic.topic_id, int(p.partition_index)), batches))
+    if bool(getattr(request, "is_renew_ack", False)):
+        raise KafkaError(ErrorCode.invalid_request, "renew acknowledgements are not supported")
     return out
 
 
@@ -193,7 +196,7 @@ def locate(
 
     try:
         sp = sync.current(key, part.leader_epoch) or sync.load(
-            key, part.leader_epoch, ctx.received_ms, (first, log_end), create, wake
+            key, part.leader_epoch, broker.mono_ms, (first, log_end), create, wake
         )
     except KafkaError as exc:
         return Located(tp, None, part, exc.code)
@@ -204,9 +207,39 @@ def locate(
     return Located(tp, sp, part, ErrorCode.none)
 
 
-def acknowledge(sp: SharePartition, member_id: str, batches: tuple[Any, ...], now_ms: int) -> ErrorCode:
-    """Apply a partition's acknowledgement batches (all or none); the partition's error code."""
-    sp.expire_locks(now_ms)
+def acknowledge_all(
+    broker: HandlerHost,
+    ctx: RequestContext,
+    leader: SharePartitions,
+    request: Any,
+    named: list[tuple[TP, tuple[Any, ...]]],
+    touched: list[tuple[SPKey, int]],
+    *,
+    without_batches: bool,
+) -> list[tuple[TP, Located, ErrorCode | None]]:
+    """Locate every partition named and apply its acknowledgement batches (a partition's all or
+    none, ``without_batches``: a partition named with none too); each partition, where it is, and its
+    acknowledgement's error code (None: nothing applied). A share-partition whose state is still
+    being read holds nothing: INVALID_RECORD_STATE. The share-partitions acknowledged go in
+    ``touched`` with their change counts (the answer waits for their write)."""
+    group_id, member_id = request.group_id or "", request.member_id or ""
+    out: list[tuple[TP, Located, ErrorCode | None]] = []
+    for tp, batches in named:
+        loc = locate(broker, ctx, leader, group_id, tp)
+        code: ErrorCode | None = None
+        if loc.sp is not None and (batches or without_batches):
+            code = acknowledge(loc.sp, member_id, batches, broker.mono_ms)
+            touched.append(((group_id, tp[0], tp[1]), loc.sp.changes))
+        elif loc.loading and (batches or without_batches):
+            code = ErrorCode.invalid_record_state
+        out.append((tp, loc, code))
+    return out
+
+
+def acknowledge(sp: SharePartition, member_id: str, batches: tuple[Any, ...], mono_ms: int) -> ErrorCode:
+    """Apply a partition's acknowledgement batches (all or none), after the locks that ran out by
+    ``mono_ms`` (the monotonic clock) are released; the partition's error code."""
+    sp.expire_locks(mono_ms)
     acks: list[AckBatch] = []
     for b in batches:
         first, last = int(b.first_offset), int(b.last_offset)
@@ -228,6 +261,17 @@ def leader_of(loc: Located) -> dict[str, int]:
     if loc.part is not None and loc.part.leader_id >= 0:
         return {"leader_id": loc.part.leader_id, "leader_epoch": loc.part.leader_epoch}
     return {"leader_id": loc.leader[0], "leader_epoch": loc.leader[1]}
+
+
+def partition_answer(tp: TP, loc: Located) -> dict[str, Any]:
+    """A partition's answer as ShareFetch and ShareAcknowledge start it: its error and, for
+    NOT_LEADER_OR_FOLLOWER, the current leader."""
+    leader = leader_of(loc) if loc.error is ErrorCode.not_leader_or_follower else None
+    return {
+        "partition_index": tp[1],
+        "error_code": loc.error,
+        "current_leader": leader or {"leader_id": -1, "leader_epoch": -1},
+    }
 
 
 def group_by_topic(entries: Iterable[tuple[TP, dict[str, Any]]]) -> list[dict[str, Any]]:

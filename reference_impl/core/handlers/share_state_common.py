@@ -21,8 +21,9 @@ from reference_impl.protocol.apis import response_class
 from reference_impl.protocol.build import build
 from reference_impl.protocol.errors import ErrorCode
 
+from ..group.commit_wait import Done
 from ..group.share_state import WRITE_TIMEOUT_MS, ShareStateCoordinator
-from ..group.share_state_records import StateKey
+from ..group.share_state_records import StateKey, StateWrite, batches_from_wire
 from .access import Op, cluster_allowed
 from .later import LaterReply
 from .registry import Reply, Respond
@@ -114,6 +115,62 @@ def serve(
     if len(results) == total:
         return Respond(render())
     return reply.deferred()
+
+
+Write = Callable[[ShareStateCoordinator, StateKey, Any, int, Done], None]
+
+
+def _initialize(c: ShareStateCoordinator, key: StateKey, p: Any, now_ms: int, done: Done) -> None:
+    c.initialize(
+        key, state_epoch=int(p.state_epoch), start_offset=int(p.start_offset), now_ms=now_ms, done=done
+    )
+
+
+def _write(c: ShareStateCoordinator, key: StateKey, p: Any, now_ms: int, done: Done) -> None:
+    batches = batches_from_wire(p.state_batches)
+    w = StateWrite(key, int(p.state_epoch), int(p.leader_epoch), int(p.start_offset), batches)
+    c.write(w, now_ms=now_ms, done=done)
+
+
+def _delete(c: ShareStateCoordinator, key: StateKey, _p: Any, now_ms: int, done: Done) -> None:
+    c.delete(key, now_ms=now_ms, done=done)
+
+
+WRITES: dict[int, Write] = {83: _initialize, 85: _write, 86: _delete}
+"""The coordinator operation of InitializeShareGroupState, WriteShareGroupState and
+DeleteShareGroupState, from one partition of the request."""
+
+
+def serve_writes(broker: HandlerHost, ctx: RequestContext, request: Any, api_key: int) -> Reply:
+    """Initialize, Write and Delete: the API's operation (``WRITES``) for every partition named, each
+    answered with its error alone once the coordinator is done with it."""
+    write = WRITES[api_key]
+
+    def op(coordinator: ShareStateCoordinator, key: StateKey, p: Any, done: PartitionDone) -> None:
+        write(coordinator, key, p, ctx.received_ms, lambda code: done(error_only(code)))
+
+    return serve(broker, ctx, request, api_key, op, error_only)
+
+
+def serve_reads(
+    broker: HandlerHost,
+    ctx: RequestContext,
+    request: Any,
+    api_key: int,
+    unknown: dict[str, Any],
+    read: Callable[[ShareStateCoordinator, StateKey, Any], tuple[ErrorCode, dict[str, Any] | None]],
+) -> Reply:
+    """Read and ReadSummary: ``read(coordinator, key, partition)`` for every partition named, its
+    error and the fields it answered (None: ``unknown``'s values, with the error)."""
+
+    def error_body(code: ErrorCode) -> dict[str, Any]:
+        return error_only(code) | unknown
+
+    def op(coordinator: ShareStateCoordinator, key: StateKey, p: Any, done: PartitionDone) -> None:
+        code, fields = read(coordinator, key, p)
+        done(error_body(code) if fields is None else error_body(ErrorCode.none) | fields)
+
+    return serve(broker, ctx, request, api_key, op, error_body)
 
 
 def error_only(code: ErrorCode) -> dict[str, Any]:

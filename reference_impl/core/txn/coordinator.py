@@ -113,11 +113,7 @@ class TransactionCoordinator:
         transactional ids of those no longer led (leadership moved: the coordinator moves with it,
         as Kafka's does); returns the ids known. A partition led again under a new leader epoch is
         replayed again (a new coordinator epoch: what the old one was doing is not carried over)."""
-        led = {
-            index: part
-            for (topic, index), part in self.broker.partitions.items()
-            if topic == TRANSACTION_STATE.name and part.is_leader
-        }
+        led = TRANSACTION_STATE.led(self.broker)
         moved = {i for i in self.loaded & led.keys() if self._loaded_epoch.get(i) != led[i].leader_epoch}
         count = TRANSACTION_STATE.partitions(self.broker)
         for index in sorted((self.loaded - led.keys()) | moved):

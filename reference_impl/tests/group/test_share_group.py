@@ -22,7 +22,7 @@ def _hb(
         rack_id=None,
         subscribed_topic_names=subs,
         topics=TOPICS,
-        now_ms=now,
+        mono_ms=now,
     )
 
 

@@ -96,7 +96,7 @@ def test_a_share_partition_state_round_trips_to_a_new_leader() -> None:
     come back available with theirs, offsets no batch names are new."""
     config = SharePartitionConfig()
     old = SharePartition(config, log_start=0, log_end=0)
-    old.acquire("m", now_ms=0, log_end=10, max_records=10)
+    old.acquire("m", mono_ms=0, log_end=10, max_records=10)
     old.acknowledge(
         "m",
         [
@@ -110,7 +110,7 @@ def test_a_share_partition_state_round_trips_to_a_new_leader() -> None:
     new.restore(old.start_offset, old.state_batches())
     assert new.start_offset == 2
     assert new.state_of(5) is not None and new.state_of(5).state is RecordState.ARCHIVED  # type: ignore[union-attr]
-    got = {r.first_offset: r.delivery_count for r in new.acquire("n", now_ms=0, log_end=12, max_records=20)}
+    got = {r.first_offset: r.delivery_count for r in new.acquire("n", mono_ms=0, log_end=12, max_records=20)}
     assert got == {2: 2, 6: 2, 10: 1}  # 2 (held), 3-4 (released), 6-9 (held): count 2; 10-11 new
 
 
