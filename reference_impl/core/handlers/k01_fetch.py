@@ -206,7 +206,7 @@ def handle_fetch(broker: HandlerHost, ctx: RequestContext, request: Any) -> Repl
         requested,
         forgotten,
         ctx.received_ms,
-        allow_new=version >= 7 and replica_id < 0,
+        allow_new=version >= 7,
     )
     if plan.error is not ErrorCode.none:
         return _refused(version, plan.error)
@@ -301,8 +301,13 @@ def _reports(
 ) -> bool:
     """Whether the answer carries the partition (every one in a full fetch; what changed in an
     incremental one); ``update`` marks it reported in the session."""
-    # FetchSession.scala: a partition with a preferred read replica is always in the answer
-    has_error = entry["error_code"] is not ErrorCode.none or entry["preferred_read_replica"] >= 0
+    # FetchSession.scala: a partition with a preferred read replica, or a diverging epoch (to have
+    # the follower truncate), is always in the answer
+    has_error = (
+        entry["error_code"] is not ErrorCode.none
+        or entry["preferred_read_replica"] >= 0
+        or "diverging_epoch" in entry
+    )
     return state.plan.should_report(
         key,
         entry["high_watermark"],
