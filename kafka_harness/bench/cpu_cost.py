@@ -2,11 +2,12 @@
 
 A load-independent figure for issue 22: wall-clock rates move with whatever else runs on the
 machine, the CPU seconds the three broker processes spend (``utime + stime`` from
-``/proc/PID/stat``) per acknowledged round trip much less. Two phases on one fresh topic (one
-partition, three replicas; ``--single``: one broker, acks=1, the yardstick): ``round trips``,
-one record produced and flushed at a time (each one acks=all round trip), then ``batch``, records
-sent as fast as the producer batches them. The topic's group first joins once, so that
-``__consumer_offsets`` is followed too, as in ``kafka-harness bench``.
+``/proc/PID/stat``) per acknowledged round trip much less (``net``: less what they spend idle
+over as long, measured first). Two phases on one fresh topic (one partition, three replicas;
+``--single``: one broker, acks=1, the yardstick): ``round trips``, one record produced and
+flushed at a time (each one acks=all round trip), then ``batch``, records sent as fast as the
+producer batches them. The topic's group first joins once, so that ``__consumer_offsets`` is
+followed too, as in ``kafka-harness bench``.
 
 ``python -m kafka_harness.bench.cpu_cost [--round-trips N] [--records N]``; with
 ``KH_BROKER_CPROFILE=DIR`` the brokers also write their cProfile stats there when stopped.
@@ -28,6 +29,7 @@ MAX_ROUND_TRIPS = 100_000
 MAX_RECORDS = 10_000_000
 FLUSH_TIMEOUT_S = 30.0
 GROUP_JOIN_S = 20.0
+IDLE_S = 3.0
 
 
 def cpu_seconds(pid: int | None) -> float:
@@ -74,6 +76,9 @@ def measure(
         for _ in range(50):  # warm: connections, metadata, the partition's leader
             producer.produce(topic, value)
         producer.flush(FLUSH_TIMEOUT_S)
+        idle0, idle_wall0 = cluster_cpu(target), time.monotonic()
+        time.sleep(IDLE_S)  # what the brokers spend doing nothing (heartbeats, Raft, waiting fetches)
+        idle_rate = (cluster_cpu(target) - idle0) / (time.monotonic() - idle_wall0)
         cpu0, wall0 = cluster_cpu(target), time.monotonic()
         for _ in range(round_trips):
             producer.produce(topic, value)
@@ -95,7 +100,9 @@ def measure(
     finally:
         delete_topic(bootstrap, topic)
     return {
+        "idle_cpu_ms_per_s": 1000 * idle_rate,
         "cpu_ms_per_round_trip": 1000 * (cpu1 - cpu0) / max(1, round_trips),
+        "net_cpu_ms_per_round_trip": 1000 * (cpu1 - cpu0 - idle_rate * (wall1 - wall0)) / max(1, round_trips),
         "wall_ms_per_round_trip": 1000 * (wall1 - wall0) / max(1, round_trips),
         "cpu_s_per_1000_records": 1000 * (cpu2 - cpu1) / max(1, records),
         "records_per_s": records / max(1e-9, wall2 - wall1),

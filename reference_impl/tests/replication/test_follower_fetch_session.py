@@ -10,7 +10,7 @@ from typing import Any
 
 from reference_impl.core.boundary import ResponseReceived, SendRequest, Step
 from reference_impl.core.fetch_sessions import FetchPlan, SessionPartition
-from reference_impl.core.handlers.k01_fetch import _reports
+from reference_impl.core.handlers.k01_fetch import DelayedFetch, _reports
 from reference_impl.core.replication.fetch_session import FollowerFetchSession
 from reference_impl.protocol.errors import ErrorCode
 from reference_impl.protocol.record_set import build_batch
@@ -201,3 +201,73 @@ def test_a_diverging_epoch_is_always_in_an_incremental_answer() -> None:
     assert not _reports(state, key, entry, 0, update=False)
     entry["diverging_epoch"] = {"epoch": 1, "end_offset": 4}
     assert _reports(state, key, entry, 0, update=False)
+
+
+def test_a_follower_fetch_that_waited_is_recorded_on_arrival_only() -> None:
+    """Kafka's ReplicaManager.fetchMessages updates the follower's fetch state once, as the fetch
+    arrives; DelayedFetch.onComplete only reads. Recording it again at the answer re-ran the ISR
+    and high watermark checks of every partition the follower follows."""
+    c, _fetches = setup()
+    leader = c.brokers[1].image.topics[TOPIC].partitions[2].leader
+    recorded: list[tuple[int, tuple[str, int], int]] = []
+    for key, part in c.brokers[leader].partitions.items():
+        tracker = part.tracker
+        if key[0] != TOPIC or tracker is None:
+            continue
+
+        def spy(replica: int, offset: int, leo: int, now: int, _orig: Any = tracker.record_fetch,
+                _key: tuple[str, int] = key) -> None:
+            recorded.append((replica, _key, offset))
+            _orig(replica, offset, leo, now)
+
+        tracker.record_fetch = spy  # type: ignore[method-assign,assignment]
+    _leader, answer = produce(c, 2, b"x")
+    assert answer.error_code == ErrorCode.none
+    c.advance(50)
+    per_fetch = [(replica, offset) for replica, key, offset in recorded if key == (TOPIC, 2)]
+    # the fetches waiting at offset 0 were recorded as they arrived (before the spy): answering
+    # them records nothing; the next ones, at the new log end 1, are recorded as they arrive
+    assert sorted(per_fetch) == [(r, 1) for r in sorted({r for r, _o in per_fetch})], per_fetch
+    assert len(per_fetch) == 2, "both followers fetched past the record"
+
+
+def test_a_waiting_follower_fetch_reads_no_partition_at_its_log_end(monkeypatch: Any) -> None:
+    """DelayedFetch.tryComplete counts bytes only where the log end is past the fetch offset: a
+    follower's waiting fetch, checked again on every change of any partition it follows, reads
+    none of the idle ones."""
+    c, _fetches = setup()
+    leader = c.brokers[1].image.topics[TOPIC].partitions[3].leader
+    checking: list[bool] = []  # True: in try_complete, False: in the answer
+    reads: list[tuple[str, int]] = []
+    original = DelayedFetch.try_complete
+
+    def try_complete(self: DelayedFetch, now_ms: int) -> bool:
+        checking.append(True)
+        try:
+            return original(self, now_ms)
+        finally:
+            checking.pop()
+
+    def on_complete(self: DelayedFetch, now_ms: int) -> None:
+        checking.append(False)  # the answer reads what it sends
+        try:
+            answering(self, now_ms)
+        finally:
+            checking.pop()
+
+    answering = DelayedFetch.on_complete
+    monkeypatch.setattr(DelayedFetch, "try_complete", try_complete)
+    monkeypatch.setattr(DelayedFetch, "on_complete", on_complete)
+    for key, part in c.brokers[leader].partitions.items():
+        if key[0] != TOPIC:
+            continue
+
+        def spy(*args: Any, _orig: Any = part.log.read, _key: tuple[str, int] = key, **kwargs: Any) -> Any:
+            if checking and checking[-1]:
+                reads.append(_key)
+            return _orig(*args, **kwargs)
+
+        monkeypatch.setattr(part.log, "read", spy)
+    produce(c, 3, b"y")  # wakes the fetches waiting on partition 3; the others idle
+    c.advance(1_000)
+    assert not [key for key in reads if key != (TOPIC, 3)], reads
