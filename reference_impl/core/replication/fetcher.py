@@ -61,9 +61,11 @@ class ReplicaFetcher:
     def followed(self) -> dict[int, list[Partition]]:
         """Partitions this broker follows, by leader."""
         by_leader: dict[int, list[Partition]] = {}
+        node = self.broker.node_id  # every partition's local id: led here iff its leader is this node
         for part in self.broker.partitions.values():
-            if not part.is_leader and part.leader_id >= 0 and part.leader_id != self.broker.node_id:
-                by_leader.setdefault(part.leader_id, []).append(part)
+            leader = part.leader_id
+            if leader >= 0 and leader != node:
+                by_leader.setdefault(leader, []).append(part)
         return by_leader
 
     def next_deadline_ms(self) -> int | None:
