@@ -126,7 +126,7 @@ class FetchSessionCache:
                 part.last_stable_offset = old.last_stable_offset
                 part.last_log_start_offset = old.last_log_start_offset
             session.partitions[key] = part
-        session.next_epoch = _next_epoch(epoch)
+        session.next_epoch = next_epoch(epoch)
         session.last_used_ms = now_ms
         return FetchPlan(session_id, session.partitions, incremental=True, session=session)
 
@@ -139,7 +139,7 @@ class FetchSessionCache:
         session_id = NO_SESSION
         while session_id == NO_SESSION or session_id in self.sessions:
             session_id = self.rng.randrange(1, 2**31)
-        session = FetchSession(session_id, _next_epoch(INITIAL_EPOCH), wanted, now_ms)
+        session = FetchSession(session_id, next_epoch(INITIAL_EPOCH), wanted, now_ms)
         self.sessions[session_id] = session
         return FetchPlan(session_id, wanted, incremental=False, session=session)
 
@@ -153,5 +153,5 @@ class FetchSessionCache:
         return False
 
 
-def _next_epoch(epoch: int) -> int:
+def next_epoch(epoch: int) -> int:
     return 1 if epoch >= 2**31 - 1 else epoch + 1

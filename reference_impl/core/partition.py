@@ -384,8 +384,11 @@ class Partition:
         current_leader_epoch: int,
         max_bytes: int,
         now_ms: int,
+        *,
+        record: bool = True,
     ) -> ReadInfo:
-        """A follower's fetch: update its state, answer records up to the LEO or a diverging epoch."""
+        """A follower's fetch: update its state (unless ``record`` is off: noted on arrival already),
+        answer records up to the LEO or a diverging epoch."""
         diverging = self._check_follower_fetch(
             replica_id, fetch_offset, last_fetched_epoch, current_leader_epoch
         )
@@ -401,7 +404,7 @@ class Partition:
             result = self.log.read(fetch_offset, max_bytes, min_one_batch=True)
         except OffsetOutOfRangeError as exc:
             raise KafkaError(ErrorCode.offset_out_of_range, str(exc)) from None
-        moved = self._record_follower_fetch(replica_id, fetch_offset, now_ms)
+        moved = self._record_follower_fetch(replica_id, fetch_offset, now_ms) if record else False
         return ReadInfo(
             result, self.high_watermark, self.last_stable_offset, self.log.log_start_offset,
             high_watermark_moved=moved,

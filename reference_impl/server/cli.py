@@ -66,6 +66,7 @@ from reference_impl.server.raft_files import FileQuorumStateStore, FileSnapshotS
 
 from .links import Links, links_for
 from .listener import size_log_descriptor_pool
+from .profiling import run_profiled
 from .shell import BrokerShell, monotonic_ms, wall_clock_ms
 from .storage import StorageError, log_dir_paths, open_file_store
 from .tls import server_context
@@ -220,8 +221,11 @@ def main(argv: list[str]) -> int:
         return 2
     broker.listener_addresses = {e.name: (e.host or socket.getfqdn(), e.port) for e in listeners.advertised}
     broker.client_quotas.request.clock_ns = time.perf_counter_ns  # the request-time quota's clock port
-    return asyncio.run(
-        _serve(broker, listeners.listeners, config.get_int("socket.request.max.bytes"), tls, links)
+    return run_profiled(
+        args.node_id,
+        lambda: asyncio.run(
+            _serve(broker, listeners.listeners, config.get_int("socket.request.max.bytes"), tls, links)
+        ),
     )
 
 

@@ -11,7 +11,8 @@ purgatory until ``min_bytes`` are available or ``max_wait_ms`` passes.
 ``max_bytes`` bounds the answer and ``partition_max_bytes`` each partition,
 but the first batch of the first non-empty partition is returned whole even
 when larger (KIP-74). Incremental fetch sessions (KIP-227, v7+) are in
-:mod:`..fetch_sessions`. On a controller listener the only partition is ``__cluster_metadata``-0,
+:mod:`..fetch_sessions`, for consumers and followers alike (the follower's side:
+:mod:`..replication.fetch_session`). On a controller listener the only partition is ``__cluster_metadata``-0,
 fetched by quorum replicas (anything else is INVALID_REQUEST, as ``KafkaRaftClient`` answers); on
 a broker listener the metadata log is no topic (UNKNOWN_TOPIC_ID / UNKNOWN_TOPIC_OR_PARTITION).
 Errors per partition: TOPIC_AUTHORIZATION_FAILED with an authorizer (a consumer without READ on the
@@ -87,6 +88,9 @@ class FetchRequestState:
         """A follower's fetch without CLUSTER_ACTION: every partition is refused."""
         self.client_rack: str | None = None
         """A consumer's rack from v11 (``""`` when it has none); None: no client metadata."""
+        self.noted: set[PartitionKey] = set()
+        """A follower's partitions whose fetch was recorded on arrival (it then waited): the answer
+        does not record it again, as Kafka's ``DelayedFetch.onComplete`` only reads."""
 
     @property
     def from_follower(self) -> bool:
@@ -128,7 +132,13 @@ class DelayedFetch(DelayedOperation):
                         epoch, end = part.log.end_offset_for_epoch(want.last_fetched_epoch)
                         if epoch < want.last_fetched_epoch or end < want.fetch_offset:
                             return self.force_complete(now_ms)
-                    size = part.log.read(want.fetch_offset, want.max_bytes).size
+                    # DelayedFetch.tryComplete: bytes only when the log end is past the fetch offset
+                    # (an idle partition of the follower's many costs no read)
+                    size = (
+                        part.log.read(want.fetch_offset, want.max_bytes).size
+                        if want.fetch_offset < part.log.log_end_offset
+                        else 0
+                    )
                 else:
                     size = part.read(
                         want.fetch_offset,
@@ -206,7 +216,7 @@ def handle_fetch(broker: HandlerHost, ctx: RequestContext, request: Any) -> Repl
         requested,
         forgotten,
         ctx.received_ms,
-        allow_new=version >= 7 and replica_id < 0,
+        allow_new=version >= 7,
     )
     if plan.error is not ErrorCode.none:
         return _refused(version, plan.error)
@@ -263,6 +273,7 @@ def _note_follower_positions(broker: HandlerHost, state: FetchRequestState, now_
             now_ms,
         )
         if moved is not None:
+            state.noted.add(key)
             broker.after_follower_fetch(part, now_ms, state.replica_id, moved)
 
 
@@ -305,8 +316,13 @@ def _reports(
 ) -> bool:
     """Whether the answer carries the partition (every one in a full fetch; what changed in an
     incremental one); ``update`` marks it reported in the session."""
-    # FetchSession.scala: a partition with a preferred read replica is always in the answer
-    has_error = entry["error_code"] is not ErrorCode.none or entry["preferred_read_replica"] >= 0
+    # FetchSession.scala: a partition with a preferred read replica, or a diverging epoch (to have
+    # the follower truncate), is always in the answer
+    has_error = (
+        entry["error_code"] is not ErrorCode.none
+        or entry["preferred_read_replica"] >= 0
+        or "diverging_epoch" in entry
+    )
     return state.plan.should_report(
         key,
         entry["high_watermark"],
@@ -463,8 +479,10 @@ def _read_partition(
                 want.current_leader_epoch,
                 min(want.max_bytes, remaining),
                 now_ms,
+                record=key not in state.noted,
             )
-            broker.after_follower_fetch(part, now_ms, state.replica_id, info.high_watermark_moved)
+            if key not in state.noted:
+                broker.after_follower_fetch(part, now_ms, state.replica_id, info.high_watermark_moved)
         else:
             part.check_leader_epoch(want.current_leader_epoch)
             preferred = _preferred_replica(broker, state, part, want.fetch_offset, now_ms)

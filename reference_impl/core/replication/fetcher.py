@@ -1,7 +1,9 @@
 """The follower side of replication: fetch from each leader what this broker follows.
 
 Kafka's replica fetcher threads, as a state machine: one Fetch in flight per
-leader broker, carrying every partition this broker follows from it, with
+leader broker, for every partition this broker follows from it (in an incremental
+fetch session, :mod:`.fetch_session`: only those whose fetch state changed are sent,
+and only those whose state changed on the leader come back), with
 the follower's log end offset as the fetch offset and the epoch of its last
 batch (KIP-320) so the leader can say where their logs diverge. The leader
 holds the fetch until data arrives (``replica.fetch.wait.max.ms``), so a
@@ -24,6 +26,7 @@ from reference_impl.protocol.build import build, get
 from reference_impl.protocol.errors import ErrorCode
 
 from ..host import PeerMessenger, ReplicaHost
+from .fetch_session import SESSION_ERRORS, FollowerFetchRequest, FollowerFetchSession, PartitionRef
 
 if TYPE_CHECKING:
     from ..partition import Partition
@@ -52,13 +55,17 @@ class ReplicaFetcher:
         self.broker = broker
         self.in_flight: set[int] = set()
         self.backoff_until: dict[int, int] = {}
+        self.sessions: dict[int, FollowerFetchSession] = {}
+        """The incremental fetch session (KIP-227) with each leader."""
 
     def followed(self) -> dict[int, list[Partition]]:
         """Partitions this broker follows, by leader."""
         by_leader: dict[int, list[Partition]] = {}
+        node = self.broker.node_id  # every partition's local id: led here iff its leader is this node
         for part in self.broker.partitions.values():
-            if not part.is_leader and part.leader_id >= 0 and part.leader_id != self.broker.node_id:
-                by_leader.setdefault(part.leader_id, []).append(part)
+            leader = part.leader_id
+            if leader >= 0 and leader != node:
+                by_leader.setdefault(leader, []).append(part)
         return by_leader
 
     def next_deadline_ms(self) -> int | None:
@@ -78,19 +85,25 @@ class ReplicaFetcher:
 
     def _send_fetch(self, leader: int, parts: list[Partition], now_ms: int) -> None:
         config = self.broker.config
-        topics: dict[Any, list[dict[str, Any]]] = {}
+        wanted: dict[PartitionRef, dict[str, Any]] = {}
         for part in parts:
             offset, last_epoch = part.follower_fetch_position()
-            topics.setdefault(part.topic_id, []).append(
-                {
-                    "partition": part.index,
-                    "current_leader_epoch": part.leader_epoch,
-                    "fetch_offset": offset,
-                    "last_fetched_epoch": last_epoch,
-                    "log_start_offset": part.log.log_start_offset,
-                    "partition_max_bytes": config.get_int("replica.fetch.max.bytes"),
-                }
-            )
+            wanted[(part.topic_id, part.index)] = {
+                "partition": part.index,
+                "current_leader_epoch": part.leader_epoch,
+                "fetch_offset": offset,
+                "last_fetched_epoch": last_epoch,
+                "log_start_offset": part.log.log_start_offset,
+                "partition_max_bytes": config.get_int("replica.fetch.max.bytes"),
+            }
+        session = self.sessions.setdefault(leader, FollowerFetchSession())
+        request = session.build(wanted)
+        topics: dict[Any, list[dict[str, Any]]] = {}
+        for (topic_id, _index), data in request.partitions.items():
+            topics.setdefault(topic_id, []).append(data)
+        forgotten: dict[Any, list[int]] = {}
+        for topic_id, index in request.forgotten:
+            forgotten.setdefault(topic_id, []).append(index)
         body = build(
             request_class(1, FETCH_VERSION),
             {
@@ -99,35 +112,57 @@ class ReplicaFetcher:
                 "min_bytes": 1,
                 "max_bytes": config.get_int("replica.fetch.response.max.bytes"),
                 "isolation_level": 0,
-                "session_id": 0,
-                "session_epoch": -1,
-                "forgotten_topics_data": [],
+                "session_id": request.session_id,
+                "session_epoch": request.epoch,
+                "forgotten_topics_data": [{"topic_id": t, "partitions": ps} for t, ps in forgotten.items()],
                 "rack_id": "",
                 "topics": [{"topic_id": tid, "partitions": ps} for tid, ps in topics.items()],
             },
         )
-        if self.broker.send_request(leader, body, lambda resp, err: self._on_fetch(leader, resp, err)):
+        if self.broker.send_request(
+            leader, body, lambda resp, err: self._on_fetch(leader, request, resp, err)
+        ):
             self.in_flight.add(leader)
         else:
+            session.on_failure()
             self.backoff_until[leader] = now_ms + config.get_int("replica.fetch.backoff.ms")
 
-    def _on_fetch(self, leader: int, response: ResponsePayload | None, error: str | None) -> None:
+    def _on_fetch(
+        self,
+        leader: int,
+        request: FollowerFetchRequest,
+        response: ResponsePayload | None,
+        error: str | None,
+    ) -> None:
         self.in_flight.discard(leader)
         now_ms = self.broker.now_ms
         wall_ms = self.broker.wall_ms
-        if response is None or int(get(response, "error_code", 0)) != ErrorCode.none:
+        session = self.sessions.setdefault(leader, FollowerFetchSession())
+        code = ErrorCode.none if response is None else ErrorCode(int(get(response, "error_code", 0)))
+        if response is None:
+            session.on_failure()
+        elif not session.on_response(request, code, int(get(response, "session_id", 0))) and (
+            code in SESSION_ERRORS
+        ):
+            # the next fetch is full and opens a new session: sent at once (a full fetch never
+            # answers a session error, so this does not repeat), as Kafka's fetcher goes on
+            log.info("fetch session with leader %d lost (%s); fetching in full", leader, code.name)
+            self.maybe_fetch(wall_ms)
+            return
+        if response is None or code is not ErrorCode.none:
             reason = error or f"error {get(response, 'error_code')}"
             log.info("fetch from leader %d failed: %s; backing off", leader, reason)
             self.backoff_until[leader] = wall_ms + self.broker.config.get_int("replica.fetch.backoff.ms")
             return
         self.backoff_until.pop(leader, None)
-        failed = False
+        failed = resync = False
         answer: Any = response
         for topic in answer.responses:
             info = self.broker.image.topic_by_id(topic.topic_id)
             for p in topic.partitions:
                 part = self.broker.partition(info.name, int(p.partition_index)) if info else None
                 if part is None or part.is_leader or part.leader_id != leader:
+                    resync = True
                     continue
                 code = ErrorCode(int(p.error_code))
                 if code is ErrorCode.none:
@@ -136,14 +171,24 @@ class ReplicaFetcher:
                         p.diverging_epoch is not None and int(p.diverging_epoch.end_offset) >= 0
                     ):
                         diverging = (int(p.diverging_epoch.epoch), int(p.diverging_epoch.end_offset))
+                        resync = True  # truncates, and takes no high watermark from this answer
                     part.apply_from_leader(
                         bytes(p.records or b""), int(p.high_watermark), int(p.log_start_offset), diverging
                     )
                     self.broker.notify_partition_changed(part.key, now_ms)
-                elif code is ErrorCode.offset_out_of_range:
+                    continue
+                # sent again in the next fetch: a leader that did not know the topic yet keeps no
+                # session state for the partition (the error is all it answers), so it must be named
+                session.resend((topic.topic_id, int(p.partition_index)))
+                if code is ErrorCode.offset_out_of_range:
                     self._reset_to_leader_start(leader, part)
                 else:
                     failed = True  # not leader, fenced epoch: wait for metadata to catch up
+        if resync:
+            # a high watermark not taken (the role changed meanwhile, or the answer was a diverging
+            # epoch to truncate to) is marked reported in the leader's session all the same, which
+            # would not send it again while it stays: start a new session, whose first answer is full
+            session.reset(keep_id=True)
         if failed:
             self.backoff_until[leader] = wall_ms + self.broker.config.get_int("replica.fetch.backoff.ms")
         else:
