@@ -16,9 +16,11 @@ nemesis op (``f`` = ``membership``, ``step`` names it, with its figures):
    (:func:`fixtures.wire.membership.decommission`): every replica of the new broker reassigned to
    the others, wait, stop it (SIGTERM), UnregisterBroker, wait until Metadata no longer lists it.
 
-Controllers are not added or removed: that is the metadata quorum's own membership change
-(AddRaftVoter / RemoveRaftVoter, KIP-853). :data:`VOTER_CHANGE_HOOK` is where a voter change
-would go (None: the steps above only).
+With ``voters`` (a cluster at kraft.version 1, KIP-853; :mod:`.voters`), the window also changes
+the metadata quorum: before the broker is added a seeded voter is removed (RemoveRaftVoter), and
+after the broker is listed it is added back (AddRaftVoter) once caught up as an observer
+(``remove-voter``, ``add-voter``; ``voter-skip`` when the majority rule forbids the removal). A
+voter not back by then is tried again at the window's end, before the decommission.
 
 The steps run on a worker thread per window (starting a process and waiting for a move take
 seconds: the schedule's other faults go on meanwhile), one window at a time (a window planned
@@ -28,10 +30,11 @@ together, for assignments); ``heal`` waits for every worker, bounded.
 
 from __future__ import annotations
 
+import functools
 import random
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,6 +55,8 @@ from fixtures.wire.membership import (
     wait_registered,
 )
 
+from .voters import Removed, VoterSteps
+
 MEMBERSHIP_FAULTS = ("membership",)
 STEP_TIMEOUT_S = 60.0
 """Each wait of a step (registration, a reassignment, leaving Metadata)."""
@@ -62,12 +67,9 @@ MAX_MOVED = 64
 INTERNAL_MOVED = 2
 """At most this many partitions of the internal topics move onto it in one window."""
 INTERNAL_TOPICS = ("__consumer_offsets", "__transaction_state")
-VOTER_CHANGE_HOOK: Callable[[Sequence[str], int], None] | None = None
-"""Where a voter change of a window goes: RemoveRaftVoter then AddRaftVoter (KIP-853) for a
-controller, through ``fixtures/wire/voters.py`` (``kafka_harness/cluster_voters.py``'s
-``voter_change`` does it for ``kafka-harness cluster``; chaos cannot import it, so its directory-id
-lookup would move to ``fixtures/wire/voters.py``). None: the nemesis changes brokers only (campaign
-clusters also start at kraft.version 0; ``reference.kraft.version=1`` is what a voter step needs)."""
+KRAFT_VERSION_CONFIG = "reference.kraft.version"
+"""The reference's format-time kraft.version (1: dynamic voters, KIP-853); a campaign with this
+nemesis starts its cluster with 1 unless its broker configs say otherwise."""
 
 
 @dataclass(frozen=True)
@@ -129,6 +131,8 @@ class Membership:
     ends: dict[int, threading.Event] = field(default_factory=dict)
     added: list[int] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    voters: bool = False
+    """Change the metadata quorum's voters too (the cluster runs at kraft.version 1)."""
     one_at_a_time: threading.Lock = field(default_factory=threading.Lock)
     """Windows run one after another: a window planning while another's moves are in flight would
     read their replica lists (targets and leaving replicas together) as assignments."""
@@ -173,8 +177,15 @@ class Membership:
             return
         try:
             node: Node | None = None
+            removed: Removed | None = None
+            steps = self._voter_steps() if self.voters else None
+            record = functools.partial(self._record, plan_id)
             try:
+                if steps is not None:
+                    removed = steps.remove(pick, record)
                 node = self._add(plan_id)
+                if steps is not None and removed is not None:
+                    steps.add_back(removed, record)
                 addresses = self._addresses()
                 moving = reassigning(addresses)
                 current = [p for p in view(addresses).placements if (p.topic, p.partition) not in moving]
@@ -184,10 +195,27 @@ class Membership:
             except Exception as exc:  # recorded, never fatal
                 self._record(plan_id, "error", {"error": f"{type(exc).__name__}: {exc}"})
             end.wait(JOIN_TIMEOUT_S)
+            if steps is not None and removed is not None and not removed.back:
+                try:
+                    steps.add_back(removed, record)
+                except Exception as exc:  # recorded, never fatal
+                    self._record(plan_id, "error", {"error": f"{type(exc).__name__}: {exc}"})
             if node is not None:
                 self._decommission(plan_id, node)
         finally:
             self.one_at_a_time.release()
+
+    def _voter_steps(self) -> VoterSteps:
+        def running() -> list[int]:
+            return [n.node_id for n in self.target.nodes if n.is_running]
+
+        def endpoint(node_id: int) -> tuple[str, int] | None:
+            node = next((n for n in self.target.nodes if n.node_id == node_id), None)
+            if node is None or node.controller_port is None:
+                return None
+            return (node.host, node.controller_port)
+
+        return VoterSteps(self._addresses, running, endpoint)
 
     def _add(self, plan_id: int) -> Node:
         with self.lock:

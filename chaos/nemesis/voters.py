@@ -1,0 +1,152 @@
+"""The membership nemesis' voter steps (KIP-853): a metadata-quorum voter leaves and comes back.
+
+Per ``membership`` window (:mod:`.membership`), on a reference cluster started at kraft.version 1
+(``reference.kraft.version=1``: the runner sets it when ``membership`` is among the faults):
+
+1. ``remove-voter``: a seeded voter (any, the active controller included: a leader removed resigns
+   once the change commits, Kafka's ``RemoveVoterHandler``) is removed with RemoveRaftVoter through
+   a broker, which forwards it to the active controller; its directory id comes from
+   DescribeQuorum v2. The process keeps running: once it reads the new voter set it is an observer
+   of the metadata log (``raft/src/main/java/org/apache/kafka/raft/KafkaRaftClient.java``: a replica
+   not in the voter set fetches as an observer).
+2. ``add-voter``: once DescribeQuorum shows it caught up as an observer (its log end at the high
+   watermark), AddRaftVoter adds it back with its controller endpoint and directory id, as
+   ``kafka-metadata-quorum add-controller`` does (Kafka's ``internals/AddVoterHandler.java`` refuses
+   a replica that has not fetched: REQUEST_TIMED_OUT, asked again, bounded).
+
+The majority rule: a voter is removed only when at least :data:`MIN_VOTERS_LEFT` other voters are
+running (the kill nemesis may have one down): with fewer, one more kill would leave the quorum
+without a majority for the add that brings it back. A window that cannot remove records
+``voter-skip`` with its reason. Every request is asked again while the leadership moves (a kill of
+the active controller), bounded in attempts and time (:mod:`fixtures.wire.voters`). A voter that
+could not be added back in its window is tried again at the window's end (``add-voter`` again).
+"""
+
+from __future__ import annotations
+
+import random
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from fixtures.wire import voters as wire_voters
+from fixtures.wire.voters import QuorumView, VoterChangeError
+
+MIN_VOTERS_LEFT = 2
+"""Voters that must still be running after a removal (the brief's rule with the kill nemesis)."""
+CATCH_UP_TIMEOUT_S = 30.0
+CHANGE_TIMEOUT_S = 45.0
+
+Record = Callable[[str, dict[str, Any]], None]
+
+
+@dataclass(frozen=True)
+class VoterPick:
+    """The voter a window removes and adds back, or why none is."""
+
+    voter: int | None
+    reason: str = ""
+
+
+def pick_voter(pick: int, voters: Sequence[int], running: Sequence[int]) -> VoterPick:
+    """The seeded voter to remove, among the running ones, so that :data:`MIN_VOTERS_LEFT` other
+    voters stay running; None with the reason when no removal keeps that. Pure."""
+    alive = sorted(v for v in voters if v in set(running))
+    if len(voters) < MIN_VOTERS_LEFT + 1:
+        return VoterPick(None, f"{len(voters)} voters: removing one would leave fewer than {MIN_VOTERS_LEFT}")
+    candidates = [v for v in alive if len(alive) - 1 >= MIN_VOTERS_LEFT]
+    if not candidates:
+        return VoterPick(
+            None,
+            f"voters {sorted(voters)}, running {alive}: a removal would leave fewer than {MIN_VOTERS_LEFT}",
+        )
+    return VoterPick(random.Random(pick).choice(candidates))
+
+
+@dataclass
+class Removed:
+    """A voter this window took out, to bring back."""
+
+    voter: int
+    directory_id: uuid.UUID
+    endpoint: tuple[str, int]
+    back: bool = False
+
+
+class VoterSteps:
+    """The voter steps of one cluster: ``addresses()`` gives the running brokers' addresses,
+    ``running()`` the running node ids, ``endpoint(id)`` a voter's controller listener."""
+
+    def __init__(
+        self,
+        addresses: Callable[[], list[str]],
+        running: Callable[[], list[int]],
+        endpoint: Callable[[int], tuple[str, int] | None],
+    ) -> None:
+        self.addresses = addresses
+        self.running = running
+        self.endpoint = endpoint
+
+    def remove(self, pick: int, record: Record) -> Removed | None:
+        """Step 1: remove a seeded voter (recorded); None when none was removed."""
+        try:
+            quorum: QuorumView = wire_voters.quorum_of(self.addresses())
+        except VoterChangeError as exc:
+            record("voter-skip", {"reason": f"no quorum description: {exc}"})
+            return None
+        chosen = pick_voter(pick, quorum.voter_ids, self.running())
+        if chosen.voter is None:
+            record("voter-skip", {"reason": chosen.reason, "voters": list(quorum.voter_ids)})
+            return None
+        voter = next(v for v in quorum.voters if v.replica_id == chosen.voter)
+        endpoint = self.endpoint(chosen.voter)
+        if voter.directory_id is None or endpoint is None:
+            record(
+                "voter-skip", {"reason": f"voter {chosen.voter} has no directory id or controller endpoint"}
+            )
+            return None
+        answer = wire_voters.remove_voter(
+            self.addresses(), chosen.voter, voter.directory_id, timeout_s=CHANGE_TIMEOUT_S
+        )
+        value: dict[str, Any] = {
+            "nodes": [chosen.voter],
+            "voters_before": list(quorum.voter_ids),
+            "leader": quorum.leader,
+            "epoch": quorum.epoch,
+            "error": answer.error,
+        }
+        if answer.message:
+            value["message"] = answer.message
+        record("remove-voter", value)
+        if answer.error != "NONE":
+            return None
+        return Removed(chosen.voter, voter.directory_id, endpoint)
+
+    def add_back(self, removed: Removed, record: Record, catch_up_s: float = CATCH_UP_TIMEOUT_S) -> bool:
+        """Step 2: once ``removed`` observes the quorum caught up, AddRaftVoter (recorded); True
+        when it is a voter again."""
+        value: dict[str, Any] = {"nodes": [removed.voter]}
+        try:
+            value["caught_up_s"] = round(
+                wire_voters.wait_caught_up(self.addresses(), removed.voter, catch_up_s), 3
+            )
+        except VoterChangeError as exc:
+            value["not_caught_up"] = str(exc)  # AddRaftVoter is still asked: the leader decides
+        answer = wire_voters.add_voter(
+            self.addresses(),
+            removed.voter,
+            removed.directory_id,
+            removed.endpoint,
+            timeout_s=CHANGE_TIMEOUT_S,
+        )
+        value["error"] = answer.error
+        if answer.message:
+            value["message"] = answer.message
+        removed.back = answer.error in ("NONE", "DUPLICATE_VOTER")
+        try:
+            value["voters_after"] = list(wire_voters.quorum_of(self.addresses()).voter_ids)
+        except VoterChangeError as exc:
+            value["voters_after"] = f"unknown: {exc}"
+        record("add-voter", value)
+        return removed.back

@@ -1,0 +1,169 @@
+"""The membership nemesis' voter steps (chaos/nemesis/voters.py) against a fake quorum on the wire:
+the seeded pick and the majority rule, RemoveRaftVoter, the wait until the removed voter is caught up
+as an observer, AddRaftVoter, and the retries while the leadership moves. The fake answers
+DescribeQuorum v2, RemoveRaftVoter and AddRaftVoter as the reference's brokers do (forwarded to the
+active controller); a real cluster runs them in ``kafka-harness chaos --nemesis membership``."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from kio.schema.errors import ErrorCode
+
+from chaos.nemesis.voters import MIN_VOTERS_LEFT, VoterSteps, pick_voter
+from fixtures.wire import membership as wire_membership
+from fixtures.wire import voters as wire_voters
+
+
+def _dir(node: int) -> uuid.UUID:
+    return uuid.UUID(int=node + 100)
+
+
+@dataclass
+class FakeQuorum:
+    voters: set[int] = field(default_factory=lambda: {1, 2, 3})
+    observers: dict[int, int] = field(default_factory=dict)
+    """Observer id -> its log end offset (grows by one per DescribeQuorum: it fetches)."""
+    high_watermark: int = 5
+    leader: int = 1
+    moving: list[str] = field(default_factory=list)
+    """Errors to answer the next voter changes with first (a leadership moving)."""
+    asked: list[str] = field(default_factory=list)
+    down: set[str] = field(default_factory=set)
+    """Addresses that refuse connections."""
+
+    def describe(self) -> Any:
+        for node in self.observers:
+            self.observers[node] = min(self.observers[node] + 1, self.high_watermark)
+
+        def replica(node: int, end: int) -> Any:
+            return SimpleNamespace(replica_id=node, replica_directory_id=_dir(node), log_end_offset=end)
+
+        partition = SimpleNamespace(
+            error_code=ErrorCode.none,
+            leader_id=self.leader,
+            leader_epoch=4,
+            high_watermark=self.high_watermark,
+            current_voters=[replica(v, self.high_watermark) for v in sorted(self.voters)],
+            observers=[replica(o, end) for o, end in sorted(self.observers.items())],
+        )
+        return SimpleNamespace(error_code=ErrorCode.none, topics=[SimpleNamespace(partitions=[partition])])
+
+    def change(self, api: str, fields: dict[str, Any]) -> Any:
+        node, directory = int(fields["voter_id"]), fields["voter_directory_id"]
+        self.asked.append(f"{api} {node}")
+        if self.moving:
+            code = getattr(ErrorCode, self.moving.pop(0))
+        elif directory != _dir(node):
+            code = ErrorCode.voter_not_found
+        elif api == "remove_raft_voter":
+            if node not in self.voters:
+                code = ErrorCode.voter_not_found
+            else:
+                self.voters.discard(node)
+                self.observers[node] = 0
+                code = ErrorCode.none
+        elif node in self.voters:
+            code = ErrorCode.duplicate_voter
+        elif self.observers.get(node, -1) < self.high_watermark:
+            code = ErrorCode.request_timed_out
+        else:
+            self.voters.add(node)
+            del self.observers[node]
+            code = ErrorCode.none
+        return SimpleNamespace(error_code=code, error_message=None)
+
+
+class FakeWire:
+    quorum: FakeQuorum
+
+    def __init__(self, address: str, **_: Any) -> None:
+        if address in self.quorum.down:
+            raise ConnectionRefusedError(f"{address} is down")
+
+    def __enter__(self) -> FakeWire:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        return None
+
+    def request(self, api: str, version: int, fields: dict[str, Any] | None = None, **kw: Any) -> Any:
+        if api == "describe_quorum":
+            return self.quorum.describe()
+        assert fields is not None
+        return self.quorum.change(api, fields)
+
+
+@pytest.fixture
+def quorum(monkeypatch: pytest.MonkeyPatch) -> FakeQuorum:
+    fake = FakeQuorum()
+    FakeWire.quorum = fake
+    monkeypatch.setattr(wire_membership, "WireClient", FakeWire)  # the brokers asked in turn
+    monkeypatch.setattr(wire_voters, "POLL_S", 0.0)
+    return fake
+
+
+def _steps(running: list[int] | None = None) -> VoterSteps:
+    return VoterSteps(
+        lambda: ["a:1", "b:2"],
+        lambda: running if running is not None else [1, 2, 3, 4],
+        lambda node: ("127.0.0.1", 9000 + node),
+    )
+
+
+def test_the_pick_is_seeded_and_keeps_two_voters_running() -> None:
+    picks = {pick_voter(seed, [1, 2, 3], [1, 2, 3]).voter for seed in range(30)}
+    assert picks == {1, 2, 3}  # any voter, the leader included
+    assert pick_voter(5, [1, 2, 3], [1, 2, 3]) == pick_voter(5, [1, 2, 3], [1, 2, 3])
+    one_down = pick_voter(5, [1, 2, 3], [1, 3, 4])  # a kill has voter 2 down
+    assert one_down.voter is None and "fewer than 2" in one_down.reason
+    assert pick_voter(5, [1, 2], [1, 2]).voter is None
+    five = {pick_voter(s, [1, 2, 3, 4, 5], [1, 2, 4]).voter for s in range(30)}
+    assert five == {1, 2, 4} and MIN_VOTERS_LEFT == 2  # only running voters are removed
+
+
+def test_a_voter_is_removed_then_added_back_once_caught_up(quorum: FakeQuorum) -> None:
+    records: list[tuple[str, dict[str, Any]]] = []
+    steps = _steps()
+    removed = steps.remove(11, lambda step, value: records.append((step, value)))
+    assert removed is not None and removed.directory_id == _dir(removed.voter)
+    assert removed.voter not in quorum.voters and removed.endpoint == ("127.0.0.1", 9000 + removed.voter)
+    assert steps.add_back(removed, lambda step, value: records.append((step, value)))
+    assert quorum.voters == {1, 2, 3} and not quorum.observers
+    assert [step for step, _ in records] == ["remove-voter", "add-voter"]
+    remove, add = records[0][1], records[1][1]
+    assert remove["error"] == "NONE" and remove["voters_before"] == [1, 2, 3]
+    assert add["error"] == "NONE" and add["voters_after"] == [1, 2, 3] and add["caught_up_s"] >= 0
+    assert quorum.asked == [f"remove_raft_voter {removed.voter}", f"add_raft_voter {removed.voter}"]
+
+
+def test_changes_are_asked_again_while_the_leadership_moves(quorum: FakeQuorum) -> None:
+    """A kill of the active controller: NOT_CONTROLLER, then a broker down; both asked again."""
+    quorum.moving = ["not_controller", "request_timed_out"]
+    quorum.down = {"a:1"}
+    records: list[tuple[str, dict[str, Any]]] = []
+    removed = _steps().remove(3, lambda step, value: records.append((step, value)))
+    assert removed is not None and records[-1][1]["error"] == "NONE"
+    assert len(quorum.asked) == 3  # two refusals, then done
+
+
+def test_no_removal_when_the_majority_rule_forbids_it(quorum: FakeQuorum) -> None:
+    records: list[tuple[str, dict[str, Any]]] = []
+    assert _steps(running=[1, 3, 4]).remove(3, lambda step, value: records.append((step, value))) is None
+    assert records[0][0] == "voter-skip" and quorum.voters == {1, 2, 3} and not quorum.asked
+
+
+def test_an_add_of_a_voter_that_never_catches_up_is_refused_and_recorded(quorum: FakeQuorum) -> None:
+    records: list[tuple[str, dict[str, Any]]] = []
+    steps = _steps()
+    removed = steps.remove(3, lambda step, value: records.append((step, value)))
+    assert removed is not None
+    quorum.high_watermark = 10**9  # the observer stays behind (its process is paused, say)
+    assert not steps.add_back(removed, lambda step, value: records.append((step, value)), catch_up_s=0.05)
+    add = records[-1][1]
+    assert add["error"] == "REQUEST_TIMED_OUT" and "did not catch up" in add["not_caught_up"]
+    assert removed.voter not in quorum.voters and not removed.back
