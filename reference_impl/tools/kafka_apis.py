@@ -175,9 +175,12 @@ BEHAVIOUR_GAPS: tuple[tuple[str, str], ...] = (
         "A process cluster is kraft.version 1 only with reference.kraft.version=1 (its voters formatted as "
         "the initial controllers at the first start, --initial-controllers; default 0: the leader answers "
         "the three APIs UNSUPPORTED_VERSION after Kafka's request checks, as a static Kafka 4 quorum), and "
-        "its voters are the nodes of controller.quorum.voters: a voter may be removed and added back, but a "
-        "node outside that list cannot join as a controller (its address is not known to the others; no "
-        "controller.quorum.bootstrap.servers). The leader does not ask a new voter ApiVersions (its "
+        "its initial voters are the nodes of controller.quorum.voters; a new controller joins with "
+        "controller.quorum.bootstrap.servers (core/kraft/peer_addresses.py: it observes through the "
+        "bootstrap servers and the Fetch answers' NodeEndpoints, is then added with AddRaftVoter, and the "
+        "others reach it at the voter set's endpoint; kafka-harness cluster add-controller). The reference "
+        "derives a node's directory id from the cluster and node ids instead of meta.properties, and its "
+        "Fetch sends no ReplicaDirectoryId. The leader does not ask a new voter ApiVersions (its "
         "kraft.version range is taken as 0-1); observers of a kraft.version 1 quorum take a new epoch only "
         "with its leader (no pre-vote, KIP-996, to stop a removed voter's elections).",
     ),

@@ -2,7 +2,7 @@
 
 The sans-IO quorum (:mod:`reference_impl.core.raft`) and controller speak
 plain dataclasses; between processes they travel as the Kafka APIs KRaft
-uses: Vote (52), BeginQuorumEpoch (53), EndQuorumEpoch (54), Fetch (1, v13,
+uses: Vote (52), BeginQuorumEpoch (53), EndQuorumEpoch (54), Fetch (1, v17,
 on the ``__cluster_metadata`` partition by its topic id), FetchSnapshot (59),
 BrokerRegistration (62), BrokerHeartbeat (63), AlterPartition (56) and
 AllocateProducerIds (67), and the admin requests brokers forward (ElectLeaders 43, the reassignment
@@ -50,7 +50,11 @@ MAX_ASSIGNMENTS = 10_000
 ELECT_LEADERS, ALTER_REASSIGNMENTS, LIST_REASSIGNMENTS, UNREGISTER_BROKER = 43, 45, 46, 64
 ADMIN_FORWARD_TIMEOUT_MS = 30_000
 """Timeout of an admin request a broker forwards to the active controller (KIP-590's forwarding)."""
-RAFT_FETCH_VERSION = 13
+RAFT_FETCH_VERSION = 17
+"""KRaft's Fetch (KIP-853, v17; ``clients/src/main/resources/common/message/FetchRequest.json``): the
+replica id in ``ReplicaState`` (v15+), and an answer's ``NodeEndpoints`` (v16+) naming where the leader
+it names listens, which a node that found the quorum through ``controller.quorum.bootstrap.servers``
+fetches from next (``peer_addresses.py``)."""
 
 
 def _one(topics: tuple[Any, ...]) -> Any:
@@ -103,6 +107,7 @@ def request_to_wire(body: Any, cluster_id: str) -> RequestPayload:
                 {
                     "cluster_id": cluster_id,
                     "replica_id": body.replica_id,
+                    "replica_state": {"replica_id": body.replica_id, "replica_epoch": -1},
                     "max_wait": body.max_wait_ms,
                     "min_bytes": 0,
                     "max_bytes": body.max_bytes,
@@ -468,9 +473,11 @@ def request_from_wire(api_key: int, wire: Any, correlation_id: int) -> tuple[int
             p = _one(wire.topics)
             if p is None:
                 return None
-            return int(wire.replica_id), FetchRequest(
+            state = getattr(wire, "replica_state", None)  # v15+
+            replica = int(state.replica_id if state is not None else wire.replica_id)
+            return replica, FetchRequest(
                 correlation_id=correlation_id,
-                replica_id=int(wire.replica_id),
+                replica_id=replica,
                 current_leader_epoch=int(p.current_leader_epoch),
                 fetch_offset=int(p.fetch_offset),
                 last_fetched_epoch=int(p.last_fetched_epoch),
@@ -558,8 +565,15 @@ def request_from_wire(api_key: int, wire: Any, correlation_id: int) -> tuple[int
 # -- responses: dataclass -> wire (the serving side) -------------------------------------------
 
 
-def response_to_wire(api_key: int, version: int, body: Any, request: Any = None) -> Any:
-    """The kio response of ``version`` for a dataclass answer to ``request`` (a dataclass)."""
+def response_to_wire(
+    api_key: int,
+    version: int,
+    body: Any,
+    request: Any = None,
+    node_endpoints: list[dict[str, Any]] | None = None,
+) -> Any:
+    """The kio response of ``version`` for a dataclass answer to ``request`` (a dataclass);
+    ``node_endpoints``: a Fetch answer's leader endpoint (v16+)."""
     cls = response_class(api_key, version)
     match body:
         case VoteResponse():
@@ -606,6 +620,7 @@ def response_to_wire(api_key: int, version: int, body: Any, request: Any = None)
                     "error_code": 0,
                     "session_id": 0,
                     "responses": [{"topic_id": METADATA_TOPIC_ID, "partitions": [fetch_part]}],
+                    "node_endpoints": node_endpoints or [],
                 },
             )
         case FetchSnapshotResponse():
