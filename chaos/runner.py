@@ -329,6 +329,7 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
         if any(f in MEMBERSHIP_FAULTS for f in c.faults):
             dynamic = f"{KRAFT_VERSION_CONFIG}=1" in configs
             nemesis.membership = Membership(recorder, target, topics, voters=dynamic)
+            stack.callback(nemesis.membership.stop_controllers)  # controllers it started, whatever happens
         if c.restart_probe:
             first = topology.bootstrap.split(",")[0]
             nemesis.probe = RestartProbe(recorder, topic, topic_id=topic_id_of(first, topic))

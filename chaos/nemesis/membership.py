@@ -20,7 +20,10 @@ With ``voters`` (a cluster at kraft.version 1, KIP-853; :mod:`.voters`), the win
 the metadata quorum: before the broker is added a seeded voter is removed (RemoveRaftVoter), and
 after the broker is listed it is added back (AddRaftVoter) once caught up as an observer
 (``remove-voter``, ``add-voter``; ``voter-skip`` when the majority rule forbids the removal). A
-voter not back by then is tried again at the window's end, before the decommission.
+voter not back by then is tried again at the window's end, before the decommission. Every second
+such window instead starts a new controller (``controller.quorum.bootstrap.servers``), adds it once
+caught up and removes and stops it at the window's end (``start-controller``, ``add-voter``,
+``remove-voter``, ``stop-controller`` with ``new``).
 
 The steps run on a worker thread per window (starting a process and waiting for a move take
 seconds: the schedule's other faults go on meanwhile), one window at a time (a window planned
@@ -40,9 +43,9 @@ from pathlib import Path
 from typing import Any
 
 from chaos.history import Recorder
-from fixtures.targets import Target
+from fixtures.targets import Target, processes
 from fixtures.targets.launch import Node
-from fixtures.targets.membership import added_broker_command
+from fixtures.targets.membership import added_broker_command, added_controller_command, reference_directory_id
 from fixtures.targets.processes import free_port
 from fixtures.wire.membership import (
     MembershipError,
@@ -55,7 +58,7 @@ from fixtures.wire.membership import (
     wait_registered,
 )
 
-from .voters import Removed, VoterSteps
+from .voters import VoterKey, VoterSteps
 
 MEMBERSHIP_FAULTS = ("membership",)
 STEP_TIMEOUT_S = 60.0
@@ -133,6 +136,9 @@ class Membership:
     lock: threading.Lock = field(default_factory=threading.Lock)
     voters: bool = False
     """Change the metadata quorum's voters too (the cluster runs at kraft.version 1)."""
+    voter_windows: int = 0
+    controllers: list[Node] = field(default_factory=list)
+    """Controllers this nemesis started and has not stopped yet."""
     one_at_a_time: threading.Lock = field(default_factory=threading.Lock)
     """Windows run one after another: a window planning while another's moves are in flight would
     read their replica lists (targets and leaving replicas together) as assignments."""
@@ -161,7 +167,10 @@ class Membership:
         deadline = time.monotonic() + JOIN_TIMEOUT_S
         for worker in self.workers.values():
             worker.join(max(0.0, deadline - time.monotonic()))
-        return [plan_id for plan_id, w in self.workers.items() if w.is_alive()]
+        unfinished = [plan_id for plan_id, w in self.workers.items() if w.is_alive()]
+        if not unfinished:
+            self.stop_controllers()
+        return unfinished
 
     # -- the steps -------------------------------------------------------------------------------
 
@@ -177,15 +186,22 @@ class Membership:
             return
         try:
             node: Node | None = None
-            removed: Removed | None = None
+            removed: VoterKey | None = None
+            joined: tuple[VoterKey, Node] | None = None
             steps = self._voter_steps() if self.voters else None
             record = functools.partial(self._record, plan_id)
             try:
                 if steps is not None:
-                    removed = steps.remove(pick, record)
+                    self.voter_windows += 1
+                    if self.voter_windows % 2 == 1:  # odd windows: a voter out and back
+                        removed = steps.remove(pick, record)
+                    else:  # even windows: a new controller in and out
+                        joined = self._start_controller(plan_id)
                 node = self._add(plan_id)
                 if steps is not None and removed is not None:
-                    steps.add_back(removed, record)
+                    steps.add(removed, record)
+                if steps is not None and joined is not None:
+                    steps.add(joined[0], record)
                 addresses = self._addresses()
                 moving = reassigning(addresses)
                 current = [p for p in view(addresses).placements if (p.topic, p.partition) not in moving]
@@ -195,11 +211,13 @@ class Membership:
             except Exception as exc:  # recorded, never fatal
                 self._record(plan_id, "error", {"error": f"{type(exc).__name__}: {exc}"})
             end.wait(JOIN_TIMEOUT_S)
-            if steps is not None and removed is not None and not removed.back:
+            if steps is not None and removed is not None and not removed.in_quorum:
                 try:
-                    steps.add_back(removed, record)
+                    steps.add(removed, record)
                 except Exception as exc:  # recorded, never fatal
                     self._record(plan_id, "error", {"error": f"{type(exc).__name__}: {exc}"})
+            if steps is not None and joined is not None:
+                self._leave(plan_id, steps, *joined)
             if node is not None:
                 self._decommission(plan_id, node)
         finally:
@@ -217,11 +235,65 @@ class Membership:
 
         return VoterSteps(self._addresses, running, endpoint)
 
-    def _add(self, plan_id: int) -> Node:
+    def _new_id(self) -> int:
         with self.lock:
             taken = {n.node_id for n in self.target.nodes} | set(self.added)
             new_id = max(taken) + 1
             self.added.append(new_id)
+        return new_id
+
+    def _start_controller(self, plan_id: int) -> tuple[VoterKey, Node]:
+        """A new controller-only process that finds the quorum through the voters' controller
+        listeners (``controller.quorum.bootstrap.servers``, KIP-853); started, not waited for (its
+        catching up is :meth:`VoterSteps.add`'s wait)."""
+        voters = [n for n in self.target.nodes if n.controller_port is not None]
+        if not voters:
+            raise RuntimeError("no voter with a controller listener to copy")
+        template = voters[0]
+        new_id = self._new_id()
+        port = free_port()
+        root = self.target.workdir or Path(template.log_path).parent
+        bootstrap = [f"{n.host}:{n.controller_port}" for n in voters]
+        command = added_controller_command(
+            template.command, new_id, template.host, port, root / f"node-{new_id}", bootstrap
+        )
+        cluster_id = command[command.index("--cluster-id") + 1] if "--cluster-id" in command else ""
+        node = Node(
+            new_id, template.host, port, port, command, root / f"node-{new_id}.log", dict(template.env)
+        )
+        node.controller_port = port
+        node.process = processes.start_logged(command, node.log_path, node.env)
+        with self.lock:
+            self.controllers.append(node)
+        self._record(plan_id, "start-controller", {"nodes": [new_id], "bootstrap": bootstrap})
+        joined = VoterKey(new_id, reference_directory_id(cluster_id, new_id), (template.host, port), new=True)
+        return joined, node
+
+    def _leave(self, plan_id: int, steps: VoterSteps, joined: VoterKey, node: Node) -> None:
+        """The joined controller removed from the voters, then its process stopped (an observer
+        that never became a voter is stopped at once)."""
+        try:
+            gone = steps.leave(joined, functools.partial(self._record, plan_id))
+        except Exception as exc:  # recorded, never fatal
+            self._record(plan_id, "error", {"error": f"{type(exc).__name__}: {exc}"})
+            gone = False
+        if gone:
+            node.stop()
+            with self.lock:
+                self.controllers.remove(node)
+            self._record(plan_id, "stop-controller", {"nodes": [joined.voter]})
+
+    def stop_controllers(self) -> list[int]:
+        """The campaign's end: every controller this nemesis started and still runs is stopped
+        (one that could not be removed from the voters too); their ids."""
+        with self.lock:
+            left, self.controllers = list(self.controllers), []
+        for node in left:
+            node.stop()
+        return [n.node_id for n in left]
+
+    def _add(self, plan_id: int) -> Node:
+        new_id = self._new_id()
         template = self.target.nodes[0]
         port = free_port()
         root = self.target.workdir or Path(template.log_path).parent

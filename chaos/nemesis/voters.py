@@ -14,6 +14,15 @@ Per ``membership`` window (:mod:`.membership`), on a reference cluster started a
    ``kafka-metadata-quorum add-controller`` does (Kafka's ``internals/AddVoterHandler.java`` refuses
    a replica that has not fetched: REQUEST_TIMED_OUT, asked again, bounded).
 
+Every second window is the other kind (``join``/``leave``): a new controller-only process starts
+with ``controller.quorum.bootstrap.servers`` naming the voters' controller listeners instead of
+``controller.quorum.voters`` (``start-controller``; KIP-853, Kafka's ``kafka-storage format
+--no-initial-controllers``), observes the metadata log, and once caught up is added with AddRaftVoter
+(``add-voter`` with ``new``); at the window's end it is removed again (``remove-voter`` with ``new``)
+and its process stopped (``stop-controller``). Its directory id is the one the reference derives
+(``fixtures.targets.membership.reference_directory_id``; Kafka's tool reads it from the new
+controller's ``meta.properties``).
+
 The majority rule: a voter is removed only when at least :data:`MIN_VOTERS_LEFT` other voters are
 running (the kill nemesis may have one down): with fewer, one more kill would leave the quorum
 without a majority for the add that brings it back. A window that cannot remove records
@@ -25,6 +34,7 @@ could not be added back in its window is tried again at the window's end (``add-
 from __future__ import annotations
 
 import random
+import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -37,6 +47,10 @@ MIN_VOTERS_LEFT = 2
 """Voters that must still be running after a removal (the brief's rule with the kill nemesis)."""
 CATCH_UP_TIMEOUT_S = 30.0
 CHANGE_TIMEOUT_S = 45.0
+RULE_WAIT_S = 30.0
+"""How long the removal of a joined controller waits for the majority rule (a killed voter back)."""
+POLL_S = 0.5
+MAX_RULE_POLLS = 1_000
 
 Record = Callable[[str, dict[str, Any]], None]
 
@@ -65,13 +79,16 @@ def pick_voter(pick: int, voters: Sequence[int], running: Sequence[int]) -> Vote
 
 
 @dataclass
-class Removed:
-    """A voter this window took out, to bring back."""
+class VoterKey:
+    """A voter a window changes: one it took out to bring back, or (``new``) a controller it
+    started to add and remove again."""
 
     voter: int
     directory_id: uuid.UUID
     endpoint: tuple[str, int]
-    back: bool = False
+    new: bool = False
+    in_quorum: bool = False
+    """A voter (again) after the window's add."""
 
 
 class VoterSteps:
@@ -88,7 +105,7 @@ class VoterSteps:
         self.running = running
         self.endpoint = endpoint
 
-    def remove(self, pick: int, record: Record) -> Removed | None:
+    def remove(self, pick: int, record: Record) -> VoterKey | None:
         """Step 1: remove a seeded voter (recorded); None when none was removed."""
         try:
             quorum: QuorumView = wire_voters.quorum_of(self.addresses())
@@ -121,32 +138,68 @@ class VoterSteps:
         record("remove-voter", value)
         if answer.error != "NONE":
             return None
-        return Removed(chosen.voter, voter.directory_id, endpoint)
+        return VoterKey(chosen.voter, voter.directory_id, endpoint)
 
-    def add_back(self, removed: Removed, record: Record, catch_up_s: float = CATCH_UP_TIMEOUT_S) -> bool:
-        """Step 2: once ``removed`` observes the quorum caught up, AddRaftVoter (recorded); True
-        when it is a voter again."""
-        value: dict[str, Any] = {"nodes": [removed.voter]}
+    def add(self, key: VoterKey, record: Record, catch_up_s: float = CATCH_UP_TIMEOUT_S) -> bool:
+        """Once ``key``'s replica observes the quorum caught up, AddRaftVoter (``add-voter``; the
+        voter taken out comes back, or the started controller joins, ``new``); True when it is a
+        voter."""
+        value: dict[str, Any] = {"nodes": [key.voter], **({"new": True} if key.new else {})}
         try:
             value["caught_up_s"] = round(
-                wire_voters.wait_caught_up(self.addresses(), removed.voter, catch_up_s), 3
+                wire_voters.wait_caught_up(self.addresses(), key.voter, catch_up_s), 3
             )
         except VoterChangeError as exc:
             value["not_caught_up"] = str(exc)  # AddRaftVoter is still asked: the leader decides
         answer = wire_voters.add_voter(
-            self.addresses(),
-            removed.voter,
-            removed.directory_id,
-            removed.endpoint,
-            timeout_s=CHANGE_TIMEOUT_S,
+            self.addresses(), key.voter, key.directory_id, key.endpoint, timeout_s=CHANGE_TIMEOUT_S
         )
         value["error"] = answer.error
         if answer.message:
             value["message"] = answer.message
-        removed.back = answer.error in ("NONE", "DUPLICATE_VOTER")
+        key.in_quorum = answer.error in ("NONE", "DUPLICATE_VOTER")
         try:
             value["voters_after"] = list(wire_voters.quorum_of(self.addresses()).voter_ids)
         except VoterChangeError as exc:
             value["voters_after"] = f"unknown: {exc}"
         record("add-voter", value)
-        return removed.back
+        return key.in_quorum
+
+    def leave(self, joined: VoterKey, record: Record, rule_wait_s: float = RULE_WAIT_S) -> bool:
+        """Step 2: the joined controller is removed again (``remove-voter``, ``new``), once the
+        majority rule holds (waited for, bounded: a kill may have an original voter down); True when
+        it is no voter (so its process may stop)."""
+        deadline = time.monotonic() + rule_wait_s
+        reason = "never described"
+        for _ in range(MAX_RULE_POLLS):
+            try:
+                quorum = wire_voters.quorum_of(self.addresses())
+            except VoterChangeError as exc:
+                reason = f"no quorum description: {exc}"
+            else:
+                if joined.voter not in quorum.voter_ids:
+                    return True
+                running = set(self.running()) | {joined.voter}
+                others = [v for v in quorum.voter_ids if v != joined.voter and v in running]
+                if len(others) >= MIN_VOTERS_LEFT:
+                    answer = wire_voters.remove_voter(
+                        self.addresses(), joined.voter, joined.directory_id, timeout_s=CHANGE_TIMEOUT_S
+                    )
+                    value: dict[str, Any] = {
+                        "nodes": [joined.voter],
+                        "new": True,
+                        "voters_before": list(quorum.voter_ids),
+                        "leader": quorum.leader,
+                        "epoch": quorum.epoch,
+                        "error": answer.error,
+                    }
+                    if answer.message:
+                        value["message"] = answer.message
+                    record("remove-voter", value)
+                    return answer.error in ("NONE", "VOTER_NOT_FOUND")
+                reason = f"voters {list(quorum.voter_ids)}, running {sorted(others)}"
+            if time.monotonic() >= deadline:
+                break
+            time.sleep(POLL_S)
+        record("voter-skip", {"nodes": [joined.voter], "reason": f"not removed: {reason}"})
+        return False

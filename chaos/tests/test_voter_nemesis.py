@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from kio.schema.errors import ErrorCode
 
-from chaos.nemesis.voters import MIN_VOTERS_LEFT, VoterSteps, pick_voter
+from chaos.nemesis.voters import MIN_VOTERS_LEFT, VoterKey, VoterSteps, pick_voter
 from fixtures.wire import membership as wire_membership
 from fixtures.wire import voters as wire_voters
 
@@ -132,7 +132,7 @@ def test_a_voter_is_removed_then_added_back_once_caught_up(quorum: FakeQuorum) -
     removed = steps.remove(11, lambda step, value: records.append((step, value)))
     assert removed is not None and removed.directory_id == _dir(removed.voter)
     assert removed.voter not in quorum.voters and removed.endpoint == ("127.0.0.1", 9000 + removed.voter)
-    assert steps.add_back(removed, lambda step, value: records.append((step, value)))
+    assert steps.add(removed, lambda step, value: records.append((step, value)))
     assert quorum.voters == {1, 2, 3} and not quorum.observers
     assert [step for step, _ in records] == ["remove-voter", "add-voter"]
     remove, add = records[0][1], records[1][1]
@@ -163,7 +163,38 @@ def test_an_add_of_a_voter_that_never_catches_up_is_refused_and_recorded(quorum:
     removed = steps.remove(3, lambda step, value: records.append((step, value)))
     assert removed is not None
     quorum.high_watermark = 10**9  # the observer stays behind (its process is paused, say)
-    assert not steps.add_back(removed, lambda step, value: records.append((step, value)), catch_up_s=0.05)
+    assert not steps.add(removed, lambda step, value: records.append((step, value)), catch_up_s=0.05)
     add = records[-1][1]
     assert add["error"] == "REQUEST_TIMED_OUT" and "did not catch up" in add["not_caught_up"]
-    assert removed.voter not in quorum.voters and not removed.back
+    assert removed.voter not in quorum.voters and not removed.in_quorum
+
+
+def test_a_new_controller_is_added_then_removed(quorum: FakeQuorum) -> None:
+    """The other kind of window: a controller started with bootstrap servers (an observer of the
+    fake quorum) is added once caught up, then removed at the window's end."""
+    quorum.observers[7] = 0  # fetching through the bootstrap servers
+    joined = VoterKey(7, _dir(7), ("127.0.0.1", 9007), new=True)
+    records: list[tuple[str, dict[str, Any]]] = []
+    steps = _steps()
+    assert steps.add(joined, lambda step, value: records.append((step, value)))
+    assert quorum.voters == {1, 2, 3, 7} and joined.in_quorum
+    assert steps.leave(joined, lambda step, value: records.append((step, value)))
+    assert quorum.voters == {1, 2, 3}
+    assert [(step, value["new"], value["error"]) for step, value in records] == [
+        ("add-voter", True, "NONE"),
+        ("remove-voter", True, "NONE"),
+    ]
+    assert records[1][1]["voters_before"] == [1, 2, 3, 7]
+    assert steps.leave(joined, lambda step, value: records.append((step, value)))  # no voter: nothing asked
+    assert len(records) == 2
+
+
+def test_a_joined_controller_stays_while_the_rule_forbids_its_removal(quorum: FakeQuorum) -> None:
+    """Voters 1, 2, 3 and the joined 7, with 2 and 3 down (kills): removing 7 would leave one
+    running voter, so it is not removed (bounded wait) and its process is not stopped."""
+    quorum.voters.add(7)
+    joined = VoterKey(7, _dir(7), ("127.0.0.1", 9007), new=True, in_quorum=True)
+    records: list[tuple[str, dict[str, Any]]] = []
+    gone = _steps(running=[1, 4]).leave(joined, lambda step, value: records.append((step, value)), 0.0)
+    assert not gone and 7 in quorum.voters and not quorum.asked
+    assert records[-1][0] == "voter-skip" and "not removed" in records[-1][1]["reason"]
