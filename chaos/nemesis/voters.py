@@ -123,11 +123,19 @@ class VoterSteps:
                 "voter-skip", {"reason": f"voter {chosen.voter} has no directory id or controller endpoint"}
             )
             return None
+        key = VoterKey(chosen.voter, voter.directory_id, endpoint, in_quorum=True)
+        if self._remove(key, quorum, record) != "NONE":
+            return None
+        return key
+
+    def _remove(self, key: VoterKey, quorum: QuorumView, record: Record) -> str:
+        """RemoveRaftVoter of ``key`` (``remove-voter``, with the quorum as it was); the answer."""
         answer = wire_voters.remove_voter(
-            self.addresses(), chosen.voter, voter.directory_id, timeout_s=CHANGE_TIMEOUT_S
+            self.addresses(), key.voter, key.directory_id, timeout_s=CHANGE_TIMEOUT_S
         )
         value: dict[str, Any] = {
-            "nodes": [chosen.voter],
+            "nodes": [key.voter],
+            **({"new": True} if key.new else {}),
             "voters_before": list(quorum.voter_ids),
             "leader": quorum.leader,
             "epoch": quorum.epoch,
@@ -135,10 +143,9 @@ class VoterSteps:
         }
         if answer.message:
             value["message"] = answer.message
+        key.in_quorum = answer.error not in ("NONE", "VOTER_NOT_FOUND")
         record("remove-voter", value)
-        if answer.error != "NONE":
-            return None
-        return VoterKey(chosen.voter, voter.directory_id, endpoint)
+        return answer.error
 
     def add(self, key: VoterKey, record: Record, catch_up_s: float = CATCH_UP_TIMEOUT_S) -> bool:
         """Once ``key``'s replica observes the quorum caught up, AddRaftVoter (``add-voter``; the
@@ -182,21 +189,7 @@ class VoterSteps:
                 running = set(self.running()) | {joined.voter}
                 others = [v for v in quorum.voter_ids if v != joined.voter and v in running]
                 if len(others) >= MIN_VOTERS_LEFT:
-                    answer = wire_voters.remove_voter(
-                        self.addresses(), joined.voter, joined.directory_id, timeout_s=CHANGE_TIMEOUT_S
-                    )
-                    value: dict[str, Any] = {
-                        "nodes": [joined.voter],
-                        "new": True,
-                        "voters_before": list(quorum.voter_ids),
-                        "leader": quorum.leader,
-                        "epoch": quorum.epoch,
-                        "error": answer.error,
-                    }
-                    if answer.message:
-                        value["message"] = answer.message
-                    record("remove-voter", value)
-                    return answer.error in ("NONE", "VOTER_NOT_FOUND")
+                    return self._remove(joined, quorum, record) in ("NONE", "VOTER_NOT_FOUND")
                 reason = f"voters {list(quorum.voter_ids)}, running {sorted(others)}"
             if time.monotonic() >= deadline:
                 break
