@@ -408,7 +408,7 @@ class ClusterQuorum:
     def _apply_metadata(self, now_ms: int) -> None:
         # A restarted replica learns its leader from quorum-state, without a leader change event.
         leader = self.raft.leader_id
-        self.image.controller_id = leader if leader in self.addresses.voter_ids() else -1
+        self.image.controller_id = leader if leader in self.voters else -1
         hw = self.raft.high_watermark
         if not self.ready and hw is not None and self.raft.published_offset >= hw:
             self.ready = True
@@ -504,7 +504,7 @@ class ClusterQuorum:
 
     def controller_id(self) -> int:
         leader = self.raft.leader_id
-        voters = sorted(self.addresses.voter_ids())
+        voters = sorted(self.voters)
         if leader in voters or not voters:
             return leader
         return voters[self.rng.randrange(len(voters))]
@@ -518,7 +518,7 @@ class ClusterQuorum:
         if self.controller is not None and self.controller.is_active:
             return None
         leader = self.raft.leader_id
-        if leader not in self.addresses.voter_ids() or leader == self.node_id:
+        if leader not in self.voters or leader == self.node_id:
             return None
         return leader
 
