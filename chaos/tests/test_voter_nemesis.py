@@ -2,12 +2,16 @@
 the seeded pick and the majority rule, RemoveRaftVoter, the wait until the removed voter is caught up
 as an observer, AddRaftVoter, and the retries while the leadership moves. The fake answers
 DescribeQuorum v2, RemoveRaftVoter and AddRaftVoter as the reference's brokers do (forwarded to the
-active controller); a real cluster runs them in ``kafka-harness chaos --nemesis membership``."""
+active controller). One test runs both kinds of window's voter steps on a 3-node reference cluster
+(about 20 s); whole campaigns run them in ``kafka-harness chaos --nemesis membership``."""
 
 from __future__ import annotations
 
+import functools
+import time
 import uuid
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -198,3 +202,43 @@ def test_a_joined_controller_stays_while_the_rule_forbids_its_removal(quorum: Fa
     gone = _steps(running=[1, 4]).leave(joined, lambda step, value: records.append((step, value)), 0.0)
     assert not gone and 7 in quorum.voters and not quorum.asked
     assert records[-1][0] == "voter-skip" and "not removed" in records[-1][1]["reason"]
+
+
+def test_both_kinds_of_voter_window_on_a_reference_cluster(tmp_path: Path) -> None:
+    """Three reference nodes at kraft.version 1: a voter taken out and added back, then a controller
+    started with bootstrap servers, added, removed and stopped, as the membership nemesis' windows
+    do (their broker steps are the decommission tests'); each step recorded, every answer NONE."""
+    from chaos.history import Recorder
+    from chaos.nemesis.membership import Membership
+    from fixtures.targets import launch
+
+    configs = [
+        "reference.kraft.version=1",
+        "broker.session.timeout.ms=3000",
+        "broker.heartbeat.interval.ms=500",
+    ]
+    recorder = Recorder()
+    started = time.monotonic()
+    with launch("reference", workdir=tmp_path, brokers=3, broker_configs=configs) as target:
+        membership = Membership(recorder, target, [], voters=True)
+        steps = membership._voter_steps()
+        record = functools.partial(membership._record, 0)
+        removed = steps.remove(5, record)
+        assert removed is not None and steps.add(removed, record)
+        joined, node = membership._start_controller(1)
+        assert steps.add(joined, record)
+        assert wire_voters.quorum_of(steps.addresses()).voter_ids == (1, 2, 3, joined.voter)
+        membership._leave(1, steps, joined, node)
+        assert not node.is_running and membership.stop_controllers() == []
+        assert wire_voters.quorum_of(steps.addresses()).voter_ids == (1, 2, 3)
+    ops = [op.value for op in recorder.history.ops if op.f == "membership"]
+    changes = [(v["step"], v.get("new", False), v.get("error")) for v in ops]
+    assert changes == [
+        ("remove-voter", False, "NONE"),
+        ("add-voter", False, "NONE"),
+        ("start-controller", False, None),
+        ("add-voter", True, "NONE"),
+        ("remove-voter", True, "NONE"),
+        ("stop-controller", False, None),
+    ], changes
+    print(f"two voter windows on a 3-node cluster in {time.monotonic() - started:.1f} s (launch included)")
