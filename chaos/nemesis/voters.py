@@ -124,12 +124,15 @@ class VoterSteps:
             )
             return None
         key = VoterKey(chosen.voter, voter.directory_id, endpoint, in_quorum=True)
-        if self._remove(key, quorum, record) != "NONE":
+        if not self._remove(key, quorum, record):
             return None
         return key
 
-    def _remove(self, key: VoterKey, quorum: QuorumView, record: Record) -> str:
-        """RemoveRaftVoter of ``key`` (``remove-voter``, with the quorum as it was); the answer."""
+    def _remove(self, key: VoterKey, quorum: QuorumView, record: Record) -> bool:
+        """RemoveRaftVoter of ``key`` (``remove-voter``, with the quorum as it was); True when it
+        is no voter afterwards. An answer lost while the leadership moved (the leader removing
+        itself resigns once the change commits) is asked again, and the retry may be refused with
+        VOTER_NOT_FOUND although the first one committed: the quorum is described again to tell."""
         answer = wire_voters.remove_voter(
             self.addresses(), key.voter, key.directory_id, timeout_s=CHANGE_TIMEOUT_S
         )
@@ -143,9 +146,17 @@ class VoterSteps:
         }
         if answer.message:
             value["message"] = answer.message
-        key.in_quorum = answer.error not in ("NONE", "VOTER_NOT_FOUND")
+        key.in_quorum = answer.error != "NONE"
+        if key.in_quorum:
+            try:
+                after = wire_voters.quorum_of(self.addresses()).voter_ids
+                value["voters_after"] = list(after)
+                key.in_quorum = key.voter in after
+            except VoterChangeError as exc:
+                value["voters_after"] = f"unknown: {exc}"
+            value["removed"] = not key.in_quorum
         record("remove-voter", value)
-        return answer.error
+        return not key.in_quorum
 
     def add(self, key: VoterKey, record: Record, catch_up_s: float = CATCH_UP_TIMEOUT_S) -> bool:
         """Once ``key``'s replica observes the quorum caught up, AddRaftVoter (``add-voter``; the
@@ -189,7 +200,7 @@ class VoterSteps:
                 running = set(self.running()) | {joined.voter}
                 others = [v for v in quorum.voter_ids if v != joined.voter and v in running]
                 if len(others) >= MIN_VOTERS_LEFT:
-                    return self._remove(joined, quorum, record) in ("NONE", "VOTER_NOT_FOUND")
+                    return self._remove(joined, quorum, record)
                 reason = f"voters {list(quorum.voter_ids)}, running {sorted(others)}"
             if time.monotonic() >= deadline:
                 break
