@@ -26,7 +26,7 @@ from chaos.nemesis.disk import DISK_FAULTS, Disk
 from chaos.nemesis.disk import unavailable_reason as disk_unavailable
 from chaos.nemesis.faults import LINK_TOXICS, PARTITIONS, RESTART_ISOLATED, Nemesis, run_schedule
 from chaos.nemesis.log_dirs import LOG_DIR_FAULTS, LOG_DIRS_CONFIG
-from chaos.nemesis.membership import MEMBERSHIP_FAULTS, Membership
+from chaos.nemesis.membership import KRAFT_VERSION_CONFIG, MEMBERSHIP_FAULTS, Membership
 from chaos.nemesis.packet import PACKET_FAULTS, PacketRules, unavailable_reason
 from chaos.nemesis.restart_probe import RestartProbe, topic_id_of
 from chaos.nemesis.schedule import Planned, schedule
@@ -288,6 +288,10 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
             configs.append(f"unclean.leader.election.enable={'true' if c.unclean_election else 'false'}")
             if log_dir_faults and not any(kv.startswith(("log.dirs=", "log.dir=")) for kv in configs):
                 configs.append(LOG_DIRS_CONFIG)  # several log directories per broker, one to fail
+            if any(f in MEMBERSHIP_FAULTS for f in c.faults) and not any(
+                kv.startswith(f"{KRAFT_VERSION_CONFIG}=") for kv in configs
+            ):  # formatted with the initial controllers, so the nemesis can change voters (KIP-853)
+                configs.append(f"{KRAFT_VERSION_CONFIG}=1")
             if c.workload == "share":  # the share group's short lock and session (Kafka's floors: 15 s, 45 s)
                 configs += [f"{SHARE_MIN_LOCK}=1000", f"{SHARE_MIN_SESSION}=6000"]
         try:
@@ -332,7 +336,9 @@ def run(c: Campaign, progress: Callable[[str], None] = print) -> Outcome:
         group = _group_of(workload)
         nemesis = Nemesis(recorder, topology, target, topic, clock=clock, disk=disk, group=group)
         if any(f in MEMBERSHIP_FAULTS for f in c.faults):
-            nemesis.membership = Membership(recorder, target, topics)
+            dynamic = f"{KRAFT_VERSION_CONFIG}=1" in configs
+            nemesis.membership = Membership(recorder, target, topics, voters=dynamic)
+            stack.callback(nemesis.membership.stop_controllers)  # controllers it started, whatever happens
         if c.restart_probe:
             first = topology.bootstrap.split(",")[0]
             nemesis.probe = RestartProbe(recorder, topic, topic_id=topic_id_of(first, topic))

@@ -9,6 +9,7 @@
     kafka-harness cluster add-broker --data-dir D [--node-id N]      (kafka_harness/cluster_membership.py)
     kafka-harness cluster remove-broker --node-id N --data-dir D
     kafka-harness cluster remove-controller|add-controller NODE --data-dir D   (KIP-853: cluster_voters.py)
+    kafka-harness cluster add-controller [--new] --data-dir D   (a new controller, bootstrap servers)
 
 Each node has a client (PLAINTEXT) listener and each voter a CONTROLLER listener, which alone
 serves the quorum, the brokers' registrations and heartbeats and forwarded admin requests.
@@ -102,8 +103,15 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         one.add_argument("--data-dir", required=True)
     for action in ("remove-controller", "add-controller"):
         voters = sub.add_parser(action, help=f"{action.split('-')[0]} a metadata quorum voter (KIP-853)")
-        voters.add_argument("node", type=int)
+        voters.add_argument("node", type=int, nargs="?" if action == "add-controller" else None)
         voters.add_argument("--data-dir", required=True)
+        if action == "add-controller":
+            voters.add_argument(
+                "--new",
+                action="store_true",
+                help="start a new controller (controller.quorum.bootstrap.servers) and add it "
+                "(the default when no NODE is given)",
+            )
     for action in ("down", "status"):
         sub.add_parser(action).add_argument("--data-dir", required=True)
     cluster_membership.add_parsers(sub)
@@ -120,7 +128,7 @@ def main(argv: list[str]) -> int:
         if args.action in ("remove-controller", "add-controller"):
             from .cluster_voters import run
 
-            return run(args.data_dir, args.action.split("-")[0], args.node)
+            return run(args.data_dir, args.action.split("-")[0], args.node, getattr(args, "new", False))
         cluster = ClusterPlan.load(args.data_dir)
         if args.action == "down":
             down(cluster)

@@ -77,14 +77,21 @@ def run(args: argparse.Namespace) -> int:
         return 1
 
 
-def plan_added_broker(cluster: ClusterPlan, node_id: int | None = None) -> NodePlan:
-    """The new broker-only node (not yet started nor in the plan), made from a broker of the plan."""
+def new_node_id(cluster: ClusterPlan, node_id: int | None, what: str) -> int:
+    """The id a node added to ``cluster`` takes: ``node_id``, or one above the highest; refused on a
+    secured cluster (the new node would need its own certificates) or when the id is taken."""
     if cluster.client_properties:
-        raise MembershipPlanError("adding a broker to a secured cluster is not supported")
+        raise MembershipPlanError(f"adding a {what} to a secured cluster is not supported")
     taken = {n.node_id for n in cluster.nodes}
     new_id = max(taken, default=0) + 1 if node_id is None else node_id
     if new_id in taken:
         raise ClusterError(f"node {new_id} is already in the cluster at {cluster.data_dir}")
+    return new_id
+
+
+def plan_added_broker(cluster: ClusterPlan, node_id: int | None = None) -> NodePlan:
+    """The new broker-only node (not yet started nor in the plan), made from a broker of the plan."""
+    new_id = new_node_id(cluster, node_id, "broker")
     brokers = cluster.brokers
     if not brokers:
         raise ClusterError(f"the cluster at {cluster.data_dir} has no broker to copy")

@@ -16,9 +16,14 @@ nemesis op (``f`` = ``membership``, ``step`` names it, with its figures):
    (:func:`fixtures.wire.membership.decommission`): every replica of the new broker reassigned to
    the others, wait, stop it (SIGTERM), UnregisterBroker, wait until Metadata no longer lists it.
 
-Controllers are not added or removed: that is the metadata quorum's own membership change
-(AddRaftVoter / RemoveRaftVoter, KIP-853). :data:`VOTER_CHANGE_HOOK` is where a voter change
-would go (None: the steps above only).
+With ``voters`` (a cluster at kraft.version 1, KIP-853; :mod:`.voters`), the window also changes
+the metadata quorum: before the broker is added a seeded voter is removed (RemoveRaftVoter), and
+after the broker is listed it is added back (AddRaftVoter) once caught up as an observer
+(``remove-voter``, ``add-voter``; ``voter-skip`` when the majority rule forbids the removal). A
+voter not back by then is tried again at the window's end, before the decommission. Every second
+such window instead starts a new controller (``controller.quorum.bootstrap.servers``), adds it once
+caught up and removes and stops it at the window's end (``start-controller``, ``add-voter``,
+``remove-voter``, ``stop-controller`` with ``new``).
 
 The steps run on a worker thread per window (starting a process and waiting for a move take
 seconds: the schedule's other faults go on meanwhile), one window at a time (a window planned
@@ -28,18 +33,19 @@ together, for assignments); ``heal`` waits for every worker, bounded.
 
 from __future__ import annotations
 
+import functools
 import random
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from chaos.history import Recorder
-from fixtures.targets import Target
+from fixtures.targets import Target, processes
 from fixtures.targets.launch import Node
-from fixtures.targets.membership import added_broker_command
+from fixtures.targets.membership import added_broker_command, added_controller_command, reference_directory_id
 from fixtures.targets.processes import free_port
 from fixtures.wire.membership import (
     MembershipError,
@@ -52,6 +58,8 @@ from fixtures.wire.membership import (
     wait_registered,
 )
 
+from .voters import VoterKey, VoterSteps
+
 MEMBERSHIP_FAULTS = ("membership",)
 STEP_TIMEOUT_S = 60.0
 """Each wait of a step (registration, a reassignment, leaving Metadata)."""
@@ -62,12 +70,9 @@ MAX_MOVED = 64
 INTERNAL_MOVED = 2
 """At most this many partitions of the internal topics move onto it in one window."""
 INTERNAL_TOPICS = ("__consumer_offsets", "__transaction_state")
-VOTER_CHANGE_HOOK: Callable[[Sequence[str], int], None] | None = None
-"""Where a voter change of a window goes: RemoveRaftVoter then AddRaftVoter (KIP-853) for a
-controller, through ``fixtures/wire/voters.py`` (``kafka_harness/cluster_voters.py``'s
-``voter_change`` does it for ``kafka-harness cluster``; chaos cannot import it, so its directory-id
-lookup would move to ``fixtures/wire/voters.py``). None: the nemesis changes brokers only (campaign
-clusters also start at kraft.version 0; ``reference.kraft.version=1`` is what a voter step needs)."""
+KRAFT_VERSION_CONFIG = "reference.kraft.version"
+"""The reference's format-time kraft.version (1: dynamic voters, KIP-853); a campaign with this
+nemesis starts its cluster with 1 unless its broker configs say otherwise."""
 
 
 @dataclass(frozen=True)
@@ -129,6 +134,11 @@ class Membership:
     ends: dict[int, threading.Event] = field(default_factory=dict)
     added: list[int] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    voters: bool = False
+    """Change the metadata quorum's voters too (the cluster runs at kraft.version 1)."""
+    voter_windows: int = 0
+    controllers: list[Node] = field(default_factory=list)
+    """Controllers this nemesis started and has not stopped yet."""
     one_at_a_time: threading.Lock = field(default_factory=threading.Lock)
     """Windows run one after another: a window planning while another's moves are in flight would
     read their replica lists (targets and leaving replicas together) as assignments."""
@@ -157,7 +167,10 @@ class Membership:
         deadline = time.monotonic() + JOIN_TIMEOUT_S
         for worker in self.workers.values():
             worker.join(max(0.0, deadline - time.monotonic()))
-        return [plan_id for plan_id, w in self.workers.items() if w.is_alive()]
+        unfinished = [plan_id for plan_id, w in self.workers.items() if w.is_alive()]
+        if not unfinished:
+            self.stop_controllers()
+        return unfinished
 
     # -- the steps -------------------------------------------------------------------------------
 
@@ -173,8 +186,22 @@ class Membership:
             return
         try:
             node: Node | None = None
+            removed: VoterKey | None = None
+            joined: tuple[VoterKey, Node] | None = None
+            steps = self._voter_steps() if self.voters else None
+            record = functools.partial(self._record, plan_id)
             try:
+                if steps is not None:
+                    self.voter_windows += 1
+                    if self.voter_windows % 2 == 1:  # odd windows: a voter out and back
+                        removed = steps.remove(pick, record)
+                    else:  # even windows: a new controller in and out
+                        joined = self._start_controller(plan_id)
                 node = self._add(plan_id)
+                if steps is not None and removed is not None:
+                    steps.add(removed, record)
+                if steps is not None and joined is not None:
+                    steps.add(joined[0], record)
                 addresses = self._addresses()
                 moving = reassigning(addresses)
                 current = [p for p in view(addresses).placements if (p.topic, p.partition) not in moving]
@@ -184,16 +211,89 @@ class Membership:
             except Exception as exc:  # recorded, never fatal
                 self._record(plan_id, "error", {"error": f"{type(exc).__name__}: {exc}"})
             end.wait(JOIN_TIMEOUT_S)
+            if steps is not None and removed is not None and not removed.in_quorum:
+                try:
+                    steps.add(removed, record)
+                except Exception as exc:  # recorded, never fatal
+                    self._record(plan_id, "error", {"error": f"{type(exc).__name__}: {exc}"})
+            if steps is not None and joined is not None:
+                self._leave(plan_id, steps, *joined)
             if node is not None:
                 self._decommission(plan_id, node)
         finally:
             self.one_at_a_time.release()
 
-    def _add(self, plan_id: int) -> Node:
+    def _voter_steps(self) -> VoterSteps:
+        def running() -> list[int]:
+            return [n.node_id for n in self.target.nodes if n.is_running]
+
+        def endpoint(node_id: int) -> tuple[str, int] | None:
+            node = next((n for n in self.target.nodes if n.node_id == node_id), None)
+            if node is None or node.controller_port is None:
+                return None
+            return (node.host, node.controller_port)
+
+        return VoterSteps(self._addresses, running, endpoint)
+
+    def _new_id(self) -> int:
         with self.lock:
             taken = {n.node_id for n in self.target.nodes} | set(self.added)
             new_id = max(taken) + 1
             self.added.append(new_id)
+        return new_id
+
+    def _start_controller(self, plan_id: int) -> tuple[VoterKey, Node]:
+        """A new controller-only process that finds the quorum through the voters' controller
+        listeners (``controller.quorum.bootstrap.servers``, KIP-853); started, not waited for (its
+        catching up is :meth:`VoterSteps.add`'s wait)."""
+        voters = [n for n in self.target.nodes if n.controller_port is not None]
+        if not voters:
+            raise RuntimeError("no voter with a controller listener to copy")
+        template = voters[0]
+        new_id = self._new_id()
+        port = free_port()
+        root = self.target.workdir or Path(template.log_path).parent
+        bootstrap = [f"{n.host}:{n.controller_port}" for n in voters]
+        command = added_controller_command(
+            template.command, new_id, template.host, port, root / f"node-{new_id}", bootstrap
+        )
+        cluster_id = command[command.index("--cluster-id") + 1] if "--cluster-id" in command else ""
+        node = Node(
+            new_id, template.host, port, port, command, root / f"node-{new_id}.log", dict(template.env)
+        )
+        node.controller_port = port
+        node.process = processes.start_logged(command, node.log_path, node.env)
+        with self.lock:
+            self.controllers.append(node)
+        self._record(plan_id, "start-controller", {"nodes": [new_id], "bootstrap": bootstrap})
+        joined = VoterKey(new_id, reference_directory_id(cluster_id, new_id), (template.host, port), new=True)
+        return joined, node
+
+    def _leave(self, plan_id: int, steps: VoterSteps, joined: VoterKey, node: Node) -> None:
+        """The joined controller removed from the voters, then its process stopped (an observer
+        that never became a voter is stopped at once)."""
+        try:
+            gone = steps.leave(joined, functools.partial(self._record, plan_id))
+        except Exception as exc:  # recorded, never fatal
+            self._record(plan_id, "error", {"error": f"{type(exc).__name__}: {exc}"})
+            gone = False
+        if gone:
+            node.stop()
+            with self.lock:
+                self.controllers.remove(node)
+            self._record(plan_id, "stop-controller", {"nodes": [joined.voter]})
+
+    def stop_controllers(self) -> list[int]:
+        """The campaign's end: every controller this nemesis started and still runs is stopped
+        (one that could not be removed from the voters too); their ids."""
+        with self.lock:
+            left, self.controllers = list(self.controllers), []
+        for node in left:
+            node.stop()
+        return [n.node_id for n in left]
+
+    def _add(self, plan_id: int) -> Node:
+        new_id = self._new_id()
         template = self.target.nodes[0]
         port = free_port()
         root = self.target.workdir or Path(template.log_path).parent

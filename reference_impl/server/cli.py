@@ -54,6 +54,11 @@ from reference_impl.core.broker import Broker
 from reference_impl.core.configs.model import ConfigError, parse_quorum_voters
 from reference_impl.core.configs.resolution import BrokerConfig
 from reference_impl.core.controller.scram import bootstrap_records
+from reference_impl.core.kraft.peer_addresses import (
+    BOOTSTRAP_SERVERS,
+    bootstrap_voters,
+    parse_bootstrap_servers,
+)
 from reference_impl.core.kraft.quorum import QuorumPorts
 from reference_impl.core.kraft.roles import BROKER_ROLE, CONTROLLER_ROLE, node_roles
 from reference_impl.core.listeners import CLIENT_LISTENER, Endpoint, ListenerSetup, listener_setup
@@ -155,6 +160,8 @@ def main(argv: list[str]) -> int:
     try:
         config = BrokerConfig.parse(args.node_id, pairs)
         voters = parse_quorum_voters(config.get("controller.quorum.voters") or "")
+        if not voters:  # KIP-853: a node that finds the quorum through its bootstrap servers
+            voters = bootstrap_voters(parse_bootstrap_servers(config.get(BOOTSTRAP_SERVERS) or ""))
         roles = node_roles(config.get("process.roles") or "", args.node_id, voters)
         listeners = _listeners(args, config, roles, bool(voters))
         tls = {e.name: server_context(config.static, e.name) for e in listeners.listeners}

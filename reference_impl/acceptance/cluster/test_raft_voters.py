@@ -9,6 +9,9 @@ id, ``validateLeaderOnlyRequest`` with UpdateRaftVoter's epoch, the voter's dire
 endpoint on the default controller listener, the kraft.version range) and ``internals/
 AddVoterHandler.java`` (UNSUPPORTED_VERSION at kraft.version 0). The voters' own replies are what
 ``core/kraft/voter_admin.py`` serves; the simulator covers kraft.version 1 (``sim/raft/voter_fuzz.py``).
+On kraft.version 1 clusters: a voter removed and added back, by hand and with ``kafka-harness cluster
+remove-controller|add-controller``, and a new controller that joins through
+``controller.quorum.bootstrap.servers`` (KIP-853, ``core/kraft/peer_addresses.py``).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from fixtures.targets import Target, launch
+from fixtures.targets.cluster_launcher import ClusterPlan
 from fixtures.wire.voters import add_raft_voter, remove_raft_voter, update_raft_voter
 from kafka_harness import cluster_cli
 from reference_impl.core.kraft.voter_admin import directory_id
@@ -140,3 +144,32 @@ def test_the_cluster_command_removes_and_adds_a_controller(
         cluster_cli.main(["down", "--data-dir", data])
     out = capsys.readouterr().out
     assert "remove-controller 2: NONE" in out and "add-controller 2: DUPLICATE_VOTER" in out, out
+
+
+def test_a_new_controller_joins_through_bootstrap_servers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``kafka-harness cluster add-controller`` with no node: a new controller-only process started
+    with ``controller.quorum.bootstrap.servers`` (no controller.quorum.voters) observes the metadata
+    log, finding the leader through the bootstrap servers (KafkaRaftClient's ids -2, -3, ... and the
+    Fetch answer's NodeEndpoints), and is added with AddRaftVoter; then removed again."""
+    from fixtures.wire.voters import quorum_of
+
+    data = str(tmp_path / "cluster")
+    up = ["up", "--brokers", "3", "--data-dir", data, "--config", "reference.kraft.version=1"]
+    assert cluster_cli.main(up) == 0
+    try:
+        started = time.monotonic()
+        assert cluster_cli.main(["add-controller", "--data-dir", data]) == 0
+        took = time.monotonic() - started
+        brokers = [n.listen for n in ClusterPlan.load(data).nodes if n.broker]
+        assert quorum_of(brokers).voter_ids == (1, 2, 3, 4)
+        assert ClusterPlan.load(data).node(4).voter
+        assert cluster_cli.main(["remove-controller", "4", "--data-dir", data]) == 0
+        wait_for(lambda: quorum_of(brokers).voter_ids == (1, 2, 3), 10.0, "the new voter removed")
+        wait_for(lambda: quorum_of(brokers).observer(4) is not None, 10.0, "node 4 observing again")
+    finally:
+        cluster_cli.main(["down", "--data-dir", data])
+    out = capsys.readouterr().out
+    assert "add-controller 4: NONE" in out and "remove-controller 4: NONE" in out, out
+    print(f"new controller started, caught up and added in {took:.2f} s")

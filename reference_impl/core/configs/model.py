@@ -136,3 +136,32 @@ def parse_peer_addresses(value: str) -> dict[int, tuple[str, int]]:
 def parse_quorum_voters(value: str) -> dict[int, tuple[str, int]]:
     """``controller.quorum.voters``: ``1@host:port,2@host:port`` → {1: (host, port), 2: ...}."""
     return _node_addresses(value, "controller.quorum.voters", "@", "ID@HOST:PORT", host_required=True)
+
+
+BOOTSTRAP_SERVERS = "controller.quorum.bootstrap.servers"
+MAX_BOOTSTRAP_SERVERS = 64
+
+
+def parse_bootstrap_servers(value: str) -> list[tuple[str, int]]:
+    """``controller.quorum.bootstrap.servers``: ``host:port,host:port`` as Kafka's
+    ``raft/src/main/java/org/apache/kafka/raft/QuorumConfig.java`` ``parseBootstrapServers`` reads it
+    (IPv6 hosts in brackets); ConfigError naming the entry otherwise."""
+    entries = [e.strip() for e in value.split(",") if e.strip()]
+    if len(entries) > MAX_BOOTSTRAP_SERVERS:
+        raise ConfigError(f"{BOOTSTRAP_SERVERS}: at most {MAX_BOOTSTRAP_SERVERS} entries, got {len(entries)}")
+    out: list[tuple[str, int]] = []
+    for entry in entries:
+        host, colon, port = entry.rpartition(":")
+        host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+        if not colon or not host or any(c.isspace() for c in host):
+            raise ConfigError(
+                f"Failed to parse host name from {entry} for the configuration {BOOTSTRAP_SERVERS}. "
+                'Each entry should be in the form "{host}:{port}"'
+            )
+        if not port.isdigit() or not 0 < int(port) <= 65_535:
+            raise ConfigError(
+                f"Failed to parse host port from {entry} for the configuration {BOOTSTRAP_SERVERS}. "
+                'Each entry should be in the form "{host}:{port}"'
+            )
+        out.append((host, int(port)))
+    return out

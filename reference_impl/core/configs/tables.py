@@ -18,7 +18,15 @@ from ..mutants import TXN_MODES as TXN_MUTANTS
 from ..replication.read_replica import SELECTORS as READ_SELECTORS
 from ..security.settings import SECURITY_CONFIGS
 from .catalogue import register as _register_kafka_catalogue
-from .model import INT_MAX, LONG_MAX, ConfigDef, ConfigType, parse_peer_addresses, parse_quorum_voters
+from .model import (
+    INT_MAX,
+    LONG_MAX,
+    ConfigDef,
+    ConfigType,
+    parse_bootstrap_servers,
+    parse_peer_addresses,
+    parse_quorum_voters,
+)
 from .validators import at_least as _at_least
 from .validators import ratio as _ratio
 from .validators import same as _same
@@ -32,6 +40,11 @@ def _peer_addresses(value: str) -> bool:
 
 def _process_roles(value: str) -> bool:
     parse_roles(value)
+    return True
+
+
+def _bootstrap_servers(value: str) -> bool:
+    parse_bootstrap_servers(value)
     return True
 
 
@@ -427,6 +440,16 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {
             "",
             "The metadata quorum's voters, ID@HOST:PORT,... (empty: this broker is its own controller).",
             valid=_quorum_voters,
+            read_only=True,
+        ),
+        ConfigDef(
+            "controller.quorum.bootstrap.servers",
+            _T.LIST,
+            "",
+            "HOST:PORT,... of controller listeners to find the metadata quorum through (KIP-853), when "
+            "controller.quorum.voters is empty: the node observes the metadata log (kraft.version 1) and "
+            "a controller among them becomes a voter once AddRaftVoter adds it.",
+            valid=_bootstrap_servers,
             read_only=True,
         ),
         ConfigDef(

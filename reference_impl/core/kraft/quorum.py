@@ -65,6 +65,7 @@ from ..host import PeerMessenger
 from ..purgatory import DelayedOperation
 from . import inbound, voter_admin, wire
 from .dir_assignments import DirectoryAssigner, offline_dir_ids, online_dir_ids
+from .peer_addresses import PeerAddresses, bootstrap_only
 from .raft_errors import timeout_answer
 from .roles import BROKER_ROLE, CONTROLLER_ROLE, node_roles
 
@@ -174,6 +175,8 @@ class _AwaitAnswer(DelayedOperation):
         self.request = request
         self.addresses = addresses
         self.answer: Any = None
+        self.peers: PeerAddresses | None = None
+        """Set on a Fetch: its answer names where the leader listens (NodeEndpoints, v16+)."""
 
     def deliver(self, answer: Any, now_ms: int) -> None:
         self.answer = answer
@@ -184,8 +187,14 @@ class _AwaitAnswer(DelayedOperation):
 
     def on_complete(self, now_ms: int) -> None:
         answer = self.answer if self.answer is not None else timeout_answer(self.request)
-        version = self.ctx.api_version
-        self.ctx.respond(wire.response_to_wire(self.api_key, version, answer, self.request, self.addresses))
+        endpoints = (
+            None if self.peers is None else self.peers.leader_endpoints(getattr(answer, "leader_id", -1))
+        )
+        self.ctx.respond(
+            wire.response_to_wire(
+                self.api_key, self.ctx.api_version, answer, self.request, self.addresses, endpoints
+            )
+        )
 
 
 class _AdminAnswer(_AwaitAnswer):
@@ -259,7 +268,9 @@ class ClusterQuorum:
         config = broker.config
         self.broker = broker
         self.node_id = broker.node_id
-        self.voters = dict(ports.voters)
+        self.voters: Mapping[int, tuple[str, int]] = dict(ports.voters)
+        """controller.quorum.voters (or the bootstrap servers, ids -2, -3, ...), then, once the
+        replica exists, its current voters with their addresses (:class:`PeerAddresses`)."""
         self.roles = node_roles(config.get("process.roles") or "", self.node_id, self.voters)
         self.is_broker = BROKER_ROLE in self.roles
         """False on a controller-only node: no registration, heartbeats or producer-id blocks."""
@@ -272,7 +283,7 @@ class ClusterQuorum:
             request_timeout_ms=config.get_int("controller.quorum.request.timeout.ms"),
         )
         raft_log = RaftLog(metadata_log, ports.snapshot_store, broker.store.read_chunk)
-        kraft_version = config.get_int("reference.kraft.version")
+        kraft_version = 1 if bootstrap_only(self.voters) else config.get_int("reference.kraft.version")
         if kraft_version >= 1 and self.node_id in self.voters:
             voter_admin.format_initial(metadata_log, self.voters, self.cluster_id, config, now_ms)
         self.raft = RaftClient(
@@ -286,6 +297,10 @@ class ClusterQuorum:
             kraft_version,
             voter_admin.directory_id(self.cluster_id, self.node_id),
         )
+        names = config.get("controller.listener.names") or ""
+        self.addresses = PeerAddresses(self.voters, self.raft, names.split(",")[0].strip())
+        """Where each peer's controller listener is (static voters, the voter set, learnt leaders)."""
+        self.voters = self.addresses
         self.controller: QuorumController | None = None
         if CONTROLLER_ROLE in self.roles:
             self.controller = QuorumController(
@@ -403,7 +418,8 @@ class ClusterQuorum:
 
     def _apply_metadata(self, now_ms: int) -> None:
         # A restarted replica learns its leader from quorum-state, without a leader change event.
-        self.image.controller_id = self.raft.leader_id if self.raft.leader_id in self.voters else -1
+        leader = self.raft.leader_id
+        self.image.controller_id = leader if leader in self.voters else -1
         hw = self.raft.high_watermark
         if not self.ready and hw is not None and self.raft.published_offset >= hw:
             self.ready = True
@@ -432,13 +448,14 @@ class ClusterQuorum:
         return bool(out)
 
     def _send_raft(self, node_id: int, body: Any) -> None:
-        address = self.voters.get(node_id)
+        address = self.addresses.get(node_id)
         if address is None:
             return
 
         def done(response: Any, error: str | None) -> None:
             if response is None:
                 return  # the replica's own request timeout retries
+            self.addresses.learn(response)
             answer = wire.response_from_wire(body, response)
             self.raft.handle(
                 Envelope(source_id=node_id, destination_id=self.node_id, body=answer), self._now_ms
@@ -471,6 +488,8 @@ class ClusterQuorum:
         source, body = parsed
         wait_ms = getattr(body, "max_wait_ms", 0) + self._request_timeout_ms
         op = _AwaitAnswer(ctx.received_ms + wait_ms, ctx, api_key, body, self.voters)
+        if api_key == wire.FETCH:
+            op.peers = self.addresses
         self._answers[body.correlation_id] = lambda answer: op.deliver(answer, self._now_ms)
         # Raft and the controller's appends see the one wall clock Raft's poll sees, as given (Kafka's
         # KafkaRaftClient reads time.milliseconds() for both): not the request's receipt time, which
@@ -489,7 +508,7 @@ class ClusterQuorum:
     def serve_voter_change(self, ctx: RequestContext, api_key: int, request: Any) -> Reply:
         """AddRaftVoter / RemoveRaftVoter / UpdateRaftVoter at this node's replica (voter_admin.py)."""
         leader = self.raft.leader_id
-        host, port = self.voters.get(leader, ("", -1))
+        host, port = self.addresses.get(leader) or ("", -1)
         names = self.broker.config.get("controller.listener.names") or ""
         listener = names.split(",")[0].strip()
         current = (leader, self.raft.epoch, host, port)
@@ -503,9 +522,10 @@ class ClusterQuorum:
 
     def controller_id(self) -> int:
         leader = self.raft.leader_id
-        if leader in self.voters:
+        voters = sorted(self.voters)
+        if leader in voters or not voters:
             return leader
-        return sorted(self.voters)[self.rng.randrange(len(self.voters))]
+        return voters[self.rng.randrange(len(voters))]
 
     def forward_target(self, ctx: RequestContext) -> int | None:
         """The active controller to forward a client's admin request to (KIP-590), or None when this
@@ -533,7 +553,10 @@ class ClusterQuorum:
             if callback is not None:
                 callback(None if response is None else wire.response_from_wire(body, response))
 
-        address = self.voters[target]
+        address = self.addresses.get(target)
+        if address is None:  # no controller known yet: the caller asks again
+            done(None, "no controller known")
+            return
         request = wire.request_to_wire(body, self.cluster_id)
         self.broker.send_request(target, request, done, address=address, channel=CONTROLLER_CHANNEL)
 

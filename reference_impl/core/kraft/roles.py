@@ -5,7 +5,10 @@ broker that observes the metadata log. ``process.roles=controller`` makes a vote
 only: it runs the metadata quorum and the controller, never registers as a broker (so no partition
 is placed on it and Metadata never lists it), and serves only the APIs of Kafka's controller
 listener; clients administer the cluster through the brokers, which forward to it (KIP-590).
-A voter must have the controller role and a controller must be a voter.
+A voter must have the controller role and a controller must be a voter, unless the node found the
+quorum through ``controller.quorum.bootstrap.servers`` (KIP-853; the ids -2, -3, ... of
+``peer_addresses.py``): then it is a controller that observes the metadata log until AddRaftVoter
+adds it (Kafka's ``kafka-storage format --no-initial-controllers``).
 """
 
 from __future__ import annotations
@@ -79,7 +82,7 @@ def node_roles(value: str, node_id: int, voters: Mapping[int, object]) -> frozen
     is_voter = node_id in voters
     if not roles:
         return frozenset({BROKER_ROLE, CONTROLLER_ROLE}) if is_voter else frozenset({BROKER_ROLE})
-    if CONTROLLER_ROLE in roles and not is_voter:
+    if CONTROLLER_ROLE in roles and not is_voter and not _bootstrap_only(voters):
         raise ConfigError(
             f"process.roles={value}: node {node_id} is not in controller.quorum.voters "
             f"({', '.join(map(str, sorted(voters))) or 'empty'}), so it cannot be a controller"
@@ -87,3 +90,8 @@ def node_roles(value: str, node_id: int, voters: Mapping[int, object]) -> frozen
     if is_voter and CONTROLLER_ROLE not in roles:
         raise ConfigError(f"process.roles={value}: node {node_id} is a voter, so it must be a controller")
     return roles
+
+
+def _bootstrap_only(voters: Mapping[int, object]) -> bool:
+    """The voters are bootstrap servers (negative ids, KafkaRaftClient's), not controller.quorum.voters."""
+    return bool(voters) and all(v < 0 for v in voters)

@@ -2,7 +2,7 @@
 
 The sans-IO quorum (:mod:`reference_impl.core.raft`) and controller speak
 plain dataclasses; between processes they travel as the Kafka APIs KRaft
-uses: Vote (52), BeginQuorumEpoch (53), EndQuorumEpoch (54), Fetch (1, v13,
+uses: Vote (52), BeginQuorumEpoch (53), EndQuorumEpoch (54), Fetch (1, v17,
 on the ``__cluster_metadata`` partition by its topic id), FetchSnapshot (59),
 BrokerRegistration (62), BrokerHeartbeat (63), AlterPartition (56) and
 AllocateProducerIds (67), and the admin requests brokers forward (ElectLeaders 43, the reassignment
@@ -54,7 +54,11 @@ ELECT_LEADERS, ALTER_REASSIGNMENTS, LIST_REASSIGNMENTS, UNREGISTER_BROKER = 43, 
 ADMIN_FORWARD_TIMEOUT_MS = 30_000
 """Timeout of an admin request a broker forwards to the active controller (KIP-590's forwarding)."""
 RAFT_FETCH_VERSION = 17
-"""Fetch v17, as Kafka's KafkaRaftClient sends it (v15's ReplicaState, v17's ReplicaDirectoryId)."""
+"""KRaft's Fetch (KIP-853, v17, as Kafka's KafkaRaftClient sends it;
+``clients/src/main/resources/common/message/FetchRequest.json``): the replica id in ``ReplicaState``
+(v15+), the ReplicaDirectoryId (v17), and an answer's ``NodeEndpoints`` (v16+) naming where the leader
+it names listens, which a node that found the quorum through ``controller.quorum.bootstrap.servers``
+fetches from next (``peer_addresses.py``)."""
 RAFT_REQUESTS = (VoteRequest, BeginQuorumEpochRequest, EndQuorumEpochRequest, FetchSnapshotRequest)
 
 
@@ -397,21 +401,24 @@ def request_from_wire(api_key: int, wire: Any, correlation_id: int) -> tuple[int
             )
         case 62:
             listener = wire.listeners[0] if wire.listeners else None
-            return int(wire.broker_id), cm.BrokerRegistrationRequest(
-                correlation_id=correlation_id,
-                broker_id=int(wire.broker_id),
-                host="" if listener is None else listener.host,
-                port=0 if listener is None else int(listener.port),
-                rack=wire.rack,
-                incarnation_id=str(wire.incarnation_id or ""),
-                is_migrating_zk_broker=bool(getattr(wire, "is_migrating_zk_broker", False)),
-                log_dirs=None  # v0/v1 carry none: not said (registration.py)
-                if not hasattr(wire, "log_dirs")
-                else tuple(str(d) for d in wire.log_dirs[: MAX_LOG_DIRS + 1]),
-                previous_broker_epoch=int(getattr(wire, "previous_broker_epoch", -1)),
-                features=tuple(
-                    (str(f.name), int(f.min_supported_version), int(f.max_supported_version))
-                    for f in wire.features[: MAX_FEATURES + 1]
+            return (
+                int(wire.broker_id),
+                cm.BrokerRegistrationRequest(
+                    correlation_id=correlation_id,
+                    broker_id=int(wire.broker_id),
+                    host="" if listener is None else listener.host,
+                    port=0 if listener is None else int(listener.port),
+                    rack=wire.rack,
+                    incarnation_id=str(wire.incarnation_id or ""),
+                    is_migrating_zk_broker=bool(getattr(wire, "is_migrating_zk_broker", False)),
+                    log_dirs=None  # v0/v1 carry none: not said (registration.py)
+                    if not hasattr(wire, "log_dirs")
+                    else tuple(str(d) for d in wire.log_dirs[: MAX_LOG_DIRS + 1]),
+                    previous_broker_epoch=int(getattr(wire, "previous_broker_epoch", -1)),
+                    features=tuple(
+                        (str(f.name), int(f.min_supported_version), int(f.max_supported_version))
+                        for f in wire.features[: MAX_FEATURES + 1]
+                    ),
                 ),
             )
         case 63:
@@ -479,9 +486,11 @@ def response_to_wire(
     body: Any,
     request: Any = None,
     addresses: Mapping[int, tuple[str, int]] | None = None,
+    node_endpoints: list[dict[str, Any]] | None = None,
 ) -> Any:
     """The kio response of ``version`` for a dataclass answer to ``request`` (a dataclass);
-    ``addresses``: the voters' endpoints, named in Raft answers v1+ (NodeEndpoints)."""
+    ``addresses``: the voters' endpoints, named in Raft answers v1+ (NodeEndpoints);
+    ``node_endpoints``: a Fetch answer's leader endpoint (v16+)."""
     cls = response_class(api_key, version)
     raft = raft_wire.response_to_wire(cls, body, addresses or {})
     if raft is not None:
@@ -516,6 +525,7 @@ def response_to_wire(
                     "error_code": 0,
                     "session_id": 0,
                     "responses": [{"topic_id": METADATA_TOPIC_ID, "partitions": [fetch_part]}],
+                    "node_endpoints": node_endpoints or [],
                 },
             )
         case cm.BrokerRegistrationResponse():
