@@ -188,7 +188,10 @@ def test_an_oversized_frame_over_tls_leaves_no_traceback(secured: Target) -> Non
     try:
         shake = encode_request(build_request("sasl_handshake", 1, {"mechanism": "PLAIN"}), 1, "kh")
         big = encode_request(build_request("sasl_authenticate", 2, {"auth_bytes": b"x" * OVERSIZED}), 2, "kh")
-        assert wire.send_raw(shake + big + struct.pack(">i", 4) + b"tail", timeout_s=10) is not None
+        # The handshake's answer may or may not come first: the size prefix closes the connection
+        # while that answer is in flight (Kafka's network thread closes the channel at the prefix and
+        # drops what the request handler answers after). What matters is the close and a clean log.
+        wire.send_raw(shake + big + struct.pack(">i", 4) + b"tail", timeout_s=10)
         assert wire.is_closed_by_peer()
     finally:
         wire.close()
