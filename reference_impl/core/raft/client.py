@@ -138,7 +138,9 @@ class RaftClient:
         if isinstance(self.quorum.state, FollowerState):
             self.quorum.state.fetch_deadline_ms = now_ms + self._fetch_timeout_ms()
         self._leader = self._leader_of(self.quorum.state)
-        if isinstance(self.quorum.state, CandidateState):
+        if self.quorum.voters == (node_id,):  # KafkaRaftClient.initialize: "When there is only a
+            self._stand_alone(now_ms)  # single voter, become candidate immediately"
+        elif isinstance(self.quorum.state, CandidateState):
             self._send_vote_requests(self.quorum.state)
 
     # -- what the outside sees -----------------------------------------------------------------
@@ -173,6 +175,8 @@ class RaftClient:
 
     def register(self, listener: RaftListener) -> None:
         self.publisher.listeners.append(listener)
+        if self._leader.leader_id != NO_LEADER:  # told the leader at once, as Kafka's ListenerContext
+            listener.handle_leader_change(self._leader)
 
     # -- the entry point -----------------------------------------------------------------------
 
@@ -387,6 +391,12 @@ class RaftClient:
             self._become_leader(now_ms)
         else:
             self._send_vote_requests(state)
+
+    def _stand_alone(self, now_ms: int) -> None:  # the only voter leads at once: its vote is a majority
+        if isinstance(self.quorum.state, CandidateState):  # resumed: Kafka's onBecomeCandidate
+            self._become_leader(now_ms)
+        elif not isinstance(self.quorum.state, LeaderState):
+            self._become_candidate(now_ms)
 
     def _send_vote_requests(self, state: CandidateState) -> None:
         last = self.log.end_offset_and_epoch()
