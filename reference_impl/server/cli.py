@@ -5,8 +5,9 @@
 
 ``--listen`` and ``--advertised-listener`` are the shorthand for the PLAINTEXT listener; Kafka's
 ``listeners``, ``advertised.listeners``, ``listener.security.protocol.map`` and
-``controller.listener.names`` configs name any others. A cluster node
-(``--controller-quorum-voters``) needs a controller listener when it is a voter:
+``controller.listener.names`` configs name any others. Alone, the broker is the only voter of its
+own KRaft quorum and needs no controller listener. A cluster node (``--controller-quorum-voters``)
+needs one when it is a voter among others:
 
     kafka-harness broker --node-id 1 --listen 127.0.0.1:9092 --data-dir /tmp/kh-1 \\
         --controller-quorum-voters 1@127.0.0.1:9093 \\
@@ -154,9 +155,10 @@ def main(argv: list[str]) -> int:
         config = BrokerConfig.parse(args.node_id, pairs)
         voters = parse_quorum_voters(config.get("controller.quorum.voters") or "")
         roles = node_roles(config.get("process.roles") or "", args.node_id, voters)
-        listeners = _listeners(args, config, roles, bool(voters))
+        listeners = _listeners(args, config, roles, bool(voters), set(voters) == {args.node_id})
         tls = {e.name: server_context(config.static, e.name) for e in listeners.listeners}
-        links = links_for(config.static, listeners) if voters else Links()  # a lone broker has no links
+        lone = not voters or set(voters) == {args.node_id}
+        links = Links() if lone else links_for(config.static, listeners)  # a lone broker has no peers
         scram = [parse_add_scram(value) for value in args.add_scram]
     except ConfigError as exc:
         print(f"kafka-harness broker: {exc}", file=sys.stderr)
@@ -186,22 +188,22 @@ def main(argv: list[str]) -> int:
         print(f"kafka-harness broker: {exc}", file=sys.stderr)
         return 2
     bootstrap = tuple(bootstrap_records(scram))
-    quorum = None
-    if voters:
-        if args.storage == "memory":
-            quorum = QuorumPorts(voters, MemoryQuorumStateStore(), MemorySnapshotStore(), bootstrap)
-        else:
-            quorum = QuorumPorts(
-                voters,
-                FileQuorumStateStore(args.data_dir, cluster_id),
-                FileSnapshotStore(os.path.join(args.data_dir, "__cluster_metadata-0")),
-                bootstrap,
-            )
+    host = advertised.host or socket.getfqdn()
+    voters = voters or {args.node_id: (host, advertised.port)}  # a lone broker: its quorum's only voter
+    if args.storage == "memory":
+        quorum = QuorumPorts(voters, MemoryQuorumStateStore(), MemorySnapshotStore(), bootstrap)
+    else:
+        quorum = QuorumPorts(
+            voters,
+            FileQuorumStateStore(args.data_dir, cluster_id),
+            FileSnapshotStore(os.path.join(args.data_dir, "__cluster_metadata-0")),
+            bootstrap,
+        )
     try:
         broker = Broker(
             config=config,
             store=store,
-            advertised_host=advertised.host or socket.getfqdn(),
+            advertised_host=host,
             advertised_port=advertised.port,
             cluster_id=cluster_id,
             now_ms=wall_clock_ms(),
@@ -209,7 +211,6 @@ def main(argv: list[str]) -> int:
             rng=random.Random(),
             rack=args.rack or config.get("broker.rack") or None,
             quorum=quorum,
-            bootstrap_records=bootstrap if quorum is None else (),
         )
     except QuorumStateError as exc:  # never reset silently: the operator decides
         print(f"kafka-harness broker: {exc}; refusing to start", file=sys.stderr)
@@ -224,7 +225,7 @@ def main(argv: list[str]) -> int:
 
 
 def _listeners(
-    args: argparse.Namespace, config: BrokerConfig, roles: frozenset[str], kraft: bool
+    args: argparse.Namespace, config: BrokerConfig, roles: frozenset[str], kraft: bool, lone_voter: bool
 ) -> ListenerSetup:
     """The node's listeners: ``--listen``/``--advertised-listener`` (PLAINTEXT) and Kafka's configs."""
     static = config.static
@@ -242,6 +243,7 @@ def _listeners(
         is_broker=BROKER_ROLE in roles,
         is_controller=CONTROLLER_ROLE in roles,
         kraft=kraft,
+        lone_voter=lone_voter,
     )
 
 
