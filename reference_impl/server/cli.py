@@ -47,6 +47,7 @@ import signal
 import socket
 import ssl
 import sys
+import time
 from collections.abc import Mapping
 
 from reference_impl import defects
@@ -69,6 +70,8 @@ from .listener import size_log_descriptor_pool
 from .shell import BrokerShell, monotonic_ms, wall_clock_ms
 from .storage import StorageError, log_dir_paths, open_file_store
 from .tls import server_context
+
+REPLAY_LIMIT_MS = 600_000
 
 log = logging.getLogger("reference_impl.server")
 
@@ -219,9 +222,27 @@ def main(argv: list[str]) -> int:
         print(f"kafka-harness broker: cannot use data directory {args.data_dir}: {exc}", file=sys.stderr)
         return 2
     broker.listener_addresses = {e.name: (e.host or socket.getfqdn(), e.port) for e in listeners.advertised}
+    if lone:
+        try:
+            _replay_before_listening(broker)
+        except LogDirError as exc:  # as at construction: a partition's checkpoint cannot be read
+            print(f"kafka-harness broker: cannot use data directory {args.data_dir}: {exc}", file=sys.stderr)
+            return 2
     return asyncio.run(
         _serve(broker, listeners.listeners, config.get_int("socket.request.max.bytes"), tls, links)
     )
+
+
+def _replay_before_listening(broker: Broker) -> None:
+    """A lone voter needs nobody to lead and commit: tick it until it has replayed its metadata log
+    and opened (recovered) its partitions, before anything listens, as a single broker always did, so
+    a launcher that waits for the port waits for the recovery too. Bounded by REPLAY_LIMIT_MS; past
+    it, the broker listens and finishes as it serves."""
+    deadline = monotonic_ms() + REPLAY_LIMIT_MS
+    while not broker.quorum.ready and monotonic_ms() < deadline:
+        broker.tick(wall_clock_ms(), monotonic_ms())  # no connection yet: nothing to send
+        if not broker.quorum.ready:
+            time.sleep(0.001)  # the metadata log's append linger
 
 
 def _listeners(
