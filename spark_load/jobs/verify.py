@@ -15,6 +15,7 @@ Inputs:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -88,6 +89,26 @@ def _rows(df: DataFrame, limit: int) -> list[dict[str, Any]]:
     return [plain(row.asDict(recursive=True)) for row in df.limit(limit).collect()]
 
 
+RECORDS_PER_SHUFFLE_PARTITION = 500_000
+"""Rows per shuffle partition the verifier aims at: about 60 MB of sort buffer per task."""
+MAX_SHUFFLE_PARTITIONS = 4096
+
+
+def shuffle_partitions_for(records: int, parallelism: int) -> int:
+    """Shuffle partitions for a history of ``records`` records: two per core, more for big histories.
+
+    Spark's adaptive execution coalesces partitions that turn out small, never splits big ones,
+    so the count errs on the high side.
+    """
+    wanted = -(-max(0, records) // RECORDS_PER_SHUFFLE_PARTITION)
+    return max(2 * max(1, parallelism), min(MAX_SHUFFLE_PARTITIONS, wanted))
+
+
+ANOMALY_FLAGS = ("lost", "duplicate", "unacked_read", "unexpected", "unacked", "reordered")
+"""Per-record anomalies; ``corrupt`` and ``foreign`` are per read, ``inconsistent_offset`` per offset."""
+RECORD_EXAMPLES = ("lost", "duplicate", "reordered", "unexpected", "unacked_read")
+
+
 def verify(
     acks: DataFrame,
     reads: DataFrame,
@@ -97,77 +118,37 @@ def verify(
     sample_limit: int = 5,
     notes: Sequence[str] = (),
     incomplete_read: bool = False,
+    shuffle_partitions: int | None = None,
 ) -> Verdict:
     """Compare what was acknowledged with what was read; return the counts and examples.
 
     ``generator_ids`` are the generators of this run (default: those in ``acks``); intact
     records of any other generator are counted as ``foreign`` and otherwise ignored.
 
-    Two jobs when the history is clean: one groups sends and reads per record, orders each
-    key's records with a window and sums every per-record and per-read count in one pass; the
-    other groups per offset (inconsistent offsets). Examples are fetched only for anomalies
-    found. Nothing is persisted: parsing again from Parquet was measured faster than building
-    Spark's in-memory cache.
+    One job counts everything, in two shuffles (issue 25): every send and every read is
+    partitioned by its record's ``(generator, key)`` (:func:`_records`), which is also what the
+    order check needs (a key's records, per partition and producer), so one shuffle serves the
+    per-record counts and the order window; each record then emits the offsets it occupies and
+    the second shuffle groups them per ``(partition, offset)`` for the inconsistent-offset check,
+    the record's own counts riding along on its first row (:func:`_totals`). Reads are parsed
+    (and their checksums computed) once. Examples are fetched only for anomalies found, the
+    per-record ones in one more job. Nothing is persisted.
     """
     if generator_ids is None:
         generator_ids = [row[0] for row in acks.select("generator_id").distinct().limit(10_000).collect()]
     ours = sorted(set(generator_ids))
-    judged = parse_reads(reads).select("partition", "offset", "key", "gen", "seq", "intact")
-    good = judged.where(F.col("intact") & _mine(ours))
-    ordered = _ordered(_per_record(acks, judged, ours))
-
-    sends, acked, copies = F.col("sends"), F.col("acked"), F.col("copies")
-    conditions = {
-        "lost": (acked == 1) & (copies == 0),
-        "duplicate": copies > 1,
-        "unacked_read": (sends > 0) & (acked == 0) & (copies > 0),
-        "unexpected": (sends == 0) & (copies > 0),
-        "unacked": (sends > 0) & (acked == 0),
-        "reordered": F.col("partition").isNotNull() & (F.col("seq") < F.col("previous_seq")),
-    }
-    totals = ordered.agg(
-        _sum_when(acked == 1, "acked"),
-        F.coalesce(F.sum("reads"), F.lit(0)).alias("read"),
-        F.coalesce(F.sum("corrupt"), F.lit(0)).alias("corrupt"),
-        F.coalesce(F.sum("foreign"), F.lit(0)).alias("foreign"),
-        *(_sum_when(c, name) for name, c in conditions.items()),
-    ).first()
+    flagged = _flagged(_ordered(_records(acks, parse_reads(reads), ours, shuffle_partitions)))
+    totals = _totals(flagged).first()
     assert totals is not None
-
-    acked_positions = acks.where(F.col("error").isNull() & F.col("offset").isNotNull()).select(
-        "partition", "offset", F.col("generator_id").alias("gen"), "seq"
-    )
-    positions = acked_positions.unionByName(good.select("partition", "offset", "gen", "seq"))
-    value = F.struct("gen", "seq")
-    inconsistent = (
-        positions.groupBy("partition", "offset")
-        .agg(F.min(value).alias("low"), F.max(value).alias("high"))
-        .where(F.col("low") != F.col("high"))
-    )
-
     names = ("lost", "duplicate", "corrupt", "reordered", "unexpected", "unacked_read", "unacked", "foreign")
     counts = {name: int(totals[name]) for name in names}
-    counts["inconsistent_offset"] = inconsistent.count()
-    examples: dict[str, DataFrame] = {
-        "lost": ordered.where(conditions["lost"]).select("gen", "seq"),
-        "duplicate": good.join(ordered.where(conditions["duplicate"]).select("gen", "seq"), ["gen", "seq"])
-        .select("gen", "seq", "partition", "offset")
-        .orderBy("gen", "seq", "offset"),
-        "corrupt": parse_reads(reads).where(~F.col("intact")).select("partition", "offset", "key", "value"),
-        "reordered": ordered.where(conditions["reordered"]).select(
-            "partition", "key", "producer", "offset", "seq", "previous_seq"
-        ),
-        "inconsistent_offset": positions.join(
-            inconsistent.select("partition", "offset"), ["partition", "offset"]
-        )
-        .groupBy("partition", "offset")
-        .agg(F.sort_array(F.collect_set(value)).alias("records")),
-        "unexpected": ordered.where(conditions["unexpected"]).select("gen", "seq"),
-        "unacked_read": ordered.where(conditions["unacked_read"]).select("gen", "seq"),
-    }
-    samples = {
-        name: _rows(df, sample_limit) for name, df in examples.items() if counts[name] and sample_limit > 0
-    }
+    counts["inconsistent_offset"] = int(totals["inconsistent_offset"])
+    samples = _record_samples(flagged, [n for n in RECORD_EXAMPLES if counts[n]], sample_limit)
+    if counts["corrupt"] and sample_limit > 0:
+        bad = parse_reads(reads).where(~F.col("intact")).select("partition", "offset", "key", "value")
+        samples["corrupt"] = _rows(bad, sample_limit)
+    if counts["inconsistent_offset"] and sample_limit > 0:
+        samples["inconsistent_offset"] = _rows(_inconsistent_examples(acks, reads, ours), sample_limit)
     return Verdict(
         acked=int(totals["acked"]),
         read=int(totals["read"]),
@@ -183,19 +164,27 @@ def _mine(ours: Sequence[str]) -> Column:
     return F.col("gen").isin(list(ours)) if ours else F.lit(False)
 
 
-def _per_record(acks: DataFrame, judged: DataFrame, ours: Sequence[str]) -> DataFrame:
-    """One row per (gen, seq): sends, acknowledged, copies read, producer, first copy read, key.
+def _records(
+    acks: DataFrame, reads: DataFrame, ours: Sequence[str], shuffle_partitions: int | None
+) -> DataFrame:
+    """One row per record ``(gen, key, seq)``: sends, acknowledged, copies, reads and where they sit.
 
-    Every read takes part, so the per-read counts come out of the same pass: corrupt reads
-    gather in the (null, null) row and foreign ones under their own generator, both with no
-    sends and no good copies. The producer is the one whose acknowledgement came first in the
-    log (a record sent twice by two producers is ordered with the producer of its first copy).
+    The key is part of a record's identity: an intact copy carries its record's key (the
+    checksum covers it) and the delivery report the key it was sent with, so grouping by it as
+    well loses nothing, and partitioning by ``(gen, key)`` leaves each key's records together
+    for the order window. Every read takes part, so the per-read counts come out of the same
+    pass: corrupt reads gather in ``(null, key, null)`` rows and foreign ones under their own
+    generator, all with no sends and no good copies. The producer is the one whose
+    acknowledgement came first in the log (a record sent twice by two producers is ordered with
+    the producer of its first copy). ``positions`` are the distinct offsets the record was
+    acknowledged at or read intact from.
     """
     ok = F.col("error").isNull()
     ack_at = "struct<partition:int,offset:bigint,producer:int>"
-    read_at = "struct<partition:int,offset:bigint>"
+    position = "struct<partition:int,offset:bigint>"
     sends = acks.select(
         F.col("generator_id").alias("gen"),
+        "key",
         "seq",
         F.lit(1).alias("send"),
         F.when(ok, 1).otherwise(0).alias("ok"),
@@ -205,13 +194,14 @@ def _per_record(acks: DataFrame, judged: DataFrame, ours: Sequence[str]) -> Data
         F.lit(0).alias("other"),
         F.when(ok, F.struct("partition", "offset", "producer")).cast(ack_at).alias("ack_at"),
         F.col("producer").cast("int").alias("producer"),
-        F.lit(None).cast(read_at).alias("read_at"),
-        F.lit(None).cast("binary").alias("read_key"),
+        F.lit(None).cast(position).alias("read_at"),
+        F.when(ok & F.col("offset").isNotNull(), F.struct("partition", "offset")).cast(position).alias("at"),
     )
     intact, mine = F.col("intact"), _mine(ours)
     good = intact & mine
-    copies = judged.select(
+    copies = reads.select(
         "gen",
+        "key",
         "seq",
         F.lit(0).alias("send"),
         F.lit(0).alias("ok"),
@@ -221,23 +211,26 @@ def _per_record(acks: DataFrame, judged: DataFrame, ours: Sequence[str]) -> Data
         F.when(intact & ~mine, 1).otherwise(0).alias("other"),
         F.lit(None).cast(ack_at).alias("ack_at"),
         F.lit(None).cast("int").alias("producer"),
-        F.when(good, F.struct("partition", "offset")).cast(read_at).alias("read_at"),
-        F.when(good, F.col("key")).alias("read_key"),
+        F.when(good, F.struct("partition", "offset")).cast(position).alias("read_at"),
+        F.when(good, F.struct("partition", "offset")).cast(position).alias("at"),
     )
-    return (
-        sends.unionByName(copies)
-        .groupBy("gen", "seq")
-        .agg(
-            F.sum("send").alias("sends"),
-            F.max("ok").alias("acked"),
-            F.sum("copy").alias("copies"),
-            F.sum("read").alias("reads"),
-            F.sum("bad").alias("corrupt"),
-            F.sum("other").alias("foreign"),
-            F.coalesce(F.min("ack_at").getField("producer"), F.min("producer")).alias("producer"),
-            F.min("read_at").alias("first_read"),
-            F.max("read_key").alias("key"),
-        )
+    rows = sends.unionByName(copies)
+    placed = (
+        rows.repartition(shuffle_partitions, "gen", "key")
+        if shuffle_partitions
+        else rows.repartition("gen", "key")
+    )
+    return placed.groupBy("gen", "key", "seq").agg(
+        F.sum("send").alias("sends"),
+        F.max("ok").alias("acked"),
+        F.sum("copy").alias("copies"),
+        F.sum("read").alias("reads"),
+        F.sum("bad").alias("corrupt"),
+        F.sum("other").alias("foreign"),
+        F.coalesce(F.min("ack_at").getField("producer"), F.min("producer")).alias("producer"),
+        F.min("read_at").alias("first_read"),
+        F.max("read_at").alias("last_read"),
+        F.collect_set("at").alias("positions"),
     )
 
 
@@ -245,7 +238,8 @@ def _ordered(records: DataFrame) -> DataFrame:
     """Records with the sequence number before them in their (partition, generator, producer, key).
 
     Only records that were sent and read have a partition and offset here (their earliest
-    copy); the others sit in null partitions and never count as reordered.
+    copy); the others sit in null partitions and never count as reordered. The records are
+    already partitioned by ``(gen, key)``, so the window sorts within partitions, no shuffle.
     """
     placed = (F.col("copies") > 0) & (F.col("sends") > 0)
     order = Window.partitionBy("partition", "gen", "producer", "key").orderBy("offset")
@@ -253,4 +247,100 @@ def _ordered(records: DataFrame) -> DataFrame:
         records.withColumn("partition", F.when(placed, F.col("first_read.partition")))
         .withColumn("offset", F.when(placed, F.col("first_read.offset")))
         .withColumn("previous_seq", F.lag("seq").over(order))
+    )
+
+
+def _flagged(ordered: DataFrame) -> DataFrame:
+    """Each record's anomalies as 0/1 columns (``ANOMALY_FLAGS``), beside its per-read counts."""
+    sends, acked, copies = F.col("sends"), F.col("acked"), F.col("copies")
+    conditions = {
+        "lost": (acked == 1) & (copies == 0),
+        "duplicate": copies > 1,
+        "unacked_read": (sends > 0) & (acked == 0) & (copies > 0),
+        "unexpected": (sends == 0) & (copies > 0),
+        "unacked": (sends > 0) & (acked == 0),
+        "reordered": F.col("partition").isNotNull() & (F.col("seq") < F.col("previous_seq")),
+    }
+    return ordered.select(
+        "*", *(F.when(c, 1).otherwise(0).alias(f"is_{name}") for name, c in conditions.items())
+    )
+
+
+def _totals(flagged: DataFrame) -> DataFrame:
+    """One row: every count, ``inconsistent_offset`` included.
+
+    Each record becomes one row per position it occupies (one row without a position when it
+    has none); its counts ride on the first of them only. Grouped per position, an offset is
+    inconsistent when it holds two records: two sequence numbers, or two generators (compared
+    by their 64-bit hash, so that the aggregation stays a hash aggregation).
+    """
+    counted = ("acked", "reads", "corrupt", "foreign", *(f"is_{name}" for name in ANOMALY_FLAGS))
+    first = F.col("index").isNull() | (F.col("index") == 0)
+    exploded = flagged.select(
+        F.posexplode_outer("positions").alias("index", "at"),
+        "seq",
+        F.xxhash64("gen").alias("gen_hash"),
+        *(F.when(first, F.col(name)).otherwise(0).alias(name) for name in counted),
+    )
+    per_offset = exploded.groupBy("at").agg(
+        *(F.sum(name).alias(name) for name in counted),
+        ((F.min("seq") != F.max("seq")) | (F.min("gen_hash") != F.max("gen_hash"))).alias("clash"),
+    )
+    return per_offset.agg(
+        F.coalesce(F.sum("acked"), F.lit(0)).alias("acked"),
+        F.coalesce(F.sum("reads"), F.lit(0)).alias("read"),
+        F.coalesce(F.sum("corrupt"), F.lit(0)).alias("corrupt"),
+        F.coalesce(F.sum("foreign"), F.lit(0)).alias("foreign"),
+        *(F.coalesce(F.sum(f"is_{name}"), F.lit(0)).alias(name) for name in ANOMALY_FLAGS),
+        _sum_when(F.col("at").isNotNull() & F.col("clash"), "inconsistent_offset"),
+    )
+
+
+def _record_samples(flagged: DataFrame, kinds: Sequence[str], limit: int) -> dict[str, list[dict[str, Any]]]:
+    """Up to ``limit`` examples of each per-record anomaly in ``kinds``, lowest (gen, seq) first, one job."""
+    if not kinds or limit <= 0:
+        return {}
+    details = {
+        "lost": F.struct("gen", "seq"),
+        "unexpected": F.struct("gen", "seq"),
+        "unacked_read": F.struct("gen", "seq"),
+        "duplicate": F.struct(
+            "gen",
+            "seq",
+            "copies",
+            F.col("first_read.partition").alias("first_partition"),
+            F.col("first_read.offset").alias("first_offset"),
+            F.col("last_read.partition").alias("last_partition"),
+            F.col("last_read.offset").alias("last_offset"),
+        ),
+        "reordered": F.struct(
+            "partition", F.col("key").cast("string").alias("key"), "producer", "offset", "seq", "previous_seq"
+        ),
+    }
+    examples = flagged.select(
+        "gen",
+        "seq",
+        F.explode(F.array(*(F.when(F.col(f"is_{k}") == 1, F.lit(k)) for k in kinds))).alias("kind"),
+        *(F.to_json(details[k]).alias(k) for k in kinds),
+    ).where(F.col("kind").isNotNull())
+    rank = F.row_number().over(Window.partitionBy("kind").orderBy("gen", "seq"))
+    picked = examples.withColumn("rank", rank).where(F.col("rank") <= limit).orderBy("kind", "rank").collect()
+    samples: dict[str, list[dict[str, Any]]] = {}
+    for row in picked:
+        samples.setdefault(row["kind"], []).append(json.loads(row[row["kind"]]))
+    return samples
+
+
+def _inconsistent_examples(acks: DataFrame, reads: DataFrame, ours: Sequence[str]) -> DataFrame:
+    """Offsets holding two records, each with the records there (run only when some were found)."""
+    good = parse_reads(reads).where(F.col("intact") & _mine(ours))
+    acked_positions = acks.where(F.col("error").isNull() & F.col("offset").isNotNull()).select(
+        "partition", "offset", F.col("generator_id").alias("gen"), "seq"
+    )
+    positions = acked_positions.unionByName(good.select("partition", "offset", "gen", "seq"))
+    value = F.struct("gen", "seq")
+    return (
+        positions.groupBy("partition", "offset")
+        .agg(F.sort_array(F.collect_set(value)).alias("records"))
+        .where(F.size("records") > 1)
     )
