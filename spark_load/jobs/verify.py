@@ -19,7 +19,7 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import Column, DataFrame, Observation, Window
 from pyspark.sql import functions as F
 
 from ..payloads import MAGIC
@@ -128,30 +128,25 @@ def verify(
     One job counts everything, in two shuffles (issue 25): every send and every read is
     partitioned by its record's ``(generator, key)`` (:func:`_records`), which is also what the
     order check needs (a key's records, per partition and producer), so one shuffle serves the
-    per-record counts and the order window; each record then emits the offsets it occupies and
-    the second shuffle groups them per ``(partition, offset)`` for the inconsistent-offset check,
-    the record's own counts riding along on its first row (:func:`_totals`). Reads are parsed
-    (and their checksums computed) once. Examples are fetched only for anomalies found, the
-    per-record ones in one more job. Nothing is persisted.
+    per-record counts and the order window; each record then emits the offsets it occupies, and
+    the second shuffle groups them per ``(partition, offset)`` for the inconsistent-offset check
+    (:func:`_judge`). Reads are parsed (their checksums computed) once; the per-record counts are
+    observed on the way, and the same job ranks the examples, so only they and the counts reach
+    the driver. A corrupt read's example comes from one more scan, run only when there is one.
+    Nothing is persisted.
     """
     if generator_ids is None:
         generator_ids = [row[0] for row in acks.select("generator_id").distinct().limit(10_000).collect()]
     ours = sorted(set(generator_ids))
     flagged = _flagged(_ordered(_records(acks, parse_reads(reads), ours, shuffle_partitions)))
-    totals = _totals(flagged).first()
-    assert totals is not None
-    names = ("lost", "duplicate", "corrupt", "reordered", "unexpected", "unacked_read", "unacked", "foreign")
-    counts = {name: int(totals[name]) for name in names}
-    counts["inconsistent_offset"] = int(totals["inconsistent_offset"])
-    samples = _record_samples(flagged, [n for n in RECORD_EXAMPLES if counts[n]], sample_limit)
+    counts, samples = _judge(flagged, sample_limit)
+    acked, read = counts.pop("acked"), counts.pop("read")
     if counts["corrupt"] and sample_limit > 0:
         bad = parse_reads(reads).where(~F.col("intact")).select("partition", "offset", "key", "value")
         samples["corrupt"] = _rows(bad, sample_limit)
-    if counts["inconsistent_offset"] and sample_limit > 0:
-        samples["inconsistent_offset"] = _rows(_inconsistent_examples(acks, reads, ours), sample_limit)
     return Verdict(
-        acked=int(totals["acked"]),
-        read=int(totals["read"]),
+        acked=acked,
+        read=read,
         counts=counts,
         allowed=frozenset(allowed),
         samples=samples,
@@ -266,45 +261,26 @@ def _flagged(ordered: DataFrame) -> DataFrame:
     )
 
 
-def _totals(flagged: DataFrame) -> DataFrame:
-    """One row: every count, ``inconsistent_offset`` included.
+def _judge(flagged: DataFrame, limit: int) -> tuple[dict[str, int], dict[str, list[dict[str, Any]]]]:
+    """Every count and up to ``limit`` examples of each anomaly but ``corrupt``, in one job.
 
-    Each record becomes one row per position it occupies (one row without a position when it
-    has none); its counts ride on the first of them only. Grouped per position, an offset is
-    inconsistent when it holds two records: two sequence numbers, or two generators (compared
-    by their 64-bit hash, so that the aggregation stays a hash aggregation).
+    The per-record counts are observed (:meth:`DataFrame.observe`) as the records stream by, so
+    they cost no pass of their own. Each record then becomes one row per position it occupies,
+    and one more row, with its examples as JSON, when it has an anomaly; grouped per position,
+    an offset is inconsistent when it holds two records: two sequence numbers, or two generators
+    (compared by their 64-bit hash, so that the grouping stays a hash aggregation). What is
+    collected is only the examples, ranked per anomaly and cut to ``limit`` before they leave
+    the executors.
     """
     counted = ("acked", "reads", "corrupt", "foreign", *(f"is_{name}" for name in ANOMALY_FLAGS))
-    first = F.col("index").isNull() | (F.col("index") == 0)
-    exploded = flagged.select(
-        F.posexplode_outer("positions").alias("index", "at"),
-        "seq",
-        F.xxhash64("gen").alias("gen_hash"),
-        *(F.when(first, F.col(name)).otherwise(0).alias(name) for name in counted),
+    per_record = Observation("records")
+    per_offset = Observation("offsets")
+    kinds = F.filter(
+        F.array(*(F.when(F.col(f"is_{k}") == 1, F.lit(k)) for k in RECORD_EXAMPLES)), lambda k: k.isNotNull()
     )
-    per_offset = exploded.groupBy("at").agg(
-        *(F.sum(name).alias(name) for name in counted),
-        ((F.min("seq") != F.max("seq")) | (F.min("gen_hash") != F.max("gen_hash"))).alias("clash"),
-    )
-    return per_offset.agg(
-        F.coalesce(F.sum("acked"), F.lit(0)).alias("acked"),
-        F.coalesce(F.sum("reads"), F.lit(0)).alias("read"),
-        F.coalesce(F.sum("corrupt"), F.lit(0)).alias("corrupt"),
-        F.coalesce(F.sum("foreign"), F.lit(0)).alias("foreign"),
-        *(F.coalesce(F.sum(f"is_{name}"), F.lit(0)).alias(name) for name in ANOMALY_FLAGS),
-        _sum_when(F.col("at").isNotNull() & F.col("clash"), "inconsistent_offset"),
-    )
-
-
-def _record_samples(flagged: DataFrame, kinds: Sequence[str], limit: int) -> dict[str, list[dict[str, Any]]]:
-    """Up to ``limit`` examples of each per-record anomaly in ``kinds``, lowest (gen, seq) first, one job."""
-    if not kinds or limit <= 0:
-        return {}
-    details = {
-        "lost": F.struct("gen", "seq"),
-        "unexpected": F.struct("gen", "seq"),
-        "unacked_read": F.struct("gen", "seq"),
-        "duplicate": F.struct(
+    example = F.to_json(
+        F.struct(
+            kinds.alias("kinds"),
             "gen",
             "seq",
             "copies",
@@ -312,35 +288,73 @@ def _record_samples(flagged: DataFrame, kinds: Sequence[str], limit: int) -> dic
             F.col("first_read.offset").alias("first_offset"),
             F.col("last_read.partition").alias("last_partition"),
             F.col("last_read.offset").alias("last_offset"),
-        ),
-        "reordered": F.struct(
-            "partition", F.col("key").cast("string").alias("key"), "producer", "offset", "seq", "previous_seq"
-        ),
-    }
-    examples = flagged.select(
-        "gen",
-        "seq",
-        F.explode(F.array(*(F.when(F.col(f"is_{k}") == 1, F.lit(k)) for k in kinds))).alias("kind"),
-        *(F.to_json(details[k]).alias(k) for k in kinds),
-    ).where(F.col("kind").isNotNull())
-    rank = F.row_number().over(Window.partitionBy("kind").orderBy("gen", "seq"))
-    picked = examples.withColumn("rank", rank).where(F.col("rank") <= limit).orderBy("kind", "rank").collect()
+            "partition",
+            F.col("key").cast("string").alias("key"),
+            "producer",
+            "offset",
+            "previous_seq",
+        )
+    )
+    at_type = "struct<partition:int,offset:bigint>"
+    rows = F.concat(
+        F.transform("positions", lambda at: F.struct(at.alias("at"), F.lit(None).cast("string").alias("ex"))),
+        F.when(
+            F.size(kinds) > 0, F.array(F.struct(F.lit(None).cast(at_type).alias("at"), example.alias("ex")))
+        ).otherwise(F.array().cast(f"array<struct<at:{at_type},ex:string>>")),
+    )
+    observed = flagged.observe(per_record, *(F.coalesce(F.sum(c), F.lit(0)).alias(c) for c in counted))
+    grouped = (
+        observed.select(F.explode(rows).alias("row"), "seq", F.xxhash64("gen").alias("gen_hash"))
+        .select("row.at", "row.ex", "seq", "gen_hash")
+        .groupBy("at", "ex")
+        .agg(
+            F.min("seq").alias("low"),
+            F.max("seq").alias("high"),
+            ((F.min("seq") != F.max("seq")) | (F.min("gen_hash") != F.max("gen_hash"))).alias("clash"),
+        )
+        .withColumn("clash", F.col("at").isNotNull() & F.col("clash"))
+    )
+    grouped = grouped.observe(per_offset, _sum_when(F.col("clash"), "inconsistent_offset"))
+    clash = F.to_json(
+        F.struct(F.col("at.partition").alias("partition"), F.col("at.offset").alias("offset"), "low", "high")
+    )
+    picked = (
+        grouped.where(F.col("clash") | F.col("ex").isNotNull())
+        .select(
+            F.explode(
+                F.when(F.col("clash"), F.array(F.lit("inconsistent_offset"))).otherwise(
+                    F.from_json("ex", "struct<kinds:array<string>>").getField("kinds")
+                )
+            ).alias("kind"),
+            F.coalesce("ex", clash).alias("detail"),
+            "low",
+            "at",
+        )
+        .withColumn("rank", F.row_number().over(Window.partitionBy("kind").orderBy("low", "at")))
+        .where(F.col("rank") <= max(1, limit))
+        .collect()
+    )
+    totals = {**per_record.get, **per_offset.get}
+    counts = {name: int(totals[name]) for name in ("corrupt", "foreign", "inconsistent_offset")}
+    counts.update({name: int(totals[f"is_{name}"]) for name in ANOMALY_FLAGS})
+    counts["acked"], counts["read"] = int(totals["acked"]), int(totals["reads"])
     samples: dict[str, list[dict[str, Any]]] = {}
-    for row in picked:
-        samples.setdefault(row["kind"], []).append(json.loads(row[row["kind"]]))
-    return samples
+    for row in sorted(picked, key=lambda r: (r["kind"], r["rank"])) if limit > 0 else ():
+        samples.setdefault(row["kind"], []).append(_example(row["kind"], json.loads(row["detail"])))
+    return counts, samples
 
 
-def _inconsistent_examples(acks: DataFrame, reads: DataFrame, ours: Sequence[str]) -> DataFrame:
-    """Offsets holding two records, each with the records there (run only when some were found)."""
-    good = parse_reads(reads).where(F.col("intact") & _mine(ours))
-    acked_positions = acks.where(F.col("error").isNull() & F.col("offset").isNotNull()).select(
-        "partition", "offset", F.col("generator_id").alias("gen"), "seq"
-    )
-    positions = acked_positions.unionByName(good.select("partition", "offset", "gen", "seq"))
-    value = F.struct("gen", "seq")
-    return (
-        positions.groupBy("partition", "offset")
-        .agg(F.sort_array(F.collect_set(value)).alias("records"))
-        .where(F.size("records") > 1)
-    )
+EXAMPLE_FIELDS = {
+    "lost": ("gen", "seq"),
+    "unexpected": ("gen", "seq"),
+    "unacked_read": ("gen", "seq"),
+    "duplicate": ("gen", "seq", "copies", "first_partition", "first_offset", "last_partition", "last_offset"),
+    "reordered": ("partition", "key", "producer", "offset", "seq", "previous_seq"),
+    "inconsistent_offset": ("partition", "offset", "low", "high"),
+}
+"""What an example of each anomaly shows (``inconsistent_offset``: the lowest and highest
+sequence numbers found at the offset)."""
+
+
+def _example(kind: str, detail: dict[str, Any]) -> dict[str, Any]:
+    return {name: detail.get(name) for name in EXAMPLE_FIELDS[kind]}
