@@ -215,7 +215,9 @@ def _records(
         if shuffle_partitions
         else rows.repartition("gen", "key")
     )
-    return placed.groupBy("gen", "key", "seq").agg(
+    # seq first: the aggregation sorts by its grouping keys when its hash map is full, and a sort
+    # whose first key is a long is decided by its 8-byte prefix (every row has the same gen).
+    return placed.groupBy("seq", "gen", "key").agg(
         F.sum("send").alias("sends"),
         F.max("ok").alias("acked"),
         F.sum("copy").alias("copies"),
@@ -237,7 +239,8 @@ def _ordered(records: DataFrame) -> DataFrame:
     already partitioned by ``(gen, key)``, so the window sorts within partitions, no shuffle.
     """
     placed = (F.col("copies") > 0) & (F.col("sends") > 0)
-    order = Window.partitionBy("partition", "gen", "producer", "key").orderBy("offset")
+    # key first, for the same reason: its first bytes tell most rows apart, the partition does not.
+    order = Window.partitionBy("key", "partition", "gen", "producer").orderBy("offset")
     return (
         records.withColumn("partition", F.when(placed, F.col("first_read.partition")))
         .withColumn("offset", F.when(placed, F.col("first_read.offset")))
