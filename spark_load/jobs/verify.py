@@ -19,6 +19,7 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from py4j.protocol import Py4JJavaError  # type: ignore[import-untyped]
 from pyspark.sql import Column, DataFrame, Observation, Window
 from pyspark.sql import functions as F
 
@@ -305,7 +306,8 @@ def _judge(flagged: DataFrame, limit: int) -> tuple[dict[str, int], dict[str, li
             F.size(kinds) > 0, F.array(F.struct(F.lit(None).cast(at_type).alias("at"), example.alias("ex")))
         ).otherwise(F.array().cast(f"array<struct<at:{at_type},ex:string>>")),
     )
-    observed = flagged.observe(per_record, *(F.coalesce(F.sum(c), F.lit(0)).alias(c) for c in counted))
+    sums = [F.coalesce(F.sum(c), F.lit(0)).alias(c) for c in counted]
+    observed = flagged.observe(per_record, *sums)
     grouped = (
         observed.select(F.explode(rows).alias("row"), "seq", F.xxhash64("gen").alias("gen_hash"))
         .select("row.at", "row.ex", "seq", "gen_hash")
@@ -337,7 +339,11 @@ def _judge(flagged: DataFrame, limit: int) -> tuple[dict[str, int], dict[str, li
         .where(F.col("rank") <= max(1, limit))
         .collect()
     )
-    totals = {**per_record.get, **per_offset.get}
+    # Adaptive execution drops a plan's part whose input turned out empty, with its observations:
+    # none reached the grouping means no offset and no anomaly; the per-record counts are then
+    # summed by a job of their own (a history where nothing was placed nor found: small).
+    record_totals = _observed(per_record) or flagged.agg(*sums).first().asDict()  # type: ignore[union-attr]
+    totals = {**record_totals, **(_observed(per_offset) or {"inconsistent_offset": 0})}
     counts = {name: int(totals[name]) for name in ("corrupt", "foreign", "inconsistent_offset")}
     counts.update({name: int(totals[f"is_{name}"]) for name in ANOMALY_FLAGS})
     counts["acked"], counts["read"] = int(totals["acked"]), int(totals["reads"])
@@ -345,6 +351,14 @@ def _judge(flagged: DataFrame, limit: int) -> tuple[dict[str, int], dict[str, li
     for row in sorted(picked, key=lambda r: (r["kind"], r["rank"])) if limit > 0 else ():
         samples.setdefault(row["kind"], []).append(_example(row["kind"], json.loads(row["detail"])))
     return counts, samples
+
+
+def _observed(observation: Observation) -> dict[str, Any] | None:
+    """The observation's values, or None when the part of the plan that held it never ran."""
+    try:
+        return dict(observation.get)
+    except Py4JJavaError:
+        return None
 
 
 EXAMPLE_FIELDS = {
