@@ -31,8 +31,8 @@ from .metrics import delivery_metrics
 from .read import acked_ends, read_topic
 from .session import default_parallelism, spark_session
 from .spark_kafka import kafka_source_available, produce_with_spark_kafka, read_with_spark_kafka
-from .synthetic import synthetic_history
-from .verify import verify
+from .synthetic import SYNTHETIC_GENERATOR, synthetic_history
+from .verify import shuffle_partitions_for, verify
 
 T = TypeVar("T")
 
@@ -237,6 +237,7 @@ def _read_and_verify(
             allowed=allowed_anomalies(args),
             notes=notes,
             incomplete_read=incomplete,
+            shuffle_partitions=shuffle_partitions_for(config.dataset.records, default_parallelism(spark)),
         ),
     )
     walls["verify"] = time.monotonic() - phase
@@ -272,7 +273,9 @@ def run_synthetic(args: argparse.Namespace, out: Path) -> RunResult:
         verdict = verify(
             spark.read.parquet(str(out / "acks.parquet")),
             spark.read.parquet(str(out / "reads.parquet")),
+            generator_ids=[SYNTHETIC_GENERATOR],
             allowed=args.allow,
+            shuffle_partitions=shuffle_partitions_for(args.synthetic, default_parallelism(spark)),
         )
         walls["verify"] = time.monotonic() - phase
         walls["total"] = time.monotonic() - started

@@ -20,6 +20,8 @@ from pyspark.sql import functions as F
 
 from ..produce import REPORT_COLUMNS
 
+SYNTHETIC_GENERATOR = "synthetic"
+
 
 def _value(
     gen: Column, seq: Column, key: Column, filler: Column, stored_filler: Column | None = None
@@ -50,7 +52,7 @@ def synthetic_history(
     partitions: int = 12,
     key_space: int = 10_000,
     value_size: int = 100,
-    generator_id: str = "synthetic",
+    generator_id: str = SYNTHETIC_GENERATOR,
     lost: int = 0,
     duplicated: int = 0,
     corrupted: int = 0,
