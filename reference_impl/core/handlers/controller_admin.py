@@ -1,9 +1,10 @@
 """What ElectLeaders and the reassignment APIs share: clients send them to the controller.
 
-The node whose controller is active (a single broker: the only voter of its own quorum) hands
-the request to it and answers when the controller does (after the records are committed); any
-other node answers NOT_CONTROLLER and the client retries at the controller Metadata names, as
-Kafka's admin clients do.
+On a one-node broker its own controller decides and commits at once. In a
+cluster, the node whose controller is active hands the request to it and
+answers when the controller does (after the records are committed); any
+other node answers NOT_CONTROLLER and the client retries at the controller
+Metadata names, as Kafka's admin clients do.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 from kio.schema.errors import ErrorCode
 
 from ..controller import messages as cm
-from .registry import Reply
+from ..controller.local import LocalController
+from .registry import Reply, Respond
 
 if TYPE_CHECKING:
     from ..request_context import RequestContext
@@ -29,8 +31,14 @@ def submit(
     to_wire: Callable[[Any], Any],
     timeout_ms: int,
 ) -> Reply:
-    body = dataclasses.replace(body, correlation_id=broker.quorum.next_correlation_id())
-    return broker.quorum.submit_admin(ctx, body, to_wire, timeout_ms)
+    if broker.quorum is not None:
+        body = dataclasses.replace(body, correlation_id=broker.quorum.next_correlation_id())
+        return broker.quorum.submit_admin(ctx, body, to_wire, timeout_ms)
+    controller = broker.controller
+    assert isinstance(controller, LocalController)
+    answer = controller.admin(body, ctx.received_ms)
+    broker.sync_partitions(ctx.received_ms)
+    return Respond(to_wire(answer))
 
 
 def by_topic(
