@@ -62,7 +62,6 @@ from .cleaning import CleanerSchedule
 from .configs.model import parse_peer_addresses
 from .configs.resolution import BrokerConfig
 from .controller.broker_client import ClusterControllerClient
-from .controller.local import LocalController
 from .controller.records import ControllerImage
 from .fetch_sessions import FetchSessionCache
 from .group.coordinator import GroupCoordinator
@@ -71,10 +70,9 @@ from .handlers.access import admin_write_authorized
 from .handlers.forwarding import forward
 from .handlers.registry import Handler, Reply, Splices
 from .host import ResponseCallback
-from .kraft.quorum import ADMIN_TIMEOUT_MS, ClusterQuorum, QuorumPorts
+from .kraft.quorum import ADMIN_TIMEOUT_MS, ClusterQuorum, QuorumPorts, lone_voter_ports
 from .kraft.roles import CONTROLLER_LISTENER_APIS, CONTROLLER_ONLY_APIS
 from .listeners import parse_names
-from .metadata import features
 from .metadata.image import MetadataImage
 from .metadata.records import METADATA_TOPIC, METADATA_TOPIC_ID, SCRAM_MECHANISM_TYPES, MetadataRecord
 from .mutants import ANSWER_BEFORE_CAUGHT_UP, MUTANT_CONFIG
@@ -124,8 +122,9 @@ class _Connection:
 
 
 class Broker:
-    """A broker: its own controller (a one-voter KRaft combined node), or, given ``quorum``, a
-    member of a cluster whose metadata comes from a controller quorum (:mod:`.kraft`)."""
+    """A broker: alone, the only voter of its own KRaft quorum (a combined broker+controller whose
+    controller requests are answered in process); given ``quorum``, a member of a cluster whose
+    metadata comes from that controller quorum (:mod:`.kraft`). One controller path either way."""
 
     def __init__(
         self,
@@ -139,15 +138,14 @@ class Broker:
         mono_ms: int | None = None,
         rng: random.Random | None = None,
         rack: str | None = None,
-        controller: LocalController | None = None,
         quorum: QuorumPorts | None = None,
         bootstrap_records: Sequence[MetadataRecord] = (),
     ) -> None:
-        """``controller`` shares another broker's controller (an in-process cluster in tests);
-        ``quorum`` makes this broker a member of a cluster run by a controller quorum; by
-        default this broker is its own controller. ``bootstrap_records`` (``--add-scram``'s SCRAM
-        credentials) are written when this node's own metadata log is empty, as ``kafka-storage
-        format`` writes them once; a cluster's come in ``quorum``.
+        """``quorum`` makes this broker a member of a cluster run by a controller quorum; by default
+        it is the only voter of its own (memory stores; the shell gives file stores,
+        ``server/cli.py``). ``bootstrap_records`` (``--add-scram``'s SCRAM credentials) are written
+        when that lone voter's metadata log is empty, as ``kafka-storage format`` writes them once;
+        a cluster's come in ``quorum``.
 
         Time comes in on two clocks (:meth:`step`, :meth:`tick`): ``now_ms`` is wall time (Kafka's
         ``Time.milliseconds()``, ``System.currentTimeMillis``), ``mono_ms`` a monotonic clock
@@ -168,40 +166,22 @@ class Broker:
         self.rng = rng or random.Random(config.node_id)
         self.advertised = (advertised_host, advertised_port)
         self.rack = rack
-        self.quorum: ClusterQuorum | None = None
         self.open_to_clients = False
         self.halt_reason: str | None = None
         """Set when the broker must stop at once: the log directory holding the metadata log, or every
         log directory, failed (Kafka halts then); the shell exits 1."""
-        """A cluster broker handles requests on its (not controller) listeners from its first
-        unfencing on (:meth:`_maybe_open_to_clients`); a node that is its own controller, or a
-        controller only, needs no such wait."""
+        """A broker handles requests on its (not controller) listeners from its first unfencing on
+        (:meth:`_maybe_open_to_clients`), a single broker too (its own controller unfences it at
+        once); a controller only needs no such wait."""
         self._answers_before_caught_up = config.get(MUTANT_CONFIG) == ANSWER_BEFORE_CAUGHT_UP
         """The seeded mode that undoes that wait (:data:`.mutants.ANSWER_BEFORE_CAUGHT_UP`)."""
-        replayed = 0
-        if quorum is not None:
-            self.image: MetadataImage = ControllerImage(cluster_id=cluster_id, controller_id=-1)
-            metadata_log = store.open_log(METADATA_TOPIC, 0, METADATA_TOPIC_ID, {}, now_ms)
-            self.quorum = ClusterQuorum(self, quorum, metadata_log, now_ms)
-            self.controller: LocalController | ClusterControllerClient = ClusterControllerClient(self.quorum)
-        elif controller is None:
-            image = MetadataImage(cluster_id=cluster_id, controller_id=config.node_id)
-            metadata_log = store.open_log(METADATA_TOPIC, 0, METADATA_TOPIC_ID, {}, now_ms)
-            controller = LocalController(image, metadata_log, self.node_id, self.rng, store.read_chunk)
-            replayed = controller.load()
-            if replayed == 0:
-                controller.commit([*features.bootstrap_records(), *bootstrap_records], now_ms)
-            elif bootstrap_records:
-                log.info(
-                    "metadata log not empty: %d bootstrap record(s) (--add-scram) ignored, as kafka-storage "
-                    "format refuses a formatted directory; use AlterUserScramCredentials",
-                    len(bootstrap_records),
-                )
-        if quorum is None:
-            assert controller is not None
-            self.controller = controller
-            self.image = controller.image
-            self.controller.register_broker(self.node_id, advertised_host, advertised_port, rack, now_ms)
+        if quorum is None:  # a single broker: the only voter of its own quorum (issue 24)
+            quorum = lone_voter_ports(self.node_id, self.advertised, tuple(bootstrap_records))
+        self.image: MetadataImage = ControllerImage(cluster_id=cluster_id, controller_id=-1)
+        metadata_log = store.open_log(METADATA_TOPIC, 0, METADATA_TOPIC_ID, {}, now_ms)
+        replayed = metadata_log.log_end_offset
+        self.quorum: ClusterQuorum = ClusterQuorum(self, quorum, metadata_log, now_ms)
+        self.controller = ClusterControllerClient(self.quorum)
         self.purgatory = Purgatory(TimingWheel(start_ms=self.mono_ms), lambda: self.mono_ms)
         self.replica_manager = ReplicaManager(self, self.node_id, config, store, self.purgatory)
         self.fetch_sessions = FetchSessionCache(
@@ -239,11 +219,9 @@ class Broker:
         self.fetcher = ReplicaFetcher(self)
         self.cleaner = CleanerSchedule(config, self.mono_ms)  # compaction: the store cleans, this asks when
         self._next_maintenance_ms = self.mono_ms + self._maintenance_interval_ms
-        if self.quorum is None:
-            self.on_metadata_ready(now_ms)
         self.group_coordinator.start(now_ms)  # group coordinator: replay the led __consumer_offsets shards
         log.info(
-            "broker %d ready: cluster %s, %d metadata records replayed, %d partitions",
+            "broker %d ready: cluster %s, metadata log ends at %d, %d partitions",
             self.node_id,
             cluster_id,
             replayed,
@@ -366,17 +344,15 @@ class Broker:
         self._clocks(now_ms, mono_ms)
         mono = self.mono_ms
         self.purgatory.advance(self.now_ms, mono)
-        if self.quorum is not None:
-            self.quorum.tick(now_ms, mono)
-            self._maybe_open_to_clients(now_ms)
+        self.quorum.tick(now_ms, mono)
+        self._maybe_open_to_clients(now_ms)
         self.fetcher.maybe_fetch(now_ms)
         if mono >= self._next_maintenance_ms:
             self._maintain(now_ms)
         self.cleaner.maybe_clean(self.partitions, self.store, now_ms, mono)
         if self.replica_manager.check_log_dirs(now_ms):
             self.halt_reason = self.replica_manager.fatal_log_dir_failure()
-            if self.quorum is not None:
-                self.quorum.heartbeat_now(mono)  # Kafka's BrokerLifecycleManager.propagateDirectoryFailure
+            self.quorum.heartbeat_now(mono)  # Kafka's BrokerLifecycleManager.propagateDirectoryFailure
         if self._throttled:
             self._end_throttles(now_ms)
         for granted in self.read_gate.grant_waiting():
@@ -390,7 +366,7 @@ class Broker:
                 self._next_maintenance_ms,
                 self.wall_to_mono(self.fetcher.next_deadline_ms()),
                 self.cleaner.next_deadline_ms(),
-                self.quorum.next_deadline_ms() if self.quorum is not None else None,
+                self.quorum.next_deadline_ms(),
                 self._next_throttle_end_ms() if self._throttled else None,
             )
             if d is not None
@@ -512,11 +488,11 @@ class Broker:
             size_bytes=len(frame),
         )
         conn.outstanding.append(ctx)
-        mark = self.quorum.write_mark() if self.quorum is not None and api_key in ADMIN_WRITES else None
+        mark = self.quorum.write_mark() if api_key in ADMIN_WRITES else None
         try:
             forwarded = self._forward_admin(ctx, handler, body) if api_key in ADMIN_WRITES else None
             reply = self.client_quotas.request.run(handler.fn, self, ctx, body, forwarded)
-            if forwarded is None and mark is not None and self.quorum is not None:  # answered once committed
+            if forwarded is None and mark is not None:  # answered once committed
                 timeout = millis(getattr(body, "timeout", None))
                 reply = self.quorum.hold_until_committed(ctx, reply, mark, timeout)
         except Exception:  # a bug in a handler must not take the broker down
@@ -617,10 +593,10 @@ class Broker:
         controller listener (``controller.listener.names``) the controller's APIs, any other listener
         the broker's, never the quorum's and registration's (a controller-only node has no other)."""
         if defects.enabled(defects.QUORUM_ON_CLIENT_LISTENER):  # the old bug: one listener serves all
-            return self.quorum is None or self.quorum.is_broker or api_key in CONTROLLER_LISTENER_APIS
+            return self.quorum.is_broker or api_key in CONTROLLER_LISTENER_APIS
         if self.is_controller_listener(listener):
             return api_key in CONTROLLER_LISTENER_APIS
-        is_broker = self.quorum is None or self.quorum.is_broker
+        is_broker = self.quorum.is_broker
         return is_broker and api_key not in CONTROLLER_ONLY_APIS
 
     def is_controller_listener(self, listener: str) -> bool:
@@ -632,8 +608,8 @@ class Broker:
         own answer (NOT_CONTROLLER), as before forwarding."""
         if handler.api_key in (80, 81) and self.is_controller_listener(ctx.listener):
             return None  # ControllerApis asks its own Raft replica (NOT_LEADER_OR_FOLLOWER), as Kafka
-        target = self.quorum.forward_target(ctx) if self.quorum is not None else None
-        if target is None or self.quorum is None:
+        target = self.quorum.forward_target(ctx)
+        if target is None:
             return None
         if not admin_write_authorized(self, ctx, handler.api_key, body):  # answered here (ACLs, issue 18)
             return None
@@ -699,7 +675,7 @@ class Broker:
         listener's once this broker has caught up with the cluster's metadata (see
         :meth:`_maybe_open_to_clients`). Until then they wait unread, the connection muted."""
         quorum = self.quorum
-        if self.open_to_clients or quorum is None or not quorum.is_broker or self._answers_before_caught_up:
+        if self.open_to_clients or not quorum.is_broker or self._answers_before_caught_up:
             return True
         return self.is_controller_listener(conn.listener)
 
@@ -715,7 +691,7 @@ class Broker:
         went through, and librdkafka then waited for its next periodic metadata refresh: nothing
         was read for 30 s. Once open, a broker stays open (fenced later, it still answers, as Kafka)."""
         quorum = self.quorum
-        if self.open_to_clients or quorum is None or quorum.fenced:
+        if self.open_to_clients or quorum.fenced:
             return
         self.open_to_clients = True
         log.info("broker %d caught up with the metadata log: handling client requests", self.node_id)

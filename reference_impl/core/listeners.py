@@ -162,9 +162,13 @@ def listener_setup(
     is_broker: bool = True,
     is_controller: bool = False,
     kraft: bool = False,
+    lone_voter: bool = False,
 ) -> ListenerSetup:
     """Parse and check a node's listener configs as ``KafkaConfig.validateValues`` does for its roles
-    (a one-node broker, ``kraft=False``, may have a controller listener or none)."""
+    (a one-node broker, ``kraft=False``, may have a controller listener or none). ``lone_voter``: a
+    combined broker+controller that is its quorum's only voter needs no controller listener (nobody
+    sends it Vote or Fetch, and it answers its own controller requests in process); one it names is
+    checked as any voter's."""
     controllers = parse_names(controller_names)
     protocols = effective_protocol_map(explicit_protocol_map, listeners, controllers)
     bound = parse_endpoints(listeners, protocols)
@@ -172,9 +176,10 @@ def listener_setup(
         raise ConfigError("no listener: give --listen HOST:PORT or listeners=NAME://HOST:PORT,...")
     names = {e.name for e in bound}
     ours = [e for e in bound if e.name in controllers]
-    if kraft and not controllers:
+    optional = lone_voter and is_broker and not controllers
+    if kraft and not controllers and not optional:
         raise ConfigError("controller.listener.names must contain at least one value when running KRaft")
-    if is_controller:
+    if is_controller and not optional:
         if not ours or not set(controllers) <= names:
             raise ConfigError(
                 "controller.listener.names must only contain values appearing in the 'listeners' "

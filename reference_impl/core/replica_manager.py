@@ -18,12 +18,11 @@ from kio.schema.errors import ErrorCode
 
 from reference_impl.log.api import PartitionLog
 from reference_impl.log.dir_set import FUTURE_DIR_SUFFIX
-from reference_impl.log.guarded import FailedLog
+from reference_impl.log.guarded import FailedLog, LogDirOfflineError
 from reference_impl.protocol.errors import KafkaError
 
 from .configs.resolution import BrokerConfig, effective_topic_configs
 from .controller import messages as cm
-from .controller.local import LocalController
 from .metadata.records import METADATA_TOPIC
 from .partition import Partition
 from .ports import LogStore, TopicPartition
@@ -31,7 +30,6 @@ from .purgatory import Purgatory
 from .replication.isr import IsrProposal
 
 if TYPE_CHECKING:
-    from .controller.broker_client import ClusterControllerClient
     from .kraft.quorum import ClusterQuorum
     from .metadata.image import MetadataImage
 
@@ -46,10 +44,7 @@ class ReplicaManagerHost(Protocol):
     def image(self) -> MetadataImage: ...
 
     @property
-    def quorum(self) -> ClusterQuorum | None: ...
-
-    @property
-    def controller(self) -> LocalController | ClusterControllerClient: ...
+    def quorum(self) -> ClusterQuorum: ...
 
     @property
     def now_ms(self) -> int:
@@ -90,7 +85,7 @@ class ReplicaManager:
         A cluster broker whose image has not yet caught up with the metadata log (it has just
         started) leaves its partitions and logs alone: judged by a partial image, every log on
         disk would look like a topic deleted while it was down, and be deleted."""
-        if self.host.quorum is not None and not self.host.quorum.ready:
+        if not self.host.quorum.ready:
             return
         self.config.dynamic_default = dict(self.host.image.broker_configs)
         self.config.dynamic = dict(self.host.image.node_configs.get(str(self.node_id), {}))
@@ -141,9 +136,14 @@ class ReplicaManager:
                 elif part.configs != configs:
                     part.update_configs(configs)
                     self.store.update_configs(topic.name, info.partition, configs)
-                if part.take_role(
-                    info.leader, info.leader_epoch, info.partition_epoch, info.replicas, info.isr, now_ms
-                ):
+                try:
+                    took = part.take_role(
+                        info.leader, info.leader_epoch, info.partition_epoch, info.replicas, info.isr, now_ms
+                    )
+                except LogDirOfflineError as exc:  # its directory failed before check_log_dirs looked
+                    part.go_offline(part.log, str(exc))
+                    continue
+                if took:
                     moved.append(key)
         for key in [k for k in self.partitions if k not in wanted]:
             del self.partitions[key]
@@ -193,9 +193,9 @@ class ReplicaManager:
             return f"the metadata log directory {metadata.path} failed"
         return None
 
-    def alter_replica_log_dirs(self, partition_dirs: dict[TopicPartition, str], now_ms: int) -> dict[
-        TopicPartition, ErrorCode
-    ]:
+    def alter_replica_log_dirs(
+        self, partition_dirs: dict[TopicPartition, str], now_ms: int
+    ) -> dict[TopicPartition, ErrorCode]:
         """AlterReplicaLogDirs: move each replica to the named directory of this broker (Kafka's
         ``ReplicaManager.alterReplicaLogDirs``, ``core/src/main/scala/kafka/server/ReplicaManager.scala``).
 
@@ -278,30 +278,8 @@ class ReplicaManager:
             self.propose_isr(part, proposal, now_ms)
 
     def propose_isr(self, part: Partition, proposal: IsrProposal, now_ms: int) -> None:
-        """AlterPartition: decided here on a one-node broker, by the active controller in a cluster."""
-        if self.host.quorum is not None:
-            self._alter_partition(self.host.quorum, part, proposal)
-            return
-        assert isinstance(self.host.controller, LocalController)
-        try:
-            self.host.controller.alter_partition(
-                part.topic_id,
-                part.index,
-                self.node_id,
-                proposal.leader_epoch,
-                proposal.partition_epoch,
-                proposal.new_isr,
-                now_ms,
-            )
-        except KafkaError as exc:
-            log.info(
-                "ISR change of %s-%d to %s refused: %s", part.topic, part.index, list(proposal.new_isr), exc
-            )
-            if part.isr_change_failed():
-                self.notify_changed(part.key, now_ms)
-            return
-        self.sync(now_ms)
-        self.notify_changed(part.key, now_ms)
+        """AlterPartition: decided by the active controller (this node's own, on a single broker)."""
+        self._alter_partition(self.host.quorum, part, proposal)
 
     def _alter_partition(self, quorum: ClusterQuorum, part: Partition, proposal: IsrProposal) -> None:
         """Send AlterPartition; the change takes effect when its record reaches this broker's image."""

@@ -5,8 +5,9 @@
 
 ``--listen`` and ``--advertised-listener`` are the shorthand for the PLAINTEXT listener; Kafka's
 ``listeners``, ``advertised.listeners``, ``listener.security.protocol.map`` and
-``controller.listener.names`` configs name any others. A cluster node
-(``--controller-quorum-voters``) needs a controller listener when it is a voter:
+``controller.listener.names`` configs name any others. Alone, the broker is the only voter of its
+own KRaft quorum and needs no controller listener. A cluster node (``--controller-quorum-voters``)
+needs one when it is a voter among others:
 
     kafka-harness broker --node-id 1 --listen 127.0.0.1:9092 --data-dir /tmp/kh-1 \\
         --controller-quorum-voters 1@127.0.0.1:9093 \\
@@ -75,6 +76,8 @@ from .profiling import run_profiled
 from .shell import BrokerShell, monotonic_ms, wall_clock_ms
 from .storage import StorageError, log_dir_paths, open_file_store
 from .tls import server_context
+
+REPLAY_LIMIT_MS = 600_000
 
 log = logging.getLogger("reference_impl.server")
 
@@ -163,9 +166,10 @@ def main(argv: list[str]) -> int:
         if not voters:  # KIP-853: a node that finds the quorum through its bootstrap servers
             voters = bootstrap_voters(parse_bootstrap_servers(config.get(BOOTSTRAP_SERVERS) or ""))
         roles = node_roles(config.get("process.roles") or "", args.node_id, voters)
-        listeners = _listeners(args, config, roles, bool(voters))
+        listeners = _listeners(args, config, roles, bool(voters), set(voters) == {args.node_id})
         tls = {e.name: server_context(config.static, e.name) for e in listeners.listeners}
-        links = links_for(config.static, listeners) if voters else Links()  # a lone broker has no links
+        lone = not voters or set(voters) == {args.node_id}
+        links = Links() if lone else links_for(config.static, listeners)  # a lone broker has no peers
         scram = [parse_add_scram(value) for value in args.add_scram]
     except ConfigError as exc:
         print(f"kafka-harness broker: {exc}", file=sys.stderr)
@@ -195,22 +199,22 @@ def main(argv: list[str]) -> int:
         print(f"kafka-harness broker: {exc}", file=sys.stderr)
         return 2
     bootstrap = tuple(bootstrap_records(scram))
-    quorum = None
-    if voters:
-        if args.storage == "memory":
-            quorum = QuorumPorts(voters, MemoryQuorumStateStore(), MemorySnapshotStore(), bootstrap)
-        else:
-            quorum = QuorumPorts(
-                voters,
-                FileQuorumStateStore(args.data_dir, cluster_id),
-                FileSnapshotStore(os.path.join(args.data_dir, "__cluster_metadata-0")),
-                bootstrap,
-            )
+    host = advertised.host or socket.getfqdn()
+    voters = voters or {args.node_id: (host, advertised.port)}  # a lone broker: its quorum's only voter
+    if args.storage == "memory":
+        quorum = QuorumPorts(voters, MemoryQuorumStateStore(), MemorySnapshotStore(), bootstrap)
+    else:
+        quorum = QuorumPorts(
+            voters,
+            FileQuorumStateStore(args.data_dir, cluster_id),
+            FileSnapshotStore(os.path.join(args.data_dir, "__cluster_metadata-0")),
+            bootstrap,
+        )
     try:
         broker = Broker(
             config=config,
             store=store,
-            advertised_host=advertised.host or socket.getfqdn(),
+            advertised_host=host,
             advertised_port=advertised.port,
             cluster_id=cluster_id,
             now_ms=wall_clock_ms(),
@@ -218,7 +222,6 @@ def main(argv: list[str]) -> int:
             rng=random.Random(),
             rack=args.rack or config.get("broker.rack") or None,
             quorum=quorum,
-            bootstrap_records=bootstrap if quorum is None else (),
         )
     except QuorumStateError as exc:  # never reset silently: the operator decides
         print(f"kafka-harness broker: {exc}; refusing to start", file=sys.stderr)
@@ -228,6 +231,12 @@ def main(argv: list[str]) -> int:
         return 2
     broker.listener_addresses = {e.name: (e.host or socket.getfqdn(), e.port) for e in listeners.advertised}
     broker.client_quotas.request.clock_ns = time.perf_counter_ns  # the request-time quota's clock port
+    if lone:
+        try:
+            _replay_before_listening(broker)
+        except LogDirError as exc:  # as at construction: a partition's checkpoint cannot be read
+            print(f"kafka-harness broker: cannot use data directory {args.data_dir}: {exc}", file=sys.stderr)
+            return 2
     return run_profiled(
         args.node_id,
         lambda: asyncio.run(
@@ -236,8 +245,20 @@ def main(argv: list[str]) -> int:
     )
 
 
+def _replay_before_listening(broker: Broker) -> None:
+    """A lone voter needs nobody to lead and commit: tick it until it has replayed its metadata log
+    and opened (recovered) its partitions, before anything listens, as a single broker always did, so
+    a launcher that waits for the port waits for the recovery too. Bounded by REPLAY_LIMIT_MS; past
+    it, the broker listens and finishes as it serves."""
+    deadline = monotonic_ms() + REPLAY_LIMIT_MS
+    while not broker.quorum.ready and monotonic_ms() < deadline:
+        broker.tick(wall_clock_ms(), monotonic_ms())  # no connection yet: nothing to send
+        if not broker.quorum.ready:
+            time.sleep(0.001)  # the metadata log's append linger
+
+
 def _listeners(
-    args: argparse.Namespace, config: BrokerConfig, roles: frozenset[str], kraft: bool
+    args: argparse.Namespace, config: BrokerConfig, roles: frozenset[str], kraft: bool, lone_voter: bool
 ) -> ListenerSetup:
     """The node's listeners: ``--listen``/``--advertised-listener`` (PLAINTEXT) and Kafka's configs."""
     static = config.static
@@ -255,6 +276,7 @@ def _listeners(
         is_broker=BROKER_ROLE in roles,
         is_controller=CONTROLLER_ROLE in roles,
         kraft=kraft,
+        lone_voter=lone_voter,
     )
 
 

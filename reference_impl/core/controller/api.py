@@ -1,7 +1,7 @@
 """What the broker's handlers and coordinators ask of the controller, whichever kind it is.
 
-On a single broker that is its own :class:`~.local.LocalController`; on a cluster member the
-:class:`~.broker_client.ClusterControllerClient` in front of the active quorum controller.
+The :class:`~.broker_client.ClusterControllerClient` in front of the active quorum controller (on
+a single broker, its own: the only voter of its quorum).
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
-"""What the admin handlers call on a cluster-mode broker, in place of the one-node controller.
+"""What the admin handlers call on every broker (a single broker is the only voter of its quorum).
 
 The handlers call ``create_topic``, ``allocate_producer_id`` and, for the other
-admin writes, ``writer()`` (the :class:`~.writer.RecordWriter` that decides them),
-on :class:`~.local.LocalController` and on this class alike. In a cluster those
-decisions belong to the active controller:
+admin writes, ``writer()`` (the :class:`~.writer.RecordWriter` that decides them).
+Those decisions belong to the active controller:
 
 * on the node whose controller is active, ``writer()`` is its record writer
   (the same validation, records appended to the quorum);

@@ -1,8 +1,8 @@
 """The controller's decisions, written once: admin requests checked and turned into metadata records.
 
-Both controllers decide through :class:`RecordWriter` and differ only in where the records go
-(``commit``): the one-node controller (:mod:`.local`) appends them to its own ``__cluster_metadata``
-log, the quorum controller (:mod:`.quorum`) to the Raft quorum. Errors are Kafka's:
+The quorum controller (:mod:`.quorum`) decides through :class:`RecordWriter`, which lacks only
+where the records go (``commit``: to the Raft quorum; a single broker's is a one-voter quorum).
+Errors are Kafka's:
 TOPIC_ALREADY_EXISTS, INVALID_TOPIC_EXCEPTION, INVALID_PARTITIONS, INVALID_REPLICATION_FACTOR,
 INVALID_REPLICA_ASSIGNMENT, INVALID_CONFIG, UNKNOWN_TOPIC_OR_PARTITION, and POLICY_VIOLATION for a
 request that would add more than :data:`MAX_PARTITIONS_PER_REQUEST` partitions (Kafka's

@@ -1,10 +1,9 @@
 """What ElectLeaders and the reassignment APIs share: clients send them to the controller.
 
-On a one-node broker its own controller decides and commits at once. In a
-cluster, the node whose controller is active hands the request to it and
-answers when the controller does (after the records are committed); any
-other node answers NOT_CONTROLLER and the client retries at the controller
-Metadata names, as Kafka's admin clients do.
+The node whose controller is active (a single broker: the only voter of its own quorum) hands
+the request to it and answers when the controller does (after the records are committed); any
+other node answers NOT_CONTROLLER and the client retries at the controller Metadata names, as
+Kafka's admin clients do.
 """
 
 from __future__ import annotations
@@ -16,8 +15,7 @@ from typing import TYPE_CHECKING, Any
 from kio.schema.errors import ErrorCode
 
 from ..controller import messages as cm
-from ..controller.local import LocalController
-from .registry import Reply, Respond
+from .registry import Reply
 
 if TYPE_CHECKING:
     from ..request_context import RequestContext
@@ -31,14 +29,8 @@ def submit(
     to_wire: Callable[[Any], Any],
     timeout_ms: int,
 ) -> Reply:
-    if broker.quorum is not None:
-        body = dataclasses.replace(body, correlation_id=broker.quorum.next_correlation_id())
-        return broker.quorum.submit_admin(ctx, body, to_wire, timeout_ms)
-    controller = broker.controller
-    assert isinstance(controller, LocalController)
-    answer = controller.admin(body, ctx.received_ms)
-    broker.sync_partitions(ctx.received_ms)
-    return Respond(to_wire(answer))
+    body = dataclasses.replace(body, correlation_id=broker.quorum.next_correlation_id())
+    return broker.quorum.submit_admin(ctx, body, to_wire, timeout_ms)
 
 
 def by_topic(

@@ -16,7 +16,6 @@ if TYPE_CHECKING:
     import random
 
     from ..controller.broker_client import ClusterControllerClient
-    from ..controller.local import LocalController
     from ..fetch_sessions import FetchSessionCache
     from ..group.coordinator import GroupCoordinator
     from ..kraft.quorum import ClusterQuorum
@@ -55,11 +54,11 @@ class HandlerHost(ReplicaHost, PeerMessenger, Protocol):
     def fetch_sessions(self) -> FetchSessionCache: ...
 
     @property
-    def controller(self) -> LocalController | ClusterControllerClient: ...
+    def controller(self) -> ClusterControllerClient: ...
 
     @property
-    def quorum(self) -> ClusterQuorum | None:
-        """The KRaft membership of a cluster node; None on a single broker (its own controller)."""
+    def quorum(self) -> ClusterQuorum:
+        """The node's KRaft membership (a single broker is the only voter of its own quorum)."""
 
     @property
     def group_coordinator(self) -> GroupCoordinator: ...

@@ -177,7 +177,7 @@ def is_metadata_fetch(request: Any) -> bool:
 def handle_fetch(broker: HandlerHost, ctx: RequestContext, request: Any) -> Reply:
     version = ctx.api_version
     if broker.is_controller_listener(ctx.listener) or defects.enabled(defects.QUORUM_ON_CLIENT_LISTENER):
-        if broker.quorum is not None and is_metadata_fetch(request):
+        if is_metadata_fetch(request):
             return broker.quorum.serve(ctx, 1, request)  # a quorum replica fetching __cluster_metadata
         if not defects.enabled(defects.QUORUM_ON_CLIENT_LISTENER):
             return _refused(version, ErrorCode.invalid_request)  # KafkaRaftClient: not its partition

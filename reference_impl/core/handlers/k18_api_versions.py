@@ -52,7 +52,7 @@ def handle_api_versions(broker: HandlerHost, ctx: RequestContext, request: Any) 
     ]
     body: dict[str, Any] = {"error_code": 0, "api_keys": keys, "throttle_time": 0}
     if ctx.api_version >= 3:
-        kraft = broker.quorum.raft.membership.history.kraft_version if broker.quorum is not None else 0
+        kraft = broker.quorum.raft.membership.history.kraft_version
         body.update(feature_lists(ctx.api_version, broker.image, kraft))
     return Respond(build(response_class(18, ctx.api_version), body))
 

@@ -6,8 +6,8 @@ the request arrives, which sees the same ACLs as the leader. Described by the qu
 other broker forwards the request to the leader and relays its answer, as Kafka's brokers forward
 DescribeQuorum to the active controller (KIP-595's tool talks to any broker); a request that was
 itself forwarded, or that finds no leader to forward to, is answered NOT_LEADER_OR_FOLLOWER on the
-partition, as Kafka's raft replicas answer it, and the client retries. A one-node broker is its own
-one-voter quorum and describes itself.
+partition, as Kafka's raft replicas answer it, and the client retries. A single broker is the only
+voter of its own quorum and describes it from its Raft state, as any leader.
 
 Version notes: v1 adds each replica's last fetch and caught-up times; v2 (KIP-853) adds a
 top-level and a partition error message, each replica's directory id (a voter's from a kraft.version
@@ -25,7 +25,6 @@ from reference_impl.protocol.apis import response_class
 from reference_impl.protocol.build import build
 from reference_impl.protocol.errors import ErrorCode
 
-from ..controller.local import LocalController
 from ..metadata.records import METADATA_TOPIC
 from .access import Op, cluster_allowed
 from .forwarding import forward
@@ -50,8 +49,6 @@ def handle_describe_quorum(broker: HandlerHost, ctx: RequestContext, request: An
         }
         return Respond(build(response_class(55, ctx.api_version), refused))
     quorum = broker.quorum
-    if quorum is None:
-        return _respond(ctx, _single_node(broker, ctx))
     target = None if quorum.raft.is_leader else quorum.forward_target(ctx)
     if target is not None:
         refused = _described(broker)  # NOT_LEADER_OR_FOLLOWER, should the leader not answer
@@ -81,7 +78,6 @@ def _render(ctx: RequestContext, described: dict[str, Any]) -> Any:
 
 def _described(broker: HandlerHost) -> dict[str, Any]:
     """This node's quorum description: the leader's view, or NOT_LEADER_OR_FOLLOWER elsewhere."""
-    assert broker.quorum is not None
     quorum = broker.quorum
     described = quorum.raft.describe_quorum()
     error = ErrorCode(described.error_code)
@@ -95,30 +91,6 @@ def _described(broker: HandlerHost) -> dict[str, Any]:
         "current_voters": [_replica(r, _directory(quorum, r.replica_id)) for r in described.current_voters],
         "observers": [_replica(r) for r in described.observers],
         "nodes": [_node(node_id, host, port) for node_id, (host, port) in sorted(quorum.voters.items())],
-    }
-
-
-def _single_node(broker: HandlerHost, ctx: RequestContext) -> dict[str, Any]:
-    end = broker.controller.log.log_end_offset if isinstance(broker.controller, LocalController) else 0
-    host, port = broker.advertised
-    return {
-        "partition_index": 0,
-        "error_code": 0,
-        "error_message": None,
-        "leader_id": broker.node_id,
-        "leader_epoch": 1,
-        "high_watermark": end,
-        "current_voters": [
-            {
-                "replica_id": broker.node_id,
-                "replica_directory_id": None,
-                "log_end_offset": end,
-                "last_fetch_timestamp": ctx.received_ms,
-                "last_caught_up_timestamp": ctx.received_ms,
-            }
-        ],
-        "observers": [],
-        "nodes": [_node(broker.node_id, host, port)],
     }
 
 

@@ -36,7 +36,7 @@ def handle_describe_cluster(broker: HandlerHost, ctx: RequestContext, request: A
     controller = broker.controller_for_clients()
     if error is not ErrorCode.none:
         brokers = []
-    elif endpoint_type == CONTROLLERS and broker.quorum is not None:
+    elif endpoint_type == CONTROLLERS:
         controller = broker.image.controller_id  # KIP-919: the quorum's voters and its leader
         brokers = [
             {"broker_id": node, "host": host, "port": port, "rack": None, "is_fenced": False}

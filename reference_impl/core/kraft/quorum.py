@@ -56,8 +56,8 @@ from reference_impl.core.metadata.records import MetadataRecord
 from reference_impl.core.raft.api import CommittedBatch, LeaderAndEpoch, RaftConfig
 from reference_impl.core.raft.client import RaftClient
 from reference_impl.core.raft.messages import RAFT_MESSAGE_TYPES, Envelope
-from reference_impl.core.raft.quorum_state import QuorumStateStore
-from reference_impl.core.raft.raft_log import RaftLog, Snapshot, SnapshotStore
+from reference_impl.core.raft.quorum_state import MemoryQuorumStateStore, QuorumStateStore
+from reference_impl.core.raft.raft_log import MemorySnapshotStore, RaftLog, Snapshot, SnapshotStore
 from reference_impl.log.api import PartitionLog
 
 from ..boundary import CONTROLLER_CHANNEL
@@ -87,6 +87,7 @@ PEER_CLIENT_PREFIX = "broker-"
 
 COMMIT_KEY = ("controller", "commit")
 """Purgatory key of answers waiting for the controller's records to commit."""
+LINGER = "controller.quorum.append.linger.ms"
 ADMIN_TIMEOUT_MS = 30_000
 """How long an admin answer waits for its records when the request names no timeout."""
 
@@ -156,6 +157,16 @@ class QuorumPorts:
     bootstrap_records: tuple[MetadataRecord, ...] = ()
     """What ``kafka-storage format`` would write (``--add-scram``'s credentials): the first active
     controller of an empty metadata log writes them."""
+
+
+def lone_voter_ports(
+    node_id: int, address: tuple[str, int], bootstrap_records: tuple[MetadataRecord, ...] = ()
+) -> QuorumPorts:
+    """A single broker's quorum: itself the only voter, its quorum-state and snapshots in memory
+    (the shell gives files, ``server/cli.py``). Kafka's combined node with itself alone in
+    ``controller.quorum.voters``; it never sends on the voter address (:meth:`ClusterQuorum.to_controller`
+    answers its own node in process)."""
+    return QuorumPorts({node_id: address}, MemoryQuorumStateStore(), MemorySnapshotStore(), bootstrap_records)
 
 
 class _AwaitAnswer(DelayedOperation):
@@ -282,6 +293,8 @@ class ClusterQuorum:
             fetch_timeout_ms=config.get_int("controller.quorum.fetch.timeout.ms"),
             request_timeout_ms=config.get_int("controller.quorum.request.timeout.ms"),
         )
+        if LINGER in config.static:  # Kafka's append linger; unset, the replica's own 5 ms
+            raft_config = dataclasses.replace(raft_config, append_flush_delay_ms=config.get_int(LINGER))
         raft_log = RaftLog(metadata_log, ports.snapshot_store, broker.store.read_chunk)
         kraft_version = 1 if bootstrap_only(self.voters) else config.get_int("reference.kraft.version")
         if kraft_version >= 1 and self.node_id in self.voters:
@@ -510,7 +523,7 @@ class ClusterQuorum:
         leader = self.raft.leader_id
         host, port = self.addresses.get(leader) or ("", -1)
         names = self.broker.config.get("controller.listener.names") or ""
-        listener = names.split(",")[0].strip()
+        listener = names.split(",")[0].strip() or None  # a lone voter may have none
         current = (leader, self.raft.epoch, host, port)
         reply = voter_admin.serve(
             self.raft, self.cluster_id, listener, ctx, api_key, request, (COMMIT_KEY,), current
@@ -715,6 +728,11 @@ class ClusterQuorum:
         block = self._producer_blocks[0]
         block[0] += 1
         return block[0] - 1
+
+    @property
+    def has_producer_ids(self) -> bool:
+        """A block of producer ids is at hand (the first comes after the first unfencing)."""
+        return any(start < limit for start, limit in self._producer_blocks)
 
     def _maybe_ask_producer_ids(self) -> None:
         if self._producer_ids_asked or self.broker_epoch < 0:

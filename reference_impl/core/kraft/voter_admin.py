@@ -170,22 +170,10 @@ def _cluster_error(cluster_id: str, request: Any) -> tuple[ErrorCode, str | None
     return None
 
 
-def serve_static(cluster_id: str, ctx: RequestContext, api_key: int, request: Any) -> Reply:
-    """A node that is its own static quorum (a single broker, kraft.version 0): Kafka's checks up to
-    AddVoterHandler's kraft.version one, UNSUPPORTED_VERSION. It has no controller listener, so no
-    endpoint is asked for."""
-    refused = _cluster_error(cluster_id, request) or _request_error(api_key, request, None)
-    if refused is not None:
-        return answer(ctx, api_key, *refused)
-    what = {ADD: "adding", REMOVE: "removing", UPDATE: "updating"}[KINDS[api_key]]
-    message = f"Cluster doesn't support {what} voter because the kraft.version feature is 0"
-    return answer(ctx, api_key, ErrorCode.unsupported_version, message)
-
-
 def serve(
     raft: RaftClient,
     cluster_id: str,
-    listener_name: str,
+    listener_name: str | None,
     ctx: RequestContext,
     api_key: int,
     request: Any,
@@ -193,7 +181,8 @@ def serve(
     leader: tuple[int, int, str, int] | None = None,
 ) -> Reply:
     """Answer a voter change request at this node's Raft replica (``listener_name``: the default
-    controller listener, whose endpoint a new or updated voter must name; ``keys``: the purgatory
+    controller listener, whose endpoint a new or updated voter must name; None on a lone voter
+    without one, as a single broker is: no endpoint is asked for; ``keys``: the purgatory
     keys checked as the replica moves)."""
     from ..handlers.registry import Deferred
 

@@ -141,7 +141,9 @@ class RaftClient:
         if isinstance(self.quorum.state, FollowerState):
             self.quorum.state.fetch_deadline_ms = now_ms + self._fetch_timeout_ms()
         self._leader = self._leader_of(self.quorum.state)
-        if isinstance(self.quorum.state, CandidateState):
+        if self.quorum.voters == (node_id,):  # KafkaRaftClient.initialize: "When there is only a
+            self._stand_alone(now_ms)  # single voter, become candidate immediately"
+        elif isinstance(self.quorum.state, CandidateState):
             voting.ask_votes(self, self.quorum.state)  # a candidate restarted: asks again
 
     # -- what the outside sees -----------------------------------------------------------------
@@ -176,6 +178,8 @@ class RaftClient:
 
     def register(self, listener: RaftListener) -> None:
         self.publisher.listeners.append(listener)
+        if self._leader.leader_id != NO_LEADER:  # told the leader at once, as Kafka's ListenerContext
+            listener.handle_leader_change(self._leader)
 
     # -- the entry point -----------------------------------------------------------------------
 
@@ -379,6 +383,12 @@ class RaftClient:
             self._transition_to_follower(remote_epoch, remote_leader, now_ms)
             return True
         return False
+
+    def _stand_alone(self, now_ms: int) -> None:  # the only voter leads at once: its vote is a majority
+        if isinstance(self.quorum.state, CandidateState):  # resumed: Kafka's onBecomeCandidate
+            self.become_leader(now_ms)
+        elif not isinstance(self.quorum.state, LeaderState):
+            voting.become_candidate(self, now_ms)
 
     def become_leader(self, now_ms: int) -> None:
         state = self.quorum.transition_to_leader(self.log.end_offset, now_ms)

@@ -1,9 +1,10 @@
 """Several sans-IO brokers in one process, their peer requests carried as real Kafka frames.
 
-Broker 1's controller is shared by all (a stand-in for the controller quorum
-in unit tests); every other message goes through kio encoding exactly as on
-a socket. A node can be stopped (its messages dropped, its in-flight
-requests failed) and isolated; time is virtual.
+They share a real KRaft quorum whose only voter is broker 1 (a combined broker+controller; the
+others observe the metadata log and register with it), as the simulator's nodes do
+(``reference_impl/sim/broker/nodes.py``: its controller listener and port); every message goes
+through kio encoding exactly as on a socket, on the listener its port names. A node can be stopped
+(its messages dropped, its in-flight requests failed) and isolated; time is virtual.
 """
 
 from __future__ import annotations
@@ -28,12 +29,19 @@ from reference_impl.core.boundary import (
 )
 from reference_impl.core.broker import Broker
 from reference_impl.core.configs.resolution import BrokerConfig
-from reference_impl.core.controller.local import LocalController
+from reference_impl.core.kraft.quorum import QuorumPorts
 from reference_impl.core.ports import MemoryLogStore
+from reference_impl.core.raft.quorum_state import MemoryQuorumStateStore
+from reference_impl.core.raft.raft_log import MemorySnapshotStore
 from reference_impl.protocol.codec import decode_response, encode_request
 from reference_impl.protocol.frames import FrameDecoder
+from reference_impl.sim.broker.nodes import CONTROLLER_PORT, LISTENERS
 
-from .harness import START_MS
+from .harness import HARNESS_CONFIGS, START_MS
+
+VOTER = 1
+CLUSTER_CONFIGS = (*HARNESS_CONFIGS, "controller.listener.names=CONTROLLER")
+SETTLE_MS = 10_000
 
 
 @dataclass
@@ -51,34 +59,52 @@ class ClusterHarness:
         self.brokers: dict[int, Broker] = {}
         self.stopped: set[int] = set()
         self._conn_ids = itertools.count(1000)
-        self._links: dict[tuple[int, int], _Link] = {}
-        self._link_owner: dict[tuple[int, int], tuple[int, int]] = {}
+        self._links: dict[tuple[int, int, str], _Link] = {}
+        self._link_owner: dict[tuple[int, int], tuple[int, int, str]] = {}
         self._client_responses: dict[tuple[int, int], list[bytes]] = {}
         self._queue: deque[tuple[int, Event]] = deque()
         self._failed_on_resume: dict[int, list[RequestFailed]] = {}
+        voters = {VOTER: (f"broker-{VOTER}", CONTROLLER_PORT)}
         for n in range(1, size + 1):
-            shared = self.brokers[1].controller if n > 1 else None
-            assert shared is None or isinstance(shared, LocalController)
             self.brokers[n] = Broker(
-                config=BrokerConfig.parse(n, configs),
+                config=BrokerConfig.parse(n, (*CLUSTER_CONFIGS, *configs)),
                 store=self.stores[n],
                 advertised_host=f"broker-{n}",
                 advertised_port=9092,
                 cluster_id="cluster",
                 now_ms=self.now_ms,
-                controller=shared,
+                quorum=QuorumPorts(voters, MemoryQuorumStateStore(), MemorySnapshotStore()),
             )
         self.sync()
+        waited = 0
+        while not all(b.open_to_clients for b in self.brokers.values()) and waited < SETTLE_MS:
+            self.advance(10)
+            waited += 10
+        assert all(b.open_to_clients for b in self.brokers.values()), "the brokers never registered"
 
     # -- driving -------------------------------------------------------------------------------
 
     def sync(self) -> None:
-        """Every broker applies the shared metadata (the controller quorum's job in a real cluster)."""
+        """Run every running broker's timers until each has applied the voter's whole metadata log
+        (a creation forwarded to the controller, its records fetched by the observers); bounded."""
         for n, broker in self.brokers.items():
             if n not in self.stopped:
-                broker.sync_partitions(self.now_ms)
                 self._deliver(n, broker.tick(self.now_ms))
         self._drain()
+        waited = 0
+        while not self._metadata_applied() and waited < SETTLE_MS:
+            self.advance(10)
+            waited += 10
+
+    def _metadata_applied(self) -> bool:
+        if VOTER in self.stopped:
+            return True  # nothing more to fetch
+        end = self.brokers[VOTER].quorum.raft.log.end_offset if self.brokers[VOTER].quorum else 0
+        return all(
+            b.quorum is not None and b.quorum.raft.published_offset >= end
+            for n, b in self.brokers.items()
+            if n not in self.stopped
+        )
 
     def advance(self, ms: int, step_ms: int = 10) -> None:
         end = self.now_ms + ms
@@ -88,18 +114,11 @@ class ClusterHarness:
                 if n not in self.stopped:
                     self._deliver(n, broker.tick(self.now_ms))
             self._drain()
-            self.sync_if_changed()
-
-    def sync_if_changed(self) -> None:
-        offset = self.brokers[1].image.offset
-        if offset != getattr(self, "_synced_offset", None):
-            self._synced_offset = offset
-            self.sync()
 
     def stop(self, node: int) -> None:
         """The node stops answering; requests to and from it fail."""
         self.stopped.add(node)
-        for (src, dst), link in list(self._links.items()):
+        for (src, dst, channel), link in list(self._links.items()):
             if node in (src, dst):
                 while link.in_flight:
                     request_id, _body = link.in_flight.popleft()
@@ -108,7 +127,7 @@ class ClusterHarness:
                         self._failed_on_resume.setdefault(src, []).append(failure)  # seen when it wakes
                     else:
                         self._queue.append((src, failure))
-                del self._links[(src, dst)]
+                del self._links[(src, dst, channel)]
         self._drain()
 
     def resume(self, node: int) -> None:
@@ -172,18 +191,18 @@ class ClusterHarness:
         if dst in self.stopped or src in self.stopped or dst not in self.brokers:
             self._queue.append((src, RequestFailed(request_id=effect.request_id, reason="unreachable")))
             return
-        link = self._links.get((src, dst))
+        listener = LISTENERS.get(effect.port, "PLAINTEXT")
+        link = self._links.get((src, dst, effect.channel))  # a connection per channel, as the shell's
         if link is None:
-            link = self._links[(src, dst)] = _Link(next(self._conn_ids))
-            self._link_owner[(dst, link.connection_id)] = (src, dst)
-            self._queue.append(
-                (
-                    dst,
-                    ConnectionOpened(
-                        connection_id=link.connection_id, client_host=f"broker-{src}", client_port=1
-                    ),
-                )
+            link = self._links[(src, dst, effect.channel)] = _Link(next(self._conn_ids))
+            self._link_owner[(dst, link.connection_id)] = (src, dst, effect.channel)
+            opened = ConnectionOpened(
+                connection_id=link.connection_id,
+                client_host=f"broker-{src}",
+                client_port=1,
+                listener=listener,
             )
+            self._queue.append((dst, opened))
         link.in_flight.append((effect.request_id, effect.body))
         self._queue.append(
             (

@@ -22,9 +22,22 @@ from reference_impl.core.ports import MemoryLogStore
 from reference_impl.protocol.apis import request_class
 from reference_impl.protocol.build import build
 from reference_impl.protocol.codec import decode_response, encode_request
+from reference_impl.protocol.errors import ErrorCode
 from reference_impl.protocol.frames import FrameDecoder
 
 START_MS = 1_700_000_000_000
+HARNESS_CONFIGS = ("controller.quorum.append.linger.ms=0",)
+"""The broker is the only voter of its quorum; its records commit as they are written (no linger),
+so most admin answers come in the step of the request, as Kafka's with linger 0."""
+COORDINATOR_NOT_READY = frozenset(
+    {ErrorCode.not_coordinator, ErrorCode.coordinator_load_in_progress, ErrorCode.coordinator_not_available}
+)
+SETTLE_ROUNDS = 50
+SAME_TIME_ROUNDS = 4
+ANSWER_ROUNDS = 20
+ANSWER_STEP_MS = 5
+"""``take`` ticks at most this far at a time (to the broker's next wake-up if sooner) while an
+answer waits for its commit."""
 
 
 class BrokerHarness:
@@ -34,7 +47,7 @@ class BrokerHarness:
         """The broker's monotonic clock once :meth:`tick_at` set it apart (None: the wall clock)."""
         self.store = store or MemoryLogStore()
         self.broker = Broker(
-            config=BrokerConfig.parse(1, configs),
+            config=BrokerConfig.parse(1, (*HARNESS_CONFIGS, *configs)),
             store=self.store,
             advertised_host="127.0.0.1",
             advertised_port=9092,
@@ -48,6 +61,26 @@ class BrokerHarness:
         self.resumed: list[int] = []
         """Connections the broker said may be read again (ResumeReading), in order."""
         self.next_wakeup_ms: int | None = None
+        self.settle()
+
+    def settle(self) -> None:
+        """Tick until the broker, the only voter of its quorum, has registered and serves clients
+        (bounded: a few rounds of its own timers)."""
+        for round in range(SETTLE_ROUNDS):
+            if self.broker.open_to_clients and self.broker.quorum.has_producer_ids:
+                return
+            self._tick_to_next_wakeup(round)
+        raise AssertionError("the broker never opened to clients")
+
+    def _tick_to_next_wakeup(self, round: int) -> None:
+        """The first rounds tick at the same time (the lone voter's requests to itself, answered in
+        process, take a tick each); later ones move the clock to the next wake-up."""
+        if round < SAME_TIME_ROUNDS:
+            self._apply(self.broker.tick(self.now_ms, self.mono_ms))
+            return
+        wake = self.next_wakeup_ms
+        mono = self.now_ms if self.mono_ms is None else self.mono_ms
+        self.advance(max(0, min(wake - mono, ANSWER_STEP_MS)) if wake is not None else ANSWER_STEP_MS)
 
     def connect(self, listener: str = "PLAINTEXT") -> int:
         cid = next(self._ids)
@@ -84,6 +117,10 @@ class BrokerHarness:
 
     def take(self, cid: int, body: RequestPayload) -> Any:
         """The oldest unread response on ``cid``, decoded as the response to ``body``."""
+        for round in range(ANSWER_ROUNDS):  # an admin answer waits for its records to commit
+            if self.responses.get(cid) or cid in self.closed:
+                break
+            self._tick_to_next_wakeup(round)
         frames = self.responses.get(cid) or []
         assert frames, f"no response on connection {cid} (closed: {self.closed.get(cid)})"
         frame = frames.pop(0)
@@ -95,6 +132,17 @@ class BrokerHarness:
         self.send(cid, body)
         return self.take(cid, body)
 
+    def call_as_client(self, body: RequestPayload) -> Any:
+        """``call``, retried as Kafka's clients retry while a coordinator's internal topic is being
+        created and loaded (its records commit, then its partitions open): bounded."""
+        answer = self.call(body)
+        for round in range(ANSWER_ROUNDS):
+            if getattr(answer, "error_code", ErrorCode.none) not in COORDINATOR_NOT_READY:
+                break
+            self._tick_to_next_wakeup(round)
+            answer = self.call(body)
+        return answer
+
     def _apply(self, step: Step) -> None:
         self.next_wakeup_ms = step.next_wakeup_ms
         for effect in step.effects:
@@ -105,6 +153,19 @@ class BrokerHarness:
                 self.closed[effect.connection_id] = effect.reason
             elif isinstance(effect, ResumeReading):
                 self.resumed.append(effect.connection_id)
+
+
+def settled(broker: Broker, now_ms: int) -> Broker:
+    """A broker made outside a harness, ticked at ``now_ms`` until it serves clients (bounded): the
+    only voter of its quorum registers and is unfenced by its own controller in a few ticks."""
+    wake: int | None = now_ms
+    for round in range(SETTLE_ROUNDS):
+        if broker.open_to_clients and broker.quorum.has_producer_ids:
+            return broker
+        if round >= SAME_TIME_ROUNDS and wake is not None:  # e.g. the metadata log's append linger
+            now_ms = max(now_ms, wake)
+        wake = broker.tick(now_ms).next_wakeup_ms
+    raise AssertionError("the broker never opened to clients")
 
 
 def request(api_key: int, version: int, **fields: Any) -> Any:

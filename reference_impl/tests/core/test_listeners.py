@@ -97,6 +97,18 @@ def test_setups_kafka_refuses_are_refused_with_its_words(
     assert says in str(refused.value)
 
 
+def test_a_lone_voter_needs_no_controller_listener_but_a_voter_among_others_does() -> None:
+    """A single broker is the only voter of its quorum (issue 24): its client listener is enough."""
+    alone = listener_setup("PLAINTEXT://h:1", None, kraft=True, is_controller=True, lone_voter=True)
+    assert [e.name for e in alone.listeners] == ["PLAINTEXT"] and alone.controller_names == ()
+    with pytest.raises(ConfigError, match="must contain at least one value"):
+        listener_setup("PLAINTEXT://h:1", None, kraft=True, is_controller=True)
+    with pytest.raises(ConfigError, match="must only contain values appearing"):  # one it names is checked
+        listener_setup(
+            "PLAINTEXT://h:1", None, kraft=True, is_controller=True, lone_voter=True, controller_names="C"
+        )
+
+
 def test_a_cluster_node_may_link_over_secured_listeners() -> None:
     """Inter-broker and controller listeners on SSL / SASL_SSL (the shell's links speak them)."""
     setup = listener_setup(
@@ -222,8 +234,8 @@ def _broker_command(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[s
     ("args", "says"),
     [
         (
-            ["--listen", "127.0.0.1:0", "--controller-quorum-voters", "1@127.0.0.1:1"],
-            "controller.listener.names must contain at least one value",
+            ["--listen", "127.0.0.1:0", "--controller-quorum-voters", "1@127.0.0.1:1,2@127.0.0.1:2"],
+            "controller.listener.names must contain at least one value",  # a voter among others
         ),
         (
             [

@@ -15,7 +15,7 @@ from reference_impl.core.security.mechanisms import make_credential, salted_pass
 from reference_impl.protocol.errors import ErrorCode
 from reference_impl.protocol.sasl_client import ScramClient
 
-from .harness import START_MS, BrokerHarness, request
+from .harness import START_MS, BrokerHarness, request, settled
 from .test_security import SASL_CONFIGS
 
 SHA256, SHA512 = 1, 2
@@ -122,14 +122,17 @@ def test_credentials_survive_a_restart_and_bootstrap_only_once() -> None:
     boot = bootstrap_records([("SCRAM-SHA-256", "admin", make_credential("SCRAM-SHA-256", "secret"))])
 
     def start() -> Broker:
-        return Broker(
-            config=config,
-            store=store,
-            advertised_host="127.0.0.1",
-            advertised_port=9092,
-            cluster_id="c",
-            now_ms=START_MS,
-            bootstrap_records=boot,
+        return settled(
+            Broker(
+                config=config,
+                store=store,
+                advertised_host="127.0.0.1",
+                advertised_port=9092,
+                cluster_id="c",
+                now_ms=START_MS,
+                bootstrap_records=boot,
+            ),
+            START_MS,
         )
 
     first = start()
@@ -138,6 +141,7 @@ def test_credentials_survive_a_restart_and_bootstrap_only_once() -> None:
         [*bootstrap_records([("SCRAM-SHA-512", "bob", make_credential("SCRAM-SHA-512", "b"))])], START_MS
     )
     first.controller.writer().alter_scram([scram.Deletion("admin", 1)], [], START_MS)
+    settled(first, START_MS).tick(START_MS)  # the records commit and are applied
     second = start()  # the log is not empty: --add-scram's records are not written again
     assert set(second.image.scram) == {(2, "bob")}
     assert second.scram_credential("SCRAM-SHA-512", "bob") is not None

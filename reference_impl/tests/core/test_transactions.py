@@ -13,7 +13,7 @@ from .test_data_path import create, fetch_request
 
 
 def init(h: BrokerHarness, txn_id: str, timeout_ms: int = 60_000, version: int = 4) -> Any:
-    return h.call(
+    return h.call_as_client(
         request(
             22,
             version,

@@ -128,15 +128,16 @@ def test_a_log_without_feature_records_gets_the_bootstrap_levels_with_the_update
     """A metadata log written before feature records existed: the first update writes the other
     features' bootstrap levels too, so ApiVersions (which then reads the image) keeps them."""
     harness = BrokerHarness()
-    image = harness.broker.image
-    image.finalized_features.clear()
-    image.features_epoch = -1
     writer = harness.broker.controller.writer()
+    for image in (writer.image, harness.broker.image):  # the controller's and the broker's
+        image.finalized_features.clear()
+        image.features_epoch = -1
     code, _ = writer.update_features(
         [fu.Update("group.version", 0, fu.SAFE_DOWNGRADE)], validate_only=False, now_ms=0
     )
     assert code == fu.NONE
-    assert image.finalized_features == {"metadata.version": 25, "transaction.version": 1}
+    harness.advance(0)  # the records commit and reach the broker's image
+    assert harness.broker.image.finalized_features == {"metadata.version": 25, "transaction.version": 1}
 
 
 def test_decide_keeps_the_last_of_a_repeated_feature() -> None:

@@ -1,16 +1,14 @@
-"""A data directory a single broker wrote starts as a one-voter KRaft quorum, its topics and records intact.
+"""A data directory a single broker wrote starts as a one-voter KRaft quorum named on the command line,
+its topics and records intact.
 
-A single broker keeps its one-node controller (``core/controller/local.py``), whose metadata log is
-the ``__cluster_metadata-0`` partition log of its data directory; a KRaft node's Raft log is the same
-partition log (``Broker.__init__`` opens it through the store either way, ``core/raft/raft_log.py``
-wraps it), with ``quorum-state`` and snapshots beside it (``server/raft_files.py``). So the way to
-one controller for both (docs/ARCHITECTURE.md, "One controller") needs no conversion of the log:
-the one-voter quorum replays the records the one-node controller wrote, appends its own after them
-and keeps them across its own restarts. This test holds that path open: the directory is written by
-the broker as every single-broker run starts it, then started twice as a combined broker+controller
-that is the only voter (Kafka's ``process.roles=broker,controller`` with itself in
-``controller.quorum.voters``, ``core/src/main/scala/kafka/server/KafkaRaftServer.scala``).
-"""
+A single broker is the only voter of its own quorum (docs/ARCHITECTURE.md, "One controller"); its Raft
+log is the ``__cluster_metadata-0`` partition log of its data directory (``core/raft/raft_log.py``),
+with ``quorum-state`` and snapshots beside it (``server/raft_files.py``). This test holds the path
+between the two launches open: the directory is written by the broker as every single-broker run
+starts it, then started twice as a combined broker+controller that is the only voter with a
+controller listener (Kafka's ``process.roles=broker,controller`` with itself in
+``controller.quorum.voters``, ``core/src/main/scala/kafka/server/KafkaRaftServer.scala``): it replays
+the records, appends its own after them and keeps them across its restarts."""
 
 from __future__ import annotations
 

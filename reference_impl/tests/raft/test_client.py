@@ -117,18 +117,34 @@ def fetch(offset: int, epoch: int, leader_epoch: int, correlation: int = 1, wait
     )
 
 
-def test_a_single_voter_elects_itself_and_commits_once_flushed() -> None:
+def test_a_single_voter_leads_at_once_and_commits_once_flushed() -> None:
+    """Kafka's ``KafkaRaftClient.initialize`` (raft/src/main/java/org/apache/kafka/raft/KafkaRaftClient.java):
+    "When there is only a single voter, become candidate immediately"; its own vote is the majority."""
     ctx = Context(voters=(1,))
-    deadline = ctx.client.next_deadline_ms()
-    assert deadline is not None and 1000 <= deadline < 2000
-    ctx.tick(deadline)
     assert ctx.client.is_leader and ctx.client.epoch == 1
+    assert ctx.sent == []  # nobody to ask for a vote
+    ctx.tick()
     assert ctx.client.high_watermark == 1  # the LeaderChange record
     ctx.client.append([b"a", b"b"], ctx.now_ms)
     ctx.tick()
     assert ctx.client.high_watermark == 3
     assert ctx.committed == [(1, b"a"), (2, b"b")]
-    assert ctx.leader_changes == [LeaderAndEpoch(-1, 1), LeaderAndEpoch(1, 1)]  # standing, then won
+    assert ctx.leader_changes[-1] == LeaderAndEpoch(1, 1)
+
+
+def test_a_restarted_single_voter_leads_again_in_a_new_epoch() -> None:
+    log = RaftLog(MemoryLog(), MemorySnapshotStore())
+    first = Context(voters=(1,), log=log)
+    first.tick()
+    stored = first.store.state
+    again = Context(voters=(1,), stored=stored, log=log)
+    assert again.client.is_leader and again.client.epoch == 2
+
+
+def test_a_voter_among_others_still_waits_its_election_timeout() -> None:
+    ctx = Context()
+    deadline = ctx.client.next_deadline_ms()
+    assert not ctx.client.is_leader and deadline is not None and deadline >= 1000
 
 
 def test_a_candidate_asks_every_voter_with_its_last_epoch_and_offset() -> None:

@@ -71,7 +71,7 @@ def test_records_elections_and_snapshots_survive_a_restart(tmp_path: Path) -> No
     first.file_log.close()
 
     second = Process(tmp_path, 10_000)
-    assert second.client.state.name == "Resigned" and second.client.epoch == 1  # it led epoch 1
+    assert second.client.is_leader and second.client.epoch == 2  # led epoch 1; the lone voter stands at once
     second.run_until_leader()
     assert second.client.epoch == 2
     assert second.snapshot is not None and second.snapshot.data == b"state-up-to-21"
