@@ -36,6 +36,9 @@ SETTLE_ROUNDS = 50
 SAME_TIME_ROUNDS = 4
 ANSWER_ROUNDS = 20
 ANSWER_STEP_MS = 5
+WALK_WAKEUPS = 10_000
+"""``tick_at`` ticks at most this many of the broker's wake-ups on its way (bounded; an idle broker
+wakes for its heartbeats, seconds apart)."""
 """``take`` ticks at most this far at a time (to the broker's next wake-up if sooner) while an
 answer waits for its commit."""
 
@@ -111,8 +114,21 @@ class BrokerHarness:
         self._apply(self.broker.tick(self.now_ms, self.mono_ms))
 
     def tick_at(self, wall_ms: int, mono_ms: int) -> None:
-        """Run the broker's timers with its two clocks given apart (a wall-clock step)."""
-        self.now_ms, self.mono_ms = wall_ms, mono_ms
+        """Run the broker's timers with its two clocks given apart (a wall-clock step).
+
+        The monotonic time up to ``mono_ms`` passes as it does for a running broker: ticked at each
+        of its wake-ups on the way (its heartbeats to its own controller among them), so a long step
+        is time passing, not a stalled process that its controller would rightly fence."""
+        mono = self.now_ms if self.mono_ms is None else self.mono_ms
+        self.now_ms = wall_ms
+        for _ in range(WALK_WAKEUPS):
+            wake = self.next_wakeup_ms
+            if wake is None or wake >= mono_ms:
+                break
+            mono = max(mono + 1, wake)
+            self.mono_ms = mono
+            self._apply(self.broker.tick(wall_ms, mono))
+        self.mono_ms = mono_ms
         self._apply(self.broker.tick(wall_ms, mono_ms))
 
     def take(self, cid: int, body: RequestPayload) -> Any:
