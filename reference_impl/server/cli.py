@@ -47,6 +47,7 @@ import signal
 import socket
 import ssl
 import sys
+import threading
 import time
 from collections.abc import Mapping
 
@@ -251,10 +252,13 @@ def _replay_before_listening(broker: Broker) -> None:
     a launcher that waits for the port waits for the recovery too. Bounded by REPLAY_LIMIT_MS; past
     it, the broker listens and finishes as it serves."""
     deadline = monotonic_ms() + REPLAY_LIMIT_MS
+    linger = threading.Event()  # never set: a bounded wait for the metadata log's append linger
     while not broker.quorum.ready and monotonic_ms() < deadline:
         broker.tick(wall_clock_ms(), monotonic_ms())  # no connection yet: nothing to send
         if not broker.quorum.ready:
-            time.sleep(0.001)  # the metadata log's append linger
+            # Not time.sleep: under libfaketime with DONT_FAKE_MONOTONIC (the chaos clock faults) its
+            # clock_nanosleep fails with EINVAL; a condition wait, like the shell's epoll, does not.
+            linger.wait(0.001)
 
 
 def _listeners(
