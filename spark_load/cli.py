@@ -55,6 +55,12 @@ def build_parser() -> argparse.ArgumentParser:
     where = parser.add_argument_group("target and Spark")
     where.add_argument("--target", help="reference, tansu, bootstrap:HOST:PORT[,...] or container[:IMAGE]")
     add_security_options(where, launches=True)
+    where.add_argument(
+        "--brokers",
+        type=int,
+        default=None,
+        help="brokers of a launched reference cluster (default: --replication-factor, else 1)",
+    )
     where.add_argument("--spark-master", default="local[2]", help="local[N], spark://..., yarn, k8s://...")
     where.add_argument("--spark-conf", action="append", type=_key_value, default=[], metavar="KEY=VALUE")
     where.add_argument(
@@ -90,7 +96,9 @@ def build_parser() -> argparse.ArgumentParser:
     data.add_argument("--value-size-distribution", choices=VALUE_SIZE_DISTRIBUTIONS, default="fixed")
     data.add_argument("--topic", help="topic to create (default kh-load-<generator id>-<time>)")
     data.add_argument("--partitions", type=int, default=12)
-    data.add_argument("--replication-factor", type=int, default=1)
+    data.add_argument(
+        "--replication-factor", type=int, default=None, help="default: --brokers, at most 3 (1 alone)"
+    )
 
     produce = parser.add_argument_group("producing")
     produce.add_argument("--client", choices=CLIENTS, default="confluent-kafka")
@@ -152,6 +160,8 @@ def run(args: argparse.Namespace) -> int:
     if args.synthetic is None and not args.target:
         say("kafka-harness load: --target is required (or --synthetic N to time the verifier alone)")
         return EXIT_COULD_NOT_RUN
+    if not resolve_cluster_size(args):
+        return EXIT_COULD_NOT_RUN
     injected = (args.inject_lost, args.inject_duplicated, args.inject_corrupted)
     if args.synthetic is not None and (args.synthetic < 0 or min(injected) < 0):
         say("kafka-harness load: --synthetic and --inject-* must be >= 0")
@@ -184,6 +194,21 @@ def run(args: argparse.Namespace) -> int:
         say(f"kafka-harness load: could not run: {exc}")
         return EXIT_COULD_NOT_RUN
     return finish(result, args.alluredir)
+
+
+def resolve_cluster_size(args: argparse.Namespace) -> bool:
+    """``--brokers`` and ``--replication-factor`` from each other, as ``kafka-harness chaos`` does:
+    a replicated topic on a launched reference needs that many brokers, and a cluster's topic is
+    replicated over up to three of them unless told otherwise. False (said why) when they conflict."""
+    if args.brokers is not None and args.brokers < 1:
+        say("kafka-harness load: --brokers must be >= 1")
+        return False
+    args.replication_factor = args.replication_factor or min(args.brokers or 1, 3)
+    args.brokers = args.brokers or args.replication_factor
+    if args.replication_factor > args.brokers and args.target == "reference":
+        say(f"kafka-harness load: --replication-factor {args.replication_factor} needs as many brokers")
+        return False
+    return True
 
 
 def finish(result: RunResult, alluredir: Path | None = None) -> int:

@@ -117,7 +117,9 @@ def run_against_target(args: argparse.Namespace, out: Path) -> RunResult:
     started = time.monotonic()
     try:
         # secured: its client properties become the run's before Spark starts, so its tasks inherit them
-        target = launch_with_security(args.target, getattr(args, "security", None))
+        target = launch_with_security(
+            args.target, getattr(args, "security", None), brokers=getattr(args, "brokers", None) or 1
+        )
     except (TargetUnavailableError, ValueError, OSError) as exc:
         raise LoadRunError(f"target {args.target!r} is not available: {exc}") from None
     walls["target_start"] = time.monotonic() - started
