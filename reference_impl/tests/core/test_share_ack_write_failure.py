@@ -212,18 +212,21 @@ def test_acks_batched_in_one_failed_write_both_fail_and_roll_back() -> None:
     assert _fetch(h, topic_id, "n", 0) == {o: 2 for o in range(2, 10)}
 
 
+def _fetch_acking(topic_id: uuid.UUID, max_wait: int) -> Any:
+    """m's ShareFetch (epoch 2) ACCEPTing 0-9, waiting up to ``max_wait`` for records."""
+    batch = {"first_offset": 0, "last_offset": 9, "acknowledge_types": [ACCEPT]}
+    return request(
+        78, 1, group_id="g", member_id="m", share_session_epoch=2, max_wait=max_wait,
+        min_bytes=1 if max_wait else 0, max_bytes=1 << 20, max_records=500, batch_size=500,
+        forgotten_topics_data=[], topics=[{"topic_id": topic_id, "partitions": [_partition(batch)]}],
+    )  # fmt: skip
+
+
 def test_a_share_fetch_carries_the_write_error_of_its_acks() -> None:
     h, topic_id = _locked_by_m()
     gate = _gate(h)
     gate.fail = ErrorCode.unknown_topic_or_partition
-    batch = {"first_offset": 0, "last_offset": 9, "acknowledge_types": [ACCEPT]}
-    answer: Any = h.call(
-        request(
-            78, 1, group_id="g", member_id="m", share_session_epoch=2, max_wait=0, min_bytes=0,
-            max_bytes=1 << 20, max_records=500, batch_size=500, forgotten_topics_data=[],
-            topics=[{"topic_id": topic_id, "partitions": [_partition(batch)]}],
-        )
-    )  # fmt: skip
+    answer: Any = h.call(_fetch_acking(topic_id, 0))
     assert answer.error_code == ErrorCode.none
     entry = answer.responses[0].partitions[0]
     assert entry.acknowledge_error_code == ErrorCode.unknown_topic_or_partition
@@ -258,3 +261,24 @@ def test_an_undecided_write_times_the_ack_out_and_its_outcome_decides_later() ->
 )
 def test_persister_errors_map_as_kafka_maps_them(written: ErrorCode, answered: ErrorCode) -> None:
     assert persister_error(written) is answered
+
+
+@pytest.mark.parametrize("outcome", [ErrorCode.none, ErrorCode.coordinator_load_in_progress])
+def test_a_share_fetch_that_waited_answers_once_its_acks_write_is_decided(outcome: ErrorCode) -> None:
+    """Nothing to acquire: the fetch waits its MaxWaitMs; its acknowledgements' write is still held
+    then, so the answer waits for it too (Kafka combines the fetch and acknowledge futures,
+    ``KafkaApis.handleShareFetchRequest``)."""
+    h, topic_id = _locked_by_m()
+    gate = _gate(h)
+    gate.hold = True
+    cid = h.connect()
+    body = _fetch_acking(topic_id, 500)
+    h.send(cid, body)
+    h.advance(1_000)
+    assert not h.responses.get(cid), "MaxWaitMs is over, the write is not"
+    gate.hold = False
+    gate.release(outcome)
+    answer: Any = h.take(cid, body)
+    assert answer.error_code == ErrorCode.none
+    assert answer.responses[0].partitions[0].acknowledge_error_code == persister_error(outcome)
+    assert _sp(h, topic_id).start_offset == (10 if outcome is ErrorCode.none else 0)
