@@ -73,7 +73,7 @@ FENCED = (ErrorCode.fenced_leader_epoch, ErrorCode.fenced_state_epoch)
 def persister_error(code: ErrorCode) -> ErrorCode:
     """The answer to an acknowledgement whose write failed with ``code``: Kafka's
     ``SharePartition.fetchPersisterError`` (core/src/main/java/kafka/server/share/SharePartition.java,
-    apache/kafka trunk; 1eb76443 still answered INVALID_REQUEST for the two unknown-id errors).
+    apache/kafka e3e579e7; 1eb76443 still answered INVALID_REQUEST for the two unknown-id errors).
     A write that threw, or an answer without the partition, is Kafka's IllegalStateException:
     UNKNOWN_SERVER_ERROR, as is a write that timed out (``WriteStateHandler`` completes it with
     REQUEST_TIMED_OUT, which the default case maps)."""

@@ -1,7 +1,7 @@
 """Share groups (KIP-932): an acknowledgement is answered by the outcome of its state write.
 
 Kafka's ``SharePartition.acknowledge`` (core/src/main/java/kafka/server/share/SharePartition.java,
-apache/kafka) changes the records' states as an in-flight transition, writes them through the
+apache/kafka e3e579e7) changes the records' states as an in-flight transition, writes them through the
 persister and, in ``rollbackOrProcessStateUpdates``, commits the transition once the write succeeded
 or rolls it back (``InFlightState.completeStateTransition(false)``: the records are ACQUIRED by the
 member again, under its lock) and fails the acknowledgement with the write's error, as
