@@ -17,6 +17,15 @@ Kafka's model (``core/src/main/java/kafka/server/share/SharePartition.java``, it
   a record the member does not hold is INVALID_RECORD_STATE and changes nothing;
 * a released record, or one whose lock expires, whose delivery count has reached
   ``share.delivery.attempt.limit`` is ARCHIVED instead of becoming AVAILABLE;
+* an acknowledgement is an in-flight *transition* until its state is written: the records take
+  their new state at once, keep the one they had (``InFlightState.startStateTransition``'s rollback
+  state), and :meth:`SharePartition.complete_transitions` commits them once the write succeeded or
+  rolls them back (ACQUIRED by the member again, under its lock) when it failed
+  (``SharePartition.rollbackOrProcessStateUpdates``); the SPSO does not pass a record in
+  transition. A record RELEASEd and still being written may be acquired (a ShareFetch's
+  piggybacked RELEASE redelivers at once, as the conformance suite and apache/kafka 1eb76443's
+  ``acquire`` have it): its new holder ends the transition, nothing of it is rolled back. Later Kafka
+  skips such records (``InFlightState.hasOngoingStateTransition``) until the write is done;
 * the SPSO moves past the leading run of ACKNOWLEDGED/ARCHIVED records;
 * a new share-partition starts at the log end (``share.auto.offset.reset=latest``, the default)
   or the log start (``earliest``).
@@ -92,6 +101,10 @@ class InFlight:
     delivery_count: int = 0
     member_id: str | None = None
     lock_deadline_ms: int | None = None  # on the monotonic clock
+    rollback: InFlight | None = None
+    """The state before an acknowledgement whose write is not done yet (Kafka's rollback state)."""
+    transition: int = 0
+    """That acknowledgement's change number: the writes covering it decide it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,6 +188,7 @@ class SharePartition:
         return min(available) if available else self._next
 
     def _lock(self, record: InFlight, member_id: str, mono_ms: int) -> None:
+        record.rollback, record.transition = None, 0  # a pending RELEASE is superseded, not undone
         record.state = RecordState.ACQUIRED
         record.delivery_count += 1
         record.member_id = member_id
@@ -182,21 +196,43 @@ class SharePartition:
 
     # -- acknowledgement ---------------------------------------------------------------------
 
-    def acknowledge(self, member_id: str, batches: Sequence[AckBatch]) -> None:
-        """Apply every batch or none: raise KafkaError (INVALID_REQUEST for a malformed batch,
-        INVALID_RECORD_STATE for a record ``member_id`` does not hold)."""
+    def acknowledge(self, member_id: str, batches: Sequence[AckBatch]) -> int:
+        """Apply every batch or none, as a transition the write of change number returned (0: none
+        made) decides; raise KafkaError (INVALID_REQUEST for a malformed batch, INVALID_RECORD_STATE
+        for a record ``member_id`` does not hold)."""
         plan: list[tuple[int, AcknowledgeType]] = []
         for batch in batches:
             plan.extend(self._check(member_id, batch))
+        if not plan:
+            return 0
+        self.changes += 1
         for offset, kind in plan:
             record = self._records[offset]
+            record.rollback = InFlight(
+                record.state, record.delivery_count, record.member_id, record.lock_deadline_ms
+            )
+            record.transition = self.changes
             if kind is AcknowledgeType.ACCEPT:
                 self._finish(record, RecordState.ACKNOWLEDGED)
             elif kind is AcknowledgeType.RELEASE:
                 self._release(record)
             else:
                 self._finish(record, RecordState.ARCHIVED)
-        self.changes += 1 if plan else 0
+        return self.changes
+
+    def complete_transitions(self, upto: int, *, commit: bool) -> None:
+        """The write of the state with ``upto`` changes is done (``commit``) or failed: the
+        acknowledgements it covered keep their new state, or take back the one they had
+        (``InFlightState.completeStateTransition``); a record whose restored lock ran out meanwhile
+        is released by the next :meth:`expire_locks`."""
+        for record in self._records.values():
+            before = record.rollback
+            if before is None or record.transition > upto:
+                continue
+            if not commit:
+                record.state, record.delivery_count = before.state, before.delivery_count
+                record.member_id, record.lock_deadline_ms = before.member_id, before.lock_deadline_ms
+            record.rollback, record.transition = None, 0
         self._advance()
 
     def _check(self, member_id: str, batch: AckBatch) -> list[tuple[int, AcknowledgeType]]:
@@ -230,7 +266,11 @@ class SharePartition:
     def _advance(self) -> None:
         while self._spso < self._next:
             record = self._records.get(self._spso)
-            if record is None or record.state not in (RecordState.ACKNOWLEDGED, RecordState.ARCHIVED):
+            if (
+                record is None
+                or record.state not in (RecordState.ACKNOWLEDGED, RecordState.ARCHIVED)
+                or record.rollback is not None  # not written yet: it may come back
+            ):
                 break
             del self._records[self._spso]
             self._spso += 1
@@ -275,6 +315,20 @@ class SharePartition:
         self._advance()
 
     # -- persisted state (share_persister.py) ---------------------------------------------------
+
+    def written_start(self) -> int:
+        """The start offset a write carries: past the leading ACKNOWLEDGED/ARCHIVED records, those in
+        transition included (the write persists them; a failed one is rewritten with the start
+        rolled back). Kafka's ``writeShareGroupState`` sends the start from before the transitions
+        and moves it after the write; the conformance suite (test_k83's
+        ``test_acknowledgements_reach_the_share_coordinator``) reads the new one once answered."""
+        offset = self._spso
+        while offset < self._next:
+            record = self._records.get(offset)
+            if record is None or record.state not in (RecordState.ACKNOWLEDGED, RecordState.ARCHIVED):
+                break
+            offset += 1
+        return offset
 
     def state_batches(self) -> list[tuple[int, int, int, int]]:
         """The in-flight records as state batches (first, last, delivery state, delivery count),

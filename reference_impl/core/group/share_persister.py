@@ -18,7 +18,15 @@ locks write the changed state batches). Here:
 * a write carries the whole in-flight state (start offset, every in-flight record as a state batch,
   acquired ones as AVAILABLE with their delivery count): the coordinator lays it over what it holds.
   One write per share-partition is in flight at a time; a change made meanwhile is written after it,
-  a failed write again after ``RETRY_MS``; a ShareAcknowledge is answered once its write is done.
+  a failed write again after ``RETRY_MS``;
+* an acknowledgement is answered by its write's outcome (``SharePartition.acknowledge`` completes
+  its future in ``rollbackOrProcessStateUpdates``): the write that covers it succeeded, NONE and its
+  transition commits; it failed, the transition is rolled back and the answer carries the error as
+  ``SharePartition.fetchPersisterError`` maps it (:func:`persister_error`); a share-partition
+  forgotten before its write (fenced, or its leader epoch changed) fails the acknowledgements no
+  write will cover. Kafka's persister retries a retriable write error (``PersisterStateManager``'s
+  ``WriteStateHandler``: up to 5 attempts, backoff 1 s to 30 s) before it fails the future; here
+  the first failure fails the acknowledgements it covered and the retry writes the rolled-back state.
   Kafka writes only the batches that changed and never the acquired ones, so a record acquired
   but not acknowledged when its leader fails comes back here with the delivery count it had, where
   Kafka may count it again from the last persisted value.
@@ -57,6 +65,34 @@ RETRY_MS = 500
 MAX_PENDING = 100_000  # share-partitions remembered while their state is being read
 ReadDone = Callable[[ErrorCode, ShareState | None], None]
 WriteDone = Callable[[ErrorCode], None]
+Written = Callable[[ErrorCode], None]
+"""Told the answer code of an acknowledgement's write: NONE (written) or the error to answer."""
+FENCED = (ErrorCode.fenced_leader_epoch, ErrorCode.fenced_state_epoch)
+
+
+def persister_error(code: ErrorCode) -> ErrorCode:
+    """The answer to an acknowledgement whose write failed with ``code``: Kafka's
+    ``SharePartition.fetchPersisterError`` (core/src/main/java/kafka/server/share/SharePartition.java,
+    apache/kafka e3e579e7; 1eb76443 still answered INVALID_REQUEST for the two unknown-id errors).
+    A write that threw, or an answer without the partition, is Kafka's IllegalStateException:
+    UNKNOWN_SERVER_ERROR, as is a write that timed out (``WriteStateHandler`` completes it with
+    REQUEST_TIMED_OUT, which the default case maps)."""
+    if code in (
+        ErrorCode.not_coordinator,
+        ErrorCode.coordinator_not_available,
+        ErrorCode.coordinator_load_in_progress,
+    ):
+        return ErrorCode.coordinator_not_available
+    if code is ErrorCode.fenced_leader_epoch:
+        return ErrorCode.not_leader_or_follower
+    if code in (
+        ErrorCode.none,
+        ErrorCode.fenced_state_epoch,
+        ErrorCode.group_id_not_found,
+        ErrorCode.unknown_topic_or_partition,
+    ):
+        return code
+    return ErrorCode.unknown_server_error
 
 
 class Persister:
@@ -122,8 +158,11 @@ class Persister:
             )
 
             def answered(response: Any, reason: str | None) -> None:
+                if response is None:  # no answer (Kafka: NETWORK_EXCEPTION once its retries are spent)
+                    done(ErrorCode.network_exception)
+                    return
                 p = _partition(response)
-                done(ErrorCode(p.error_code) if p is not None else ErrorCode.coordinator_not_available)
+                done(ErrorCode(p.error_code) if p is not None else ErrorCode.unknown_server_error)
 
             if not self.broker.send_request(node, body, answered, channel=SHARE_STATE_CHANNEL):
                 done(ErrorCode.coordinator_not_available)
@@ -169,16 +208,25 @@ class _Tracked:
     leader_epoch: int
     state_epoch: int
     written: int = -1  # the share-partition's ``changes`` last written (or being written)
+    durable: int = -1  # the ``changes`` of the last write that succeeded
     in_flight: bool = False
-    waiters: list[tuple[int, Callable[[], None]]] = field(default_factory=list)
-    """Answers waiting until the state with at least that many changes is written."""
+    waiters: list[tuple[int, Written]] = field(default_factory=list)
+    """Acknowledgements waiting for the write of the state with at least that many changes."""
 
-    def wake(self, upto: int | None) -> None:
-        """Call the waiters whose changes are written (``upto``; None: all, the write failed)."""
+    def wake(self, upto: int | None, code: ErrorCode) -> None:
+        """Tell the waiters the write covering them (``upto`` changes; None: all) answered ``code``."""
         due = [w for w in self.waiters if upto is None or w[0] <= upto]
-        self.waiters = [w for w in self.waiters if w not in due]
+        self.waiters = [w for w in self.waiters if upto is not None and w[0] > upto]
         for _, fn in due:
-            fn()
+            fn(code)
+
+    def fail_unsent(self, code: ErrorCode) -> None:
+        """Answer ``code`` to the waiters the write in flight (if any) does not cover."""
+        sent = self.written if self.in_flight else None
+        due = [w for w in self.waiters if sent is None or w[0] > sent]
+        self.waiters = [w for w in self.waiters if sent is not None and w[0] <= sent]
+        for _, fn in due:
+            fn(code)
 
 
 @dataclass
@@ -203,8 +251,7 @@ class ShareStateSync:
         sp = self.partitions.partitions.get(key)
         tracked = self.tracked.get(key)
         if sp is not None and (tracked is None or tracked.leader_epoch != leader_epoch):
-            del self.partitions.partitions[key]
-            self.tracked.pop(key, None)
+            self.forget(key, ErrorCode.not_leader_or_follower)
             return None
         return sp
 
@@ -254,7 +301,11 @@ class ShareStateSync:
                     return
                 self.first_seen.pop(key, None)
                 # a new share-partition is written at once (where it starts), a restored one on change
-                self.tracked[key] = _Tracked(leader_epoch, state.state_epoch, sp.changes if restored else -1)
+                changes = sp.changes if restored else -1
+                old = self.tracked.get(key)
+                if old is not None:  # dropped unseen (a memory bound): nothing will write its acks
+                    old.fail_unsent(ErrorCode.not_leader_or_follower)
+                self.tracked[key] = _Tracked(leader_epoch, state.state_epoch, changes, changes)
             if not answered_now:
                 wake()
 
@@ -262,21 +313,25 @@ class ShareStateSync:
         answered_now = False
         return self.partitions.partitions.get(key) if key in self.tracked else None
 
-    def when_written(self, key: SPKey, changes: int, fn: Callable[[], None]) -> bool:
-        """Call ``fn`` once the share-partition's state with ``changes`` is written (or its write
-        failed); False, and ``fn`` is not kept, when no write of it is pending."""
+    def when_written(self, key: SPKey, changes: int, fn: Written) -> bool:
+        """Tell ``fn`` the answer code of the write that covers the share-partition's state with
+        ``changes`` (the next :meth:`flush` starts it); False, and ``fn`` is not kept, when that state
+        is already written or the share-partition is not tracked."""
         tracked = self.tracked.get(key)
-        if tracked is None or not tracked.in_flight:
+        if tracked is None or changes <= tracked.durable:  # one per acknowledgement in flight
             return False
         tracked.waiters.append((changes, fn))
         return True
 
-    def forget(self, key: SPKey) -> None:
+    def forget(self, key: SPKey, code: ErrorCode) -> None:
+        """Drop the share-partition (reloaded from the persisted state when next used): the
+        acknowledgements no write will cover are answered ``code``; those of a write in flight wait
+        for its outcome (it was sent: it may be persisted)."""
         self.partitions.partitions.pop(key, None)
         tracked = self.tracked.pop(key, None)
         self.loading.pop(key, None)
         if tracked is not None:
-            tracked.wake(None)
+            tracked.fail_unsent(code)
 
     def flush(self) -> None:
         """Write every loaded share-partition whose state changed since its last write."""
@@ -294,31 +349,42 @@ class ShareStateSync:
 
     def _write(self, key: SPKey, sp: SharePartition, tracked: _Tracked) -> None:
         tracked.in_flight = True
-        previous, tracked.written = tracked.written, sp.changes
+        previous, upto = tracked.written, sp.changes
+        tracked.written = upto
 
         def done(code: ErrorCode) -> None:
             tracked.in_flight = False
+            current = self.tracked.get(key) is tracked and self.partitions.partitions.get(key) is sp
             if code is ErrorCode.none:
-                completed = tracked.written
-                if self.partitions.partitions.get(key) is sp and sp.changes != tracked.written:
+                tracked.durable = max(tracked.durable, upto)
+                sp.complete_transitions(upto, commit=True)
+                tracked.wake(upto, code)
+                if current and sp.changes != tracked.written:
                     self._write(key, sp, tracked)  # what changed while this write was in flight
-                tracked.wake(completed)
+                elif not current:
+                    tracked.wake(None, ErrorCode.not_leader_or_follower)  # dropped: never written
                 return
             log.info("writing the share state of %s: %s", key, code.name)
-            if code in (ErrorCode.fenced_leader_epoch, ErrorCode.fenced_state_epoch):
-                if self.tracked.get(key) is tracked:
-                    self.forget(key)  # a newer leader or state: reload before serving again
-                tracked.wake(None)
-                return
-            tracked.written = previous  # written again by the next flush, at the latest the retry's
-            tracked.wake(None)
-            self._arm_retry()
+            sp.complete_transitions(upto, commit=False)
+            answer = persister_error(code)
+            if not current:
+                tracked.wake(None, answer)
+            elif code in FENCED:
+                self.forget(key, answer)  # a newer leader or state: reload before serving again
+            else:
+                tracked.written = previous  # written again by the next flush, at the latest the retry's
+                tracked.wake(upto, answer)
+                self._arm_retry()
 
         state = StateWrite(
             StateKey(key[0], key[1], key[2]),
             tracked.state_epoch,
             tracked.leader_epoch,
-            sp.start_offset,
+            sp.written_start(),
             tuple(StateBatch(*b) for b in sp.state_batches()),
         )
-        self.persister.write(state, done)
+        try:
+            self.persister.write(state, done)
+        except KafkaError as exc:  # Kafka wraps a write that threw: IllegalStateException
+            log.info("writing the share state of %s: %s", key, exc)
+            done(ErrorCode.unknown_server_error)

@@ -31,8 +31,10 @@ woken by produces and leadership changes on the session's partitions (DelayedSha
 that runs out during the wait counts as records to acquire only when the fetch is next woken.
 A share-partition's state is read from the share coordinator when it is first used (and after a
 leadership change; a fetch waits for it, at most LOAD_WAIT_MS past its MaxWaitMs) and written after
-acknowledgements and expired locks (``group/share_persister.py``). Not implemented: NodeEndpoints
-(empty).
+acknowledgements and expired locks (``group/share_persister.py``); the answer waits for the writes of
+its acknowledgements, and AcknowledgeErrorCode carries a failed write's error (the records are back
+with the member: Kafka's rollback), REQUEST_TIMED_OUT for one undecided at the deadline (as
+ShareAcknowledge). Not implemented: NodeEndpoints (empty).
 """
 
 from __future__ import annotations
@@ -44,22 +46,26 @@ from reference_impl.protocol.apis import response_class
 from reference_impl.protocol.build import build, millis
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
-from ..group.share_fetch import DEFAULT_MAX_RECORDS, MAX_RECORDS_PER_FETCH, SPKey
+from ..group.share_fetch import DEFAULT_MAX_RECORDS, MAX_RECORDS_PER_FETCH
 from ..group.share_session import INITIAL_EPOCH
 from ..purgatory import DelayedOperation
 from .registry import Deferred, Reply, Respond, handles
 from .share_common import (
     TP,
+    Acked,
     Located,
+    Render,
     acknowledge_all,
     after_written,
-    group_by_topic,
     locate,
     open_session,
     partition_answer,
     partitions_of,
+    render_with,
+    respond_when_written,
 )
 
+ACK_ERROR = "acknowledge_error_code"
 LOAD_WAIT_MS = 10_000
 """How much longer than MaxWaitMs a fetch waits for its share-partitions' state to be read."""
 
@@ -81,7 +87,7 @@ class _Fetch:
     session: list[TP]
     budget: int
     remaining: int
-    touched: list[tuple[SPKey, int]] = field(default_factory=list)  # acknowledged: (key, changes)
+    acked: Acked = field(default_factory=Acked)  # the acknowledgements' writes, waited for
     loading: bool = False  # a partition of the session had its state still being read
     answer_by_ms: int = 0  # MaxWaitMs, on the monotonic clock: no later than this once every state is read
 
@@ -115,8 +121,7 @@ class DelayedShareFetch(DelayedOperation):
     def on_complete(self, now_ms: int) -> None:
         _fill(self.broker, self.state)
         self.broker.group_coordinator.share.sync.flush()
-        cls = response_class(78, self.state.ctx.api_version)
-        self.state.ctx.respond(build(cls, {**self.state.body, **_answer(self.state)}))
+        respond_when_written(self.broker, self.state.ctx, _render(self.state), self.state.acked)
 
 
 @handles(78, 1, 2)
@@ -136,7 +141,8 @@ def handle_share_fetch(broker: HandlerHost, ctx: RequestContext, request: Any) -
         return Respond(build(cls, {**body, "error_code": exc.code, "error_message": exc.message}))
     if isinstance(state, tuple):
         broker.group_coordinator.share.sync.flush()
-        return after_written(broker, ctx, build(cls, {**body, **state[0]}), state[1])
+        entries, acked = state
+        return after_written(broker, ctx, render_with(cls, body, entries.items(), ACK_ERROR), acked)
     acquired = _fill(broker, state)
     broker.group_coordinator.share.sync.flush()  # acknowledgements and expired locks, persisted
     max_wait = max(0, millis(request.max_wait)) if int(request.min_bytes) > 0 else 0
@@ -144,7 +150,7 @@ def handle_share_fetch(broker: HandlerHost, ctx: RequestContext, request: Any) -
     if acquired or not keys or (max_wait <= 0 and not state.loading):
         # Kafka answers once the piggybacked acknowledgements are written (handleAcknowledgements'
         # future); a fetch that waits for records answers when it is done waiting
-        return after_written(broker, ctx, build(cls, {**body, **_answer(state)}), state.touched)
+        return after_written(broker, ctx, _render(state), state.acked)
     # Kafka's fetch waits for its share-partitions to initialize (SharePartitionManager.fetchMessages):
     # a partition whose state is being read holds the answer, up to LOAD_WAIT_MS past MaxWaitMs.
     state.answer_by_ms = broker.mono_ms + max_wait
@@ -154,10 +160,10 @@ def handle_share_fetch(broker: HandlerHost, ctx: RequestContext, request: Any) -
 
 def _prepare(
     broker: HandlerHost, ctx: RequestContext, request: Any, body: dict[str, Any]
-) -> _Fetch | tuple[dict[str, Any], list[tuple[SPKey, int]]]:
-    """Session and acknowledgements; the answer itself (and what it acknowledged) when the request
-    closed the session."""
-    touched: list[tuple[SPKey, int]] = []
+) -> _Fetch | tuple[dict[TP, dict[str, Any]], Acked]:
+    """Session and acknowledgements; the answer's entries (and the acknowledgements' writes) when
+    the request closed the session."""
+    acked = Acked()
     named = partitions_of(request)
     forgotten = [(t.topic_id, int(p)) for t in request.forgotten_topics_data for p in t.partitions]
     epoch = int(request.share_session_epoch)
@@ -166,13 +172,13 @@ def _prepare(
     group_id, member_id = request.group_id or "", request.member_id or ""
     leader, session = open_session(broker, ctx, request, added=[tp for tp, _ in named], forgotten=forgotten)
     entries: dict[TP, dict[str, Any]] = {}
-    for tp, loc, code in acknowledge_all(broker, ctx, leader, request, named, touched, without_batches=False):
+    for tp, loc, code in acknowledge_all(broker, ctx, leader, request, named, acked, without_batches=False):
         entries[tp] = _entry(tp, loc)
         if code is not None:
             entries[tp]["acknowledge_error_code"] = code
     if session is None:  # epoch -1: acknowledge, then close (KafkaApis: no fetch on a final epoch)
         leader.release_member(group_id, member_id)
-        return {"error_code": ErrorCode.none, "responses": group_by_topic(entries.items())}, touched
+        return entries, acked
     return _Fetch(
         ctx,
         body,
@@ -182,7 +188,7 @@ def _prepare(
         sorted(session.partitions, key=lambda x: (str(x[0]), x[1])),
         _max_records(request),
         max(0, min(int(request.max_bytes), broker.config.get_int("fetch.max.bytes"))),
-        touched,
+        acked,
     )
 
 
@@ -214,8 +220,11 @@ def _fill(broker: HandlerHost, state: _Fetch) -> bool:
     return got_any
 
 
-def _answer(state: _Fetch) -> dict[str, Any]:
-    return {"error_code": ErrorCode.none, "responses": group_by_topic(state.entries.items())}
+def _render(state: _Fetch) -> Render:
+    """The answer of ``state`` with its acknowledgements' errors (once their writes are decided)."""
+    return render_with(
+        response_class(78, state.ctx.api_version), state.body, state.entries.items(), ACK_ERROR
+    )
 
 
 def _watch_keys(broker: HandlerHost, session: list[TP]) -> tuple[tuple[str, int], ...]:

@@ -14,8 +14,11 @@ hold), INVALID_REQUEST (a malformed batch), UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_P
 NOT_LEADER_OR_FOLLOWER (with the current leader), TOPIC_AUTHORIZATION_FAILED.
 Version notes: v1-v2, as Kafka's newest ShareAcknowledgeRequest.json and kio 0.6.5 define them
 (v0 was 4.0's early access); v2's IsRenewAck (KIP-1222 renew, type 4) is refused (INVALID_REQUEST).
-The answer goes out once the changed state is written through the share coordinator
-(``group/share_persister.py``; a failed write is retried later and does not change the answer).
+The answer goes out once the changed state's write through the share coordinator is decided
+(``group/share_persister.py``): a partition whose write failed answers the write's error as
+``SharePartition.fetchPersisterError`` maps it (COORDINATOR_NOT_AVAILABLE, NOT_LEADER_OR_FOLLOWER,
+FENCED_STATE_EPOCH, ...) and its records are back with the member (Kafka's rollback); one still
+undecided at the deadline answers REQUEST_TIMED_OUT.
 Not implemented: NodeEndpoints (empty).
 """
 
@@ -25,18 +28,18 @@ from typing import TYPE_CHECKING, Any
 
 from reference_impl.protocol.apis import response_class
 from reference_impl.protocol.build import build
-from reference_impl.protocol.errors import ErrorCode, KafkaError
+from reference_impl.protocol.errors import KafkaError
 
-from ..group.share_fetch import SPKey
 from .registry import Reply, Respond, handles
 from .share_common import (
     TP,
+    Acked,
     acknowledge_all,
     after_written,
-    group_by_topic,
     open_session,
     partition_answer,
     partitions_of,
+    render_with,
 )
 
 if TYPE_CHECKING:
@@ -53,21 +56,22 @@ def handle_share_acknowledge(broker: HandlerHost, ctx: RequestContext, request: 
         "responses": [],
         "node_endpoints": [],
     }
-    touched: list[tuple[SPKey, int]] = []
+    acked = Acked()
     try:
-        answer = build(cls, {**body, **_serve(broker, ctx, request, touched)})
+        entries = _serve(broker, ctx, request, acked)
     except KafkaError as exc:
         return Respond(build(cls, {**body, "error_code": exc.code, "error_message": exc.message}))
-    return after_written(broker, ctx, answer, touched)
+    return after_written(broker, ctx, render_with(cls, body, entries, "error_code"), acked)
 
 
 def _serve(
-    broker: HandlerHost, ctx: RequestContext, request: Any, touched: list[tuple[SPKey, int]]
-) -> dict[str, Any]:
+    broker: HandlerHost, ctx: RequestContext, request: Any, acked: Acked
+) -> list[tuple[TP, dict[str, Any]]]:
+    """Acknowledge; the partitions' entries (their acknowledgements' writes are started)."""
     named = partitions_of(request)
     leader, session = open_session(broker, ctx, request, added=(), can_open=False)
     entries: list[tuple[TP, dict[str, Any]]] = []
-    for tp, loc, code in acknowledge_all(broker, ctx, leader, request, named, touched, without_batches=True):
+    for tp, loc, code in acknowledge_all(broker, ctx, leader, request, named, acked, without_batches=True):
         entry = partition_answer(tp, loc)
         if code is not None:
             entry["error_code"] = code
@@ -75,4 +79,4 @@ def _serve(
     if session is None:  # epoch -1 closed the session
         leader.release_member(request.group_id or "", request.member_id or "")
     broker.group_coordinator.share.sync.flush()  # the acknowledgements, persisted
-    return {"error_code": ErrorCode.none, "responses": group_by_topic(entries)}
+    return entries

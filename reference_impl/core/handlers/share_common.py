@@ -12,10 +12,13 @@ and ``SharePartition.java``.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable
-from dataclasses import astuple, dataclass, replace
+from collections.abc import Callable, Iterable
+from dataclasses import astuple, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from kio.static.protocol import ResponsePayload
+
+from reference_impl.protocol.build import build
 from reference_impl.protocol.errors import ErrorCode, KafkaError
 
 from ..configs.group_configs import reset_duration_ms
@@ -33,6 +36,7 @@ from ..group.share_partition import (
     SharePartition,
     SharePartitionConfig,
 )
+from ..group.share_persister import ShareStateSync
 from ..group.share_session import INITIAL_EPOCH, ShareSession
 from ..group.share_state import WRITE_TIMEOUT_MS
 from ..group.share_state_records import ShareState
@@ -46,6 +50,8 @@ if TYPE_CHECKING:
     from .host import HandlerHost
 
 TP = tuple[uuid.UUID, int]
+Render = Callable[[dict[TP, ErrorCode]], ResponsePayload]
+"""Builds a ShareFetch or ShareAcknowledge answer from its partitions' acknowledgement errors."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,53 +213,120 @@ def locate(
     return Located(tp, sp, part, ErrorCode.none)
 
 
+@dataclass
+class Acked:
+    """The acknowledgements of one request waiting for their state writes: Kafka answers a
+    partition once ``SharePartition.acknowledge``'s future completes, after the persister's write,
+    with the write's error when it failed (``SharePartitionManager.acknowledge``:
+    ``Errors.forException``)."""
+
+    waiting: dict[TP, int] = field(default_factory=dict)
+    errors: dict[TP, ErrorCode] = field(default_factory=dict)
+    done: Callable[[], None] | None = None
+    """Called when the last write is decided (the answer waiting for it)."""
+
+    def wait_for(self, sync: ShareStateSync, key: SPKey, changes: int, tp: TP) -> None:
+        """Wait for the write of ``key``'s state with ``changes`` (the ack made it)."""
+
+        def written(code: ErrorCode) -> None:
+            if self.waiting.get(tp, 0) <= 0:
+                return
+            self.waiting[tp] -= 1
+            if code is not ErrorCode.none:
+                self.errors[tp] = code
+            if not self.pending() and self.done is not None:
+                self.done()
+
+        self.waiting[tp] = self.waiting.get(tp, 0) + 1
+        if not sync.when_written(key, changes, written):
+            self.waiting[tp] -= 1
+
+    def pending(self) -> bool:
+        return any(n > 0 for n in self.waiting.values())
+
+    def outcome(self, timed_out: bool) -> dict[TP, ErrorCode]:
+        """Each partition's acknowledgement error: its write's; REQUEST_TIMED_OUT for one still
+        undecided at the answer's deadline (it may yet be written, so neither NONE nor the
+        rollback's error would be true)."""
+        out = dict(self.errors)
+        if timed_out:
+            out.update({tp: ErrorCode.request_timed_out for tp, n in self.waiting.items() if n > 0})
+        return out
+
+
+def with_errors(
+    entries: Iterable[tuple[TP, dict[str, Any]]], errors: dict[TP, ErrorCode], name: str
+) -> list[tuple[TP, dict[str, Any]]]:
+    """The answer's partition entries with the acknowledgement errors set in field ``name``."""
+    return [(tp, entry | {name: errors[tp]} if tp in errors else entry) for tp, entry in entries]
+
+
+def render_with(
+    cls: Any, body: dict[str, Any], entries: Iterable[tuple[TP, dict[str, Any]]], name: str
+) -> Render:
+    """The answer (response class ``cls``, top-level ``body``) with its partition ``entries``, their
+    acknowledgement errors set in field ``name`` once known."""
+    fixed = list(entries)
+
+    def render(errors: dict[TP, ErrorCode]) -> ResponsePayload:
+        answered = group_by_topic(with_errors(fixed, errors, name))
+        answer: ResponsePayload = build(cls, {**body, "error_code": ErrorCode.none, "responses": answered})
+        return answer
+
+    return render
+
+
 def acknowledge_all(
     broker: HandlerHost,
     ctx: RequestContext,
     leader: SharePartitions,
     request: Any,
     named: list[tuple[TP, tuple[Any, ...]]],
-    touched: list[tuple[SPKey, int]],
+    acked: Acked,
     *,
     without_batches: bool,
 ) -> list[tuple[TP, Located, ErrorCode | None]]:
     """Locate every partition named and apply its acknowledgement batches (a partition's all or
     none, ``without_batches``: a partition named with none too); each partition, where it is, and its
     acknowledgement's error code (None: nothing applied). A share-partition whose state is still
-    being read holds nothing: INVALID_RECORD_STATE. The share-partitions acknowledged go in
-    ``touched`` with their change counts (the answer waits for their write)."""
+    being read holds nothing: INVALID_RECORD_STATE. ``acked`` waits for the writes of the
+    acknowledgements applied (the answer carries their outcome)."""
     group_id, member_id = request.group_id or "", request.member_id or ""
+    sync = broker.group_coordinator.share.sync
     out: list[tuple[TP, Located, ErrorCode | None]] = []
     for tp, batches in named:
         loc = locate(broker, ctx, leader, group_id, tp)
         code: ErrorCode | None = None
         if loc.sp is not None and (batches or without_batches):
-            code = acknowledge(loc.sp, member_id, batches, broker.mono_ms)
-            touched.append(((group_id, tp[0], tp[1]), loc.sp.changes))
+            code, changes = acknowledge(loc.sp, member_id, batches, broker.mono_ms)
+            if changes:
+                acked.wait_for(sync, (group_id, tp[0], tp[1]), changes, tp)
         elif loc.loading and (batches or without_batches):
             code = ErrorCode.invalid_record_state
         out.append((tp, loc, code))
     return out
 
 
-def acknowledge(sp: SharePartition, member_id: str, batches: tuple[Any, ...], mono_ms: int) -> ErrorCode:
+def acknowledge(
+    sp: SharePartition, member_id: str, batches: tuple[Any, ...], mono_ms: int
+) -> tuple[ErrorCode, int]:
     """Apply a partition's acknowledgement batches (all or none), after the locks that ran out by
-    ``mono_ms`` (the monotonic clock) are released; the partition's error code."""
+    ``mono_ms`` (the monotonic clock) are released; the partition's error code and the change
+    number of the transition made (0: none, nothing to wait for)."""
     sp.expire_locks(mono_ms)
     acks: list[AckBatch] = []
     for b in batches:
         first, last = int(b.first_offset), int(b.last_offset)
         types = tuple(int(t) for t in b.acknowledge_types)
         if last < first or last - first >= MAX_ACK_SPAN or len(types) > MAX_ACK_SPAN or not types:
-            return ErrorCode.invalid_request
+            return ErrorCode.invalid_request, 0
         acks.append(AckBatch(first, last, types))
     if not acks:
-        return ErrorCode.none
+        return ErrorCode.none, 0
     try:
-        sp.acknowledge(member_id, acks)
+        return ErrorCode.none, sp.acknowledge(member_id, acks)
     except KafkaError as exc:
-        return exc.code
-    return ErrorCode.none
+        return exc.code, 0
 
 
 def leader_of(loc: Located) -> dict[str, int]:
@@ -281,24 +354,35 @@ def group_by_topic(entries: Iterable[tuple[TP, dict[str, Any]]]) -> list[dict[st
     return [{"topic_id": t, "partitions": ps} for t, ps in by_topic.items()]
 
 
-def after_written(
-    broker: HandlerHost, ctx: RequestContext, answer: Any, touched: list[tuple[SPKey, int]]
-) -> Reply:
-    """The answer once the acknowledged state is written (Kafka's ``SharePartition.acknowledge``
-    completes after the persister's write), at once when no write is pending."""
-    sync = broker.group_coordinator.share.sync
-    reply = LaterReply(ctx, lambda _v: answer, ctx.received_ms + WRITE_TIMEOUT_MS, None, "share-ack", broker)
-    pending = {"n": 0}
+def _later(broker: HandlerHost, ctx: RequestContext, render: Render, acked: Acked) -> LaterReply:
+    """The answer, rendered once every write ``acked`` waits for is decided, or at the deadline."""
+    reply = LaterReply(
+        ctx,
+        lambda timed_out: render(acked.outcome(bool(timed_out))),
+        ctx.received_ms + WRITE_TIMEOUT_MS,
+        True,
+        "share-ack",
+        broker,
+    )
+    acked.done = lambda: reply.answer(False)
+    return reply
 
-    def one_written() -> None:
-        pending["n"] -= 1
-        if pending["n"] == 0:
-            reply.answer(None)
 
-    for key, changes in touched:
-        pending["n"] += 1
-        if not sync.when_written(key, changes, one_written):
-            pending["n"] -= 1
-    if pending["n"] == 0:
-        return Respond(answer)
-    return reply.deferred()
+def after_written(broker: HandlerHost, ctx: RequestContext, render: Render, acked: Acked) -> Reply:
+    """The answer once the acknowledged states' writes are decided (Kafka's
+    ``SharePartition.acknowledge`` completes after the persister's write), each acknowledgement
+    with its write's error; at once when none is pending. ``render`` builds the answer from the
+    partitions' acknowledgement errors, so a write failing later is in it."""
+    if not acked.pending():
+        return Respond(render(acked.outcome(False)))
+    return _later(broker, ctx, render, acked).deferred()
+
+
+def respond_when_written(broker: HandlerHost, ctx: RequestContext, render: Render, acked: Acked) -> None:
+    """:func:`after_written` for an answer sent from a delayed operation (a ShareFetch that waited
+    for records): sent now, or once the writes are decided."""
+    if not acked.pending():
+        ctx.respond(render(acked.outcome(False)))
+        return
+    reply = _later(broker, ctx, render, acked)
+    broker.purgatory.try_complete_else_watch(reply, (reply.key,), broker.now_ms)

@@ -97,7 +97,7 @@ def test_a_share_partition_state_round_trips_to_a_new_leader() -> None:
     config = SharePartitionConfig()
     old = SharePartition(config, log_start=0, log_end=0)
     old.acquire("m", mono_ms=0, log_end=10, max_records=10)
-    old.acknowledge(
+    written = old.acknowledge(
         "m",
         [
             AckBatch(0, 1, (int(AcknowledgeType.ACCEPT),)),
@@ -105,7 +105,12 @@ def test_a_share_partition_state_round_trips_to_a_new_leader() -> None:
             AckBatch(5, 5, (int(AcknowledgeType.REJECT),)),
         ],
     )
-    assert old.start_offset == 2 and old.changes == 1
+    assert old.start_offset == 0 and old.changes == 1  # until the write's success commits it
+    new = SharePartition(config, log_start=0, log_end=10)
+    new.restore(old.start_offset, old.state_batches())
+    assert new.start_offset == 2, "the state written with the acknowledgement"
+    old.complete_transitions(written, commit=True)
+    assert old.start_offset == 2
     new = SharePartition(config, log_start=0, log_end=10)
     new.restore(old.start_offset, old.state_batches())
     assert new.start_offset == 2
