@@ -233,6 +233,8 @@ class Partition:
             self.tracker.set_replicas(replicas, isr, now_ms)
             self.tracker.pending = None
         self.high_watermark = max(self.high_watermark, self.log.log_start_offset)
+        if defects.enabled(defects.LATE_HIGH_WATERMARK):
+            return  # the old bug: a new leader's HW waits for the next write (the defect's whole point)
         self.maybe_advance_high_watermark()
 
     def become_follower(
