@@ -264,9 +264,10 @@ def _by_partition(rows: DataFrame, rules: _Rules) -> DataFrame:
 
     Sorted by offset: the highest offset read, the values at each offset (two distinct values when
     their least and greatest differ), and the rank of each offset among the known ones (a null
-    offset ranks first, shifting every rank of its group alike). Then sorted by (process, kind,
-    index, pos): each read's previous read by the same consumer of the same partition and each
-    acknowledged send's previous send by the same producer to it.
+    offset ranks first, shifting every rank of its group alike). Then sorted by (process, seq,
+    index, pos): each read's previous read by the same consumer of the same partition (``seq`` R)
+    and each acknowledged send's previous send by the same producer to it (``seq`` S, in invoke
+    order as ``queue.nonmonotonic_sends`` sorts them).
     """
     here = F.col("topic").isNotNull() & F.col("partition").isNotNull()
     placed = rows.select(
