@@ -1,26 +1,36 @@
 """The per-record and per-key checkers of :mod:`chaos.checkers.queue` as Spark jobs over a Parquet
 history (:mod:`spark_load.history_table`), for histories no single process holds.
 
-Same definitions as the Python detectors (``queue.py`` is the specification; a test runs both on the
-same histories and compares the anomalies one by one): ``lost_write``, ``unseen``, ``duplicate``,
-``inconsistent_offsets``, ``poll_skip``, ``nonmonotonic_poll``, ``nonmonotonic_send``,
-``aborted_read`` and ``validate_delivery``, with the final reader (``meta.final_reader``) and the
-restart phase's writes left out as in :mod:`.analysis`. How each becomes DataFrame work:
+Same definitions as the Python detectors (``queue.py`` and ``analysis.py`` are the specification; a
+test runs both on the same histories and compares the anomalies one by one): ``lost_write``,
+``unseen``, ``duplicate``, ``inconsistent_offsets``, ``poll_skip``, ``nonmonotonic_poll``,
+``nonmonotonic_send``, ``aborted_read`` and ``validate_delivery``, with the final reader
+(``meta.final_reader``) and the restart phase's writes left out as in :mod:`.analysis`.
 
-* writes: a send's invoke joined with its completion by (process, value), as ``History.pairs``
-  matches them (values are unique in a campaign);
-* reads: the records of ``ok`` polls, exploded with their position in the poll;
-* lost / unseen: acknowledged writes anti-joined with the read values, then compared with the
-  highest offset read of their partition (or with the final read's values);
-* duplicate / inconsistent: the positions (ok sends with an offset, and reads) grouped by value and
-  by position;
-* poll order: a consumer's reads of one partition between two ``assign`` ops (the number of assigns
-  before a read is its epoch) in read order, each compared with the previous by a window ``lag``;
-  the known offsets skipped are counted by the rank of each offset among the partition's known ones;
-* nonmonotonic send: a producer's acknowledged sends to one partition in invoke order, ``lag`` again.
+Why it is shaped this way: the first version ran one DataFrame per class (about 25 shuffles and 54
+stages for 1M ops, the send pairing, the read explode and the positions each shuffled several
+times), and its driver spent its time planning. This one is one linear job of two shuffles, as the
+load verifier (:mod:`spark_load.jobs.verify`) is:
 
-Only counts and up to ``examples`` anomalies per class reach the driver. Histories with ``txn`` ops
-(transactions, the dependency graph) stay with the Python checkers.
+1. every send op and every record read, partitioned once by **value** (:func:`_by_value`): a sorted
+   pass pairs each send's invoke with its completion (``History.pairs``), picks the value's write as
+   ``Analysis.writes`` does, and window aggregates over the value give what the per-value classes
+   need (read or not, read by the final reader, distinct positions, the write's status);
+2. the rows that sit at a position (acknowledged sends, reads) and one row per value carrying its
+   flags, partitioned once by **(topic, partition)** (:func:`_by_partition`): window functions over
+   the partition give the highest offset read (lost or unseen), the values at each offset
+   (inconsistent), the rank of each offset among the known ones (poll skip: a jump passes a known
+   offset when the ranks differ by more than one), and, sorted by consumer or producer, the previous
+   read or send (poll order, send order).
+
+Each row then yields its anomalies (class, key) and its share of the figures, aggregated into a
+small summary (:func:`_summary`, persisted): only the anomalies and one figures row per class of
+figure, so the driver sees counts and at most ``examples`` keys per class. No Python UDF, no
+collect of anything that grows with the history. A consumer's ``assign`` starts a new poll
+sequence: a poll anomaly whose two reads have an assign of that consumer between them is dropped
+from the summary (an anti-join of the few anomalies with the assigns), which is the same as
+comparing only reads of one assignment epoch. Histories with ``txn`` ops (transactions, the
+dependency graph) stay with the Python checkers.
 """
 
 from __future__ import annotations
@@ -29,14 +39,22 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark import StorageLevel
+from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from chaos.checkers import ORDER
+from spark_load.jobs.session import default_parallelism
+from spark_load.jobs.verify import shuffle_partitions_for
 
 NAMES = ORDER[: ORDER.index("unreadable_after_restart")]
 """The per-record classes of :data:`chaos.checkers.ORDER` (not the restart phase, not the graph)."""
 MAX_EXAMPLES = 10_000
+POLL_CLASSES = ("poll_skip", "nonmonotonic_poll")
+FIGURES = ("writes", "acked", "reads", "distinct_read", "missing")
+"""Per-row figures summed by the summary: :func:`chaos.checkers.check`'s stats and the missing count."""
+NEVER = 2**62
+"""The completion order of a send never completed: after every completed one (``History.pairs``)."""
 
 
 @dataclass
@@ -66,187 +84,297 @@ def anomaly_key(name: str, anomaly: Any) -> tuple[Any, ...]:
 def check_parquet(
     spark: SparkSession, path: str, meta: dict[str, Any], *, examples: int = 20
 ) -> SparkCheckResult:
+    """Check the history at ``path`` (its ``meta`` as :func:`spark_load.history_table.read_meta`
+    gives it): a first scan counts the ops and finds where the final read began, one job of two
+    shuffles builds the summary, small jobs over the summary give the counts and examples."""
     examples = max(0, min(examples, MAX_EXAMPLES))
     h = spark.read.parquet(path)
-    if h.filter(F.col("f") == "txn").limit(1).count():
+    final_reader = meta.get("final_reader")
+    first = h.agg(
+        F.count(F.lit(1)).alias("ops"),
+        F.count(F.when(F.col("f") == "txn", 1)).alias("txn"),
+        F.min(F.when((F.col("type") == "ok") & (F.col("process") == str(final_reader)), F.col("index"))),
+    ).first()
+    ops, txn, final_start = (0, 0, None) if first is None else (int(first[0]), int(first[1]), first[2])
+    if txn:
         raise ValueError(
             "the history has txn ops: the Python checkers judge it (kafka-harness check without Spark)"
         )
-    idempotence = bool(meta.get("idempotence", False))
-
-    sends = h.filter(F.col("f") == "send")
-    invokes = sends.filter(F.col("type") == "invoke").select(
-        "process", "value", F.col("index").alias("invoke_index"), F.col("topic").alias("i_topic"),
-        F.col("partition").alias("i_partition"),
-    )  # fmt: skip
-    done = sends.filter(F.col("type") != "invoke").select(
-        "process", "value", F.col("index").alias("complete_index"), F.col("type").alias("status"),
-        F.col("topic").alias("c_topic"), F.col("partition").alias("c_partition"), "offset",
-    )  # fmt: skip
-    writes = (
-        invokes.join(done, ["process", "value"], "left")
-        .select(
-            "process", "value", "invoke_index", "complete_index",
-            F.coalesce("status", F.lit("open")).alias("status"),
-            F.when(F.col("complete_index").isNotNull(), F.col("c_topic"))
-            .otherwise(F.col("i_topic")).alias("topic"),
-            F.when(F.col("complete_index").isNotNull(), F.col("c_partition"))
-            .otherwise(F.col("i_partition")).alias("partition"),
-            F.when(F.col("status") == "ok", F.col("offset")).alias("offset"),
-        )
-        .cache()
-    )  # fmt: skip
-
-    polls = h.filter((F.col("type") == "ok") & (F.col("f") == "poll"))
-    reads = (
-        polls.select("index", "process", F.posexplode("records").alias("pos", "r"))
-        .select(
-            F.col("index").alias("op_index"), "process", "pos", F.col("r.topic").alias("topic"),
-            F.col("r.partition").alias("partition"), F.col("r.offset").alias("offset"),
-            F.col("r.value").alias("value"),
-        )
-        .cache()
-    )  # fmt: skip
-
-    final_reader = meta.get("final_reader")
-    final_start: int | None = None
-    if final_reader is not None:
-        begun = h.filter((F.col("type") == "ok") & (F.col("process") == str(final_reader)))
-        row = begun.agg(F.min("index")).first()
-        final_start = None if row is None else row[0]
-    acked = writes.filter(
-        (F.col("status") == "ok") & F.col("topic").isNotNull() & F.col("partition").isNotNull()
+    rules = _Rules(
+        final_reader=None if final_reader is None else str(final_reader),
+        final_complete=final_reader is not None and bool(meta.get("final_read_complete")),
+        final_start=None if final_reader is None else final_start,
+        acks_all=str(meta.get("acks", "all")) in ("all", "-1"),
+        partitions=shuffle_partitions_for(ops, default_parallelism(spark)),
     )
-    if final_start is not None:
-        acked = acked.filter(F.col("complete_index").isNull() | (F.col("complete_index") <= final_start))
+    summary = _summary(_by_partition(_by_value(_rows(h), rules), rules), rules)
+    summary = summary.persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        kept = _outside_assigns(summary, h)
+        totals = {
+            row["name"]: row
+            for row in kept.groupBy("name")
+            .agg(F.sum("n").alias("n"), *(F.sum(f).alias(f) for f in FIGURES))
+            .collect()
+        }
+        shown: dict[str, list[tuple[Any, ...]]] = {name: [] for name in NAMES}
+        if examples:
+            by_key = Window.partitionBy("name").orderBy("key")
+            picked = kept.filter(F.col("key").isNotNull()).withColumn("i", F.row_number().over(by_key))
+            for row in picked.filter(F.col("i") <= examples).select("name", "key").collect():
+                shown[row["name"]].append(tuple(_flat(json.loads(row["key"]).values())))
+    finally:
+        summary.unpersist()
+    counts = {name: int(totals[name]["n"]) if name in totals else 0 for name in NAMES}
+    figures = totals.get("#")
+    stats = {name: int(figures[name] or 0) if figures else 0 for name in FIGURES}
 
-    read_values = reads.select("value").distinct()
-    found: dict[str, DataFrame] = {}
-
-    # lost_write / unseen
-    unread_source = acked
-    if final_reader is not None and meta.get("final_read_complete"):
-        final_values = reads.filter(F.col("process") == str(final_reader)).select("value").distinct()
-        found["lost_write"] = acked.join(final_values, "value", "left_anti").select("value")
-        found["unseen"] = acked.limit(0).select("value")
-    else:
-        unread = unread_source.join(read_values, "value", "left_anti")
-        high = reads.groupBy("topic", "partition").agg(F.max("offset").alias("high"))
-        judged = unread.join(high, ["topic", "partition"], "left")
-        is_lost = F.col("offset").isNotNull() & F.col("high").isNotNull() & (F.col("high") > F.col("offset"))
-        found["lost_write"] = judged.filter(is_lost).select("value")
-        found["unseen"] = judged.filter(~is_lost).select("value")
-
-    # positions: acknowledged sends with an offset, and reads
-    positions = (
-        writes.filter((F.col("status") == "ok") & F.col("offset").isNotNull() & F.col("topic").isNotNull())
-        .select("topic", "partition", "offset", "value")
-        .unionByName(reads.select("topic", "partition", "offset", "value"))
-        .distinct()
-        .cache()
-    )
-    duplicates = positions.groupBy("value").agg(F.count("*").alias("n")).filter(F.col("n") > 1)
-    found["duplicate"] = duplicates.select("value")
-    found["inconsistent_offsets"] = (
-        positions.groupBy("topic", "partition", "offset")
-        .agg(F.count("*").alias("n"))
-        .filter(F.col("n") > 1)
-        .select("partition", "offset")
-    )
-
-    # poll order
-    assigns = h.filter((F.col("type") == "ok") & (F.col("f") == "assign")).select(
-        "process", F.col("index").alias("assign_index")
-    )
-    epochs = (
-        reads.select("process", "op_index")
-        .distinct()
-        .join(assigns, "process", "left")
-        .groupBy("process", "op_index")
-        .agg(F.sum(F.when(F.col("assign_index") < F.col("op_index"), 1).otherwise(0)).alias("epoch"))
-    )
-    ranks = (
-        positions.select("topic", "partition", "offset")
-        .distinct()
-        .withColumn("rank", F.row_number().over(Window.partitionBy("topic", "partition").orderBy("offset")))
-    )
-    sequence = Window.partitionBy("process", "epoch", "topic", "partition").orderBy("op_index", "pos")
-    ordered = (
-        reads.join(epochs, ["process", "op_index"])
-        .withColumn("prev", F.lag("offset").over(sequence))
-        .withColumn("prev_op", F.lag("op_index").over(sequence))
-        .filter(F.col("prev").isNotNull())
-    )
-    op_pair = F.array_sort(F.array_distinct(F.array("prev_op", "op_index")))
-    found["nonmonotonic_poll"] = ordered.filter(F.col("offset") <= F.col("prev")).select(
-        "partition", F.col("prev").alias("from"), F.col("offset").alias("to"), op_pair.alias("ops")
-    )
-    jumps = ordered.filter(F.col("offset") > F.col("prev") + 1)
-    here = ranks.select("topic", "partition", "offset", F.col("rank").alias("rank_to"))
-    there = ranks.select(
-        "topic", "partition", F.col("offset").alias("prev"), F.col("rank").alias("rank_from")
-    )
-    found["poll_skip"] = (
-        jumps.join(here, ["topic", "partition", "offset"])
-        .join(there, ["topic", "partition", "prev"])
-        .filter(F.col("rank_to") - F.col("rank_from") > 1)
-        .select("partition", F.col("prev").alias("from"), F.col("offset").alias("to"), op_pair.alias("ops"))
-    )
-
-    # nonmonotonic send
-    by_producer = Window.partitionBy("process", "topic", "partition").orderBy("invoke_index")
-    found["nonmonotonic_send"] = (
-        writes.filter((F.col("status") == "ok") & F.col("offset").isNotNull() & F.col("topic").isNotNull())
-        .withColumn("prev", F.lag("offset").over(by_producer))
-        .filter(F.col("prev").isNotNull() & (F.col("offset") <= F.col("prev")))
-        .select("partition", "prev", "offset")
-    )
-
-    # aborted read: a value read whose write certainly failed
-    failed = writes.filter(F.col("status") == "fail").select("value")
-    found["aborted_read"] = read_values.join(failed, "value")
-
-    # One union of every anomaly (its class and its key as JSON) and of the figures' rows: all counts
-    # in one job, the examples in a second, instead of two jobs per class.
-    figures = {
-        "#ops": h.select(),
-        "#writes": writes.select(),
-        "#acked": writes.filter(F.col("status") == "ok").select(),
-        "#reads": reads.select(),
-        "#distinct_read": read_values.select(),
-        "#missing": acked.join(read_values, "value", "left_anti").select(),
-    }
-    tagged = [frame.select(F.lit(name).alias("name"), F.to_json(F.struct(*frame.columns)).alias("key"))
-              for name, frame in found.items()]  # fmt: skip
-    tagged += [frame.select(F.lit(name).alias("name"), F.lit(None).cast("string").alias("key"))
-               for name, frame in figures.items()]  # fmt: skip
-    union = tagged[0]
-    for frame in tagged[1:]:
-        union = union.unionByName(frame)
-    union = union.cache()
-    totals = {row["name"]: int(row["count"]) for row in union.groupBy("name").count().collect()}
-    shown: dict[str, list[tuple[Any, ...]]] = {name: [] for name in found}
-    if examples:
-        by_key = Window.partitionBy("name").orderBy("key")
-        picked = union.filter(~F.col("name").startswith("#")).withColumn("n", F.row_number().over(by_key))
-        for row in picked.filter(F.col("n") <= examples).select("name", "key").collect():
-            shown[row["name"]].append(tuple(_flat(json.loads(row["key"]).values())))
-    union.unpersist()
-    counts = {name: totals.get(name, 0) for name in found}
-
-    missing = totals.get("#missing", 0)
     delivery: list[tuple[Any, ...]] = []
+    missing = stats.pop("missing")
     if missing:
         delivery.append(("missing", missing))
-    if idempotence and counts["duplicate"]:
+    if bool(meta.get("idempotence", False)) and counts["duplicate"]:
         delivery.append(("duplicated", counts["duplicate"]))
     counts["validate_delivery"] = len(delivery)
     shown["validate_delivery"] = delivery
+    return SparkCheckResult(counts, shown, {"ops": ops, **stats})
 
-    stats = {name[1:]: totals.get(name, 0) for name in figures if name != "#missing"}
-    for frame in (writes, reads, positions):
-        frame.unpersist()
-    return SparkCheckResult({name: counts.get(name, 0) for name in NAMES}, shown, stats)
+
+@dataclass(frozen=True)
+class _Rules:
+    """What the run's meta changes in the definitions (:mod:`.analysis`, :func:`.check`)."""
+
+    final_reader: str | None
+    final_complete: bool
+    """The final reader read every partition to its end: what it missed is lost, whatever else read."""
+    final_start: int | None
+    """Index of the final reader's first ok op: writes completed after it are the restart phase's."""
+    acks_all: bool
+    """Without acks=all only values *read* at one offset are compared (``inconsistent_offsets``)."""
+    partitions: int
+
+
+def _rows(h: DataFrame) -> DataFrame:
+    """Send ops (kind ``S``: invokes and completions) and records read by ok polls (kind ``R``, with
+    their position in the poll), in one narrow schema: nothing else of the history is read. Only an
+    acknowledged send's topic, partition and offset are kept: no class looks at another's."""
+    acked = F.col("type") == "ok"
+    sends = h.filter(F.col("f") == "send").select(
+        "value", F.lit("S").alias("kind"), "process", "index", F.lit(0).alias("pos"), "type",
+        *(F.when(acked, F.col(name)).alias(name) for name in ("topic", "partition", "offset")),
+    )  # fmt: skip
+    polls = h.filter((F.col("f") == "poll") & (F.col("type") == "ok"))
+    reads = polls.select("process", "index", F.posexplode("records").alias("pos", "r")).select(
+        F.col("r.value").alias("value"), F.lit("R").alias("kind"), "process", "index", "pos",
+        F.lit(None).cast("string").alias("type"), F.col("r.topic").alias("topic"),
+        F.col("r.partition").alias("partition"), F.col("r.offset").alias("offset"),
+    )  # fmt: skip
+    return sends.unionByName(reads)
+
+
+def _by_value(rows: DataFrame, rules: _Rules) -> DataFrame:
+    """Shuffle 1: the rows of each value together, sorted by (kind, process, index, pos).
+
+    Pairing (``History.pairs``): a send's invoke takes the next op of its (process, value) when that
+    is a completion; otherwise it stays open, superseded by the next invoke or never completed.
+    Completions then leave (their fields are on their invoke). The value's write
+    (``Analysis.writes``: the first acknowledged pair in completion order, else the last pair) is
+    marked ``winner``; a value never sent is represented by its first read. That one row per value
+    (``rep``) carries the value's flags; every other row keeps only what shuffle 2 needs.
+    """
+    by_op = Window.partitionBy("value", "kind", "process").orderBy("index", "pos")
+    following = ("type", "index", "topic", "partition", "offset")
+    nxt = {name: F.col(f"next_{name}") for name in following}
+    is_send = F.col("kind") == "S"
+    paired = is_send & nxt["type"].isNotNull() & (nxt["type"] != "invoke")
+    paired_rows = (
+        rows.repartition(rules.partitions, "value")
+        .select("*", *(F.lead(name).over(by_op).alias(f"next_{name}") for name in following))
+        .select(
+            "value", "kind", "process", "index", "pos", "type",
+            F.when(paired, nxt["type"]).when(is_send, F.lit("open")).alias("status"),
+            F.when(paired, nxt["index"]).alias("complete_index"),
+            F.when(paired, nxt["index"]).when(nxt["type"] == "invoke", nxt["index"])
+            .otherwise(F.lit(NEVER)).alias("done_order"),
+            F.when(paired, nxt["topic"]).otherwise(F.col("topic")).alias("topic"),
+            F.when(paired, nxt["partition"]).otherwise(F.col("partition")).alias("partition"),
+            F.when(is_send, F.when(paired & (nxt["type"] == "ok"), nxt["offset"]))
+            .otherwise(F.col("offset")).alias("offset"),
+        )
+        .filter(~is_send | (F.col("type") == "invoke"))
+    )  # fmt: skip
+    value = Window.partitionBy("value")
+    ok = is_send & (F.col("status") == "ok")
+    placed = F.col("topic").isNotNull() & F.col("partition").isNotNull() & F.col("offset").isNotNull()
+    positional = (ok & placed) | ~is_send
+    position = F.when(positional, F.struct("topic", "partition", "offset"))
+    is_read = F.col("kind") == "R"
+    paired_rows = paired_rows.select(
+        "*",
+        F.min(F.when(ok, F.col("complete_index"))).over(value).alias("first_ok"),
+        F.max(F.when(is_send, F.struct("done_order", "index"))).over(value).alias("last_pair"),
+    )
+    first_ok, last_pair = F.col("first_ok"), F.col("last_pair")
+    winner = is_send & F.coalesce(
+        F.when(first_ok.isNotNull(), F.col("complete_index") == first_ok).otherwise(
+            F.struct("done_order", "index") == last_pair
+        ),
+        F.lit(False),
+    )
+    first_row = F.min(F.struct("kind", "process", "index", "pos")).over(value)
+    final_read = is_read & (F.col("process") == rules.final_reader) if rules.final_reader else F.lit(False)
+    flagged = paired_rows.select(
+        "*",
+        winner.alias("winner"),
+        (F.count(F.when(is_send, 1)).over(value) == 0).alias("unsent"),
+        F.count(F.when(is_read, 1)).over(value).alias("read_n"),
+        F.count(F.when(final_read, 1)).over(value).alias("final_n"),
+        F.min(position).over(value).alias("pos_min"),
+        F.max(position).over(value).alias("pos_max"),
+        positional.alias("positional"),
+        (F.struct("kind", "process", "index", "pos") == first_row).alias("first"),
+    )
+    rep = F.col("winner") | (F.col("unsent") & F.col("first"))
+    acked = F.col("winner") & (F.col("status") == "ok")
+    after_final = (
+        F.col("complete_index").isNotNull() & (F.col("complete_index") > rules.final_start)
+        if rules.final_start is not None
+        else F.lit(False)
+    )
+    judged = acked & F.col("topic").isNotNull() & F.col("partition").isNotNull() & ~after_final
+    unread = F.col("read_n") == 0
+    return flagged.filter(F.col("positional") | rep).select(
+        "value", "kind", "process", "index", "pos", "topic", "partition", "offset", "positional",
+        (F.col("winner") & F.col("positional")).alias("ordered_send"),
+        rep.alias("rep"),
+        (rep & ~F.col("unsent")).alias("written"),
+        (rep & acked).alias("acked"),
+        (rep & ~unread).alias("read_any"),
+        (rep & acked & ~after_final & unread).alias("missing"),
+        # lost or unseen: decided by the final read, or in shuffle 2 by the highest offset read
+        (rep & judged & (F.col("final_n") == 0 if rules.final_complete else unread)).alias("unread"),
+        (rep & (F.col("pos_min") != F.col("pos_max"))).alias("duplicate"),
+        (rep & F.col("winner") & (F.col("status") == "fail") & ~unread).alias("aborted_read"),
+    )  # fmt: skip
+
+
+def _by_partition(rows: DataFrame, rules: _Rules) -> DataFrame:
+    """Shuffle 2: the rows of each (topic, partition) together; a value's row with no position goes
+    to a group of its own (``t2`` is then the value, ``p2`` -1: never a real partition).
+
+    Sorted by offset: the highest offset read, the values at each offset (two distinct values when
+    their least and greatest differ), and the rank of each offset among the known ones (a null
+    offset ranks first, shifting every rank of its group alike). Then sorted by (process, seq,
+    index, pos): each read's previous read by the same consumer of the same partition (``seq`` R)
+    and each acknowledged send's previous send by the same producer to it (``seq`` S, in invoke
+    order as ``queue.nonmonotonic_sends`` sorts them).
+    """
+    here = F.col("topic").isNotNull() & F.col("partition").isNotNull()
+    placed = rows.select(
+        "*",
+        F.when(here, F.col("topic")).otherwise(F.col("value")).alias("t2"),
+        F.when(here, F.col("partition")).otherwise(F.lit(-1)).alias("p2"),
+        F.when(F.col("positional"), F.col("offset")).alias("o2"),
+        F.when(F.col("kind") == "R", "R").when(F.col("ordered_send"), "S").otherwise("-").alias("seq"),
+    ).repartition(rules.partitions, "t2", "p2")
+    at = Window.partitionBy("t2", "p2", "o2")
+    compared = F.col("positional") & ((F.col("kind") == "R") | F.lit(rules.acks_all))
+    seen = F.when(compared, F.col("value"))
+    tp = Window.partitionBy("t2", "p2")
+    with_rank = placed.select(
+        "*",
+        (F.row_number().over(at.orderBy("kind", "process", "index", "pos")) == 1).alias("first_at"),
+        (F.min(seen).over(at) != F.max(seen).over(at)).alias("two_values"),
+        F.max(F.when(F.col("kind") == "R", F.col("offset"))).over(tp).alias("high"),
+        F.dense_rank().over(tp.orderBy("o2")).alias("rank"),
+    )
+    order = Window.partitionBy("t2", "p2", "process", "seq").orderBy("index", "pos")
+    return with_rank.select(
+        "*",
+        F.lag("offset").over(order).alias("prev"),
+        F.lag("index").over(order).alias("prev_index"),
+        F.lag("rank").over(order).alias("prev_rank"),
+    )
+
+
+def _entry(name: str, condition: Column, key: Column, *, poll: bool = False) -> Column:
+    """One anomaly of class ``name`` when ``condition``: its key as JSON; a poll anomaly also has
+    the consumer and its two reads' op indices (for the assign epochs, :func:`_outside_assigns`)."""
+    return F.when(
+        condition,
+        F.struct(
+            F.lit(name).alias("name"),
+            F.to_json(key).alias("key"),
+            (F.col("process") if poll else F.lit(None).cast("string")).alias("process"),
+            (F.col("prev_index") if poll else F.lit(None).cast("long")).alias("lo"),
+            (F.col("index") if poll else F.lit(None).cast("long")).alias("hi"),
+            *(F.lit(0).alias(f) for f in FIGURES),
+        ),
+    )
+
+
+def _summary(rows: DataFrame, rules: _Rules) -> DataFrame:
+    """Each row's anomalies (``queue.py``'s conditions, row by row) and its figures, aggregated by
+    (class, key): one row per anomaly found (``n`` times) and one ``#`` row of summed figures."""
+    read, send = F.col("seq") == "R", F.col("seq") == "S"
+    offset, prev = F.col("offset"), F.col("prev")
+    follows = prev.isNotNull()
+    by_value = F.struct("value")
+    ops = F.array_sort(F.array_distinct(F.array("prev_index", "index")))
+    poll_key = F.struct("partition", prev.alias("from"), offset.alias("to"), ops.alias("ops"))
+    later_read = offset.isNotNull() & (F.coalesce(F.col("high"), F.lit(-1)) > offset)
+    lost = F.col("unread") & (F.lit(True) if rules.final_complete else later_read)
+    skipped_known = (offset > prev + 1) & (F.col("rank") - F.col("prev_rank") > 1)
+    figures = F.struct(
+        F.lit("#").alias("name"), F.lit(None).cast("string").alias("key"),
+        F.lit(None).cast("string").alias("process"), F.lit(None).cast("long").alias("lo"),
+        F.lit(None).cast("long").alias("hi"),
+        F.col("written").cast("int").alias("writes"),
+        F.col("acked").cast("int").alias("acked"),
+        (F.col("kind") == "R").cast("int").alias("reads"),
+        F.col("read_any").cast("int").alias("distinct_read"),
+        F.col("missing").cast("int").alias("missing"),
+    )  # fmt: skip
+    at_offset = F.col("first_at") & F.col("o2").isNotNull() & F.col("two_values")
+    found = F.array_compact(
+        F.array(
+            figures,
+            _entry("lost_write", lost, by_value),
+            _entry("unseen", F.col("unread") & ~lost, by_value),
+            _entry("duplicate", F.col("duplicate"), by_value),
+            _entry("aborted_read", F.col("aborted_read"), by_value),
+            _entry("inconsistent_offsets", at_offset, F.struct("partition", "offset")),
+            _entry("nonmonotonic_poll", read & follows & (offset <= prev), poll_key, poll=True),
+            _entry("poll_skip", read & follows & skipped_known, poll_key, poll=True),
+            _entry(
+                "nonmonotonic_send",
+                send & follows & (offset <= prev),
+                F.struct("partition", "prev", "offset"),
+            ),
+        )
+    )
+    return (
+        rows.select(F.inline(found))
+        .groupBy("name", "key", "process", "lo", "hi")
+        .agg(F.count(F.lit(1)).alias("n"), *(F.sum(f).alias(f) for f in FIGURES))
+    )
+
+
+def _outside_assigns(summary: DataFrame, h: DataFrame) -> DataFrame:
+    """The summary without the poll anomalies whose two reads have an ``assign`` of their consumer
+    between them: after an assign Python's walk (``queue.poll_order``) forgets the previous reads."""
+    assigns = h.filter((F.col("f") == "assign") & (F.col("type") == "ok")).select(
+        F.col("process").alias("a_process"), F.col("index").alias("a_index")
+    )
+    polls = summary.filter(F.col("name").isin(*POLL_CLASSES))
+    between = (
+        (F.col("process") == F.col("a_process"))
+        & (F.col("a_index") > F.col("lo"))
+        & (F.col("a_index") < F.col("hi"))
+    )
+    return summary.filter(~F.col("name").isin(*POLL_CLASSES)).unionByName(
+        polls.join(assigns, between, "left_anti")
+    )
 
 
 def _flat(row: Any) -> list[Any]:

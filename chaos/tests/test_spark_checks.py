@@ -14,7 +14,7 @@ import pytest
 from chaos.checkers import check, judge
 from chaos.checkers.spark_checks import NAMES, anomaly_key, check_parquet
 from chaos.history import History, read_history, write_jsonl, write_parquet
-from chaos.tests.test_checkers import Builder, clean
+from chaos.tests.test_checkers import Builder, T, clean
 
 
 def everything() -> Builder:
@@ -114,3 +114,87 @@ def test_the_synthetic_history_holds_exactly_the_injected_anomalies(tmp_path: Pa
     assert len(history) == meta["ops"]
     found = check(history).counts()
     assert {n: found[n] for n in NAMES} == expected_counts(3)
+
+
+def random_history(seed: int) -> History:
+    """A small history with what the hand-made ones lack, drawn from ``seed``: sends in flight
+    together (invokes and completions apart), values sent twice (by one producer or two), sends that
+    fail, end unknown or never complete, an invoke superseded by another of the same value, reads
+    repeated, backwards and skipping, assigns between polls, and sometimes a final reader, a complete
+    final read and acks=1. The Python checkers (the specification) are the oracle."""
+    import random
+
+    rng = random.Random(seed)
+    meta: dict[str, Any] = {"idempotence": rng.random() < 0.7, "final_drain": True}
+    if rng.random() < 0.3:
+        meta["acks"] = "1"
+    final = rng.random() < 0.4
+    if final:
+        meta.update(final_reader=90, final_read_complete=rng.random() < 0.6)
+    b = Builder(**meta)
+    log: dict[int, list[str]] = {p: [] for p in range(3)}
+    in_flight: list[tuple[int, str, int]] = []
+    values, sent = [f"v{i}" for i in range(24)], list[str]()
+
+    def complete(process: int, value: str, partition: int) -> None:
+        outcome = rng.choices(["ok", "fail", "info"], [8, 1, 1])[0]
+        offset = None
+        if outcome == "ok":
+            offset = len(log[partition]) if rng.random() < 0.9 else rng.randrange(len(log[partition]) + 1)
+        if outcome == "ok" or rng.random() < 0.4:  # a failed or unknown send may be stored all the same
+            log[partition].append(value)
+        b._op(outcome, process, "send", value=value, topic=T, partition=partition, offset=offset)
+
+    def read(process: int) -> None:
+        partition = rng.randrange(3)
+        if not log[partition]:
+            return
+        start = rng.randrange(len(log[partition]))
+        offsets = [start + i for i in range(rng.randint(1, 4)) if start + i < len(log[partition])]
+        if rng.random() < 0.3:
+            offsets = [o + rng.choice([-2, 1, 2]) for o in offsets]
+        elif rng.random() < 0.2:
+            offsets = [start, start + 2]
+        stored = log[partition]
+        b.poll(process, *[(partition, o, stored[o] if o < len(stored) else "x") for o in offsets if o >= 0])
+
+    for _ in range(60):
+        roll = rng.random()
+        if roll < 0.35:
+            process, partition = rng.randrange(3), rng.randrange(3)
+            again = bool(sent) and (rng.random() < 0.15 or not values)
+            value = rng.choice(sent) if again else values.pop()
+            sent.append(value)
+            b._op("invoke", process, "send", value=value, topic=T, partition=partition)
+            in_flight.append((process, value, partition))
+        elif roll < 0.6 and in_flight:
+            process, value, partition = in_flight.pop(rng.randrange(len(in_flight)))
+            if rng.random() < 0.9:
+                complete(process, value, partition)
+        elif roll < 0.9:
+            read(rng.choice([10, 11]))
+        else:
+            b.assign(rng.choice([10, 11]), [0, 1, 2])
+    if final:
+        for partition in range(3):
+            if log[partition]:
+                b.poll(90, *[(partition, o, v) for o, v in enumerate(log[partition]) if rng.random() < 0.9])
+        b.send(0, "after", 0, len(log[0]))
+    return b.history
+
+
+@pytest.mark.parametrize(
+    # three histories at CI budget (about 7 s each on 2 cores), five more on demand (load_full)
+    "seed",
+    [s if s < 3 else pytest.param(s, marks=pytest.mark.load_full) for s in range(8)],
+)
+def test_spark_and_python_checkers_agree_on_random_histories(seed: int, spark: Any, tmp_path: Path) -> None:
+    history = random_history(seed)
+    write_parquet(history, tmp_path / "history.parquet")
+    result = check_parquet(spark, str(tmp_path / "history.parquet"), history.meta, examples=1000)
+    python = check(history)
+    expected = {name: {anomaly_key(name, a) for a in python.anomalies.get(name, [])} for name in NAMES}
+    assert {n: set(result.examples.get(n, [])) for n in NAMES} == expected
+    assert result.counts == {n: len(python.anomalies.get(n, [])) for n in NAMES}
+    stats = {k: python.stats[k] for k in ("ops", "writes", "acked", "distinct_read")}
+    assert {k: result.stats[k] for k in stats} == stats
