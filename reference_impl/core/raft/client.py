@@ -127,6 +127,8 @@ class RaftClient:
         self._leader = LeaderAndEpoch(NO_LEADER, -1)
         self.prevote: voting.PreVoteRound | None = None
         """A pre-vote round under way (KIP-996, voting.py)."""
+        self.vote_asked: set[int] = set()
+        """Correlation ids of this candidacy's Vote requests: only their answers are votes."""
         self.membership = Membership(log, VoterSet.of_ids(voters), kraft_version, node_id, directory_id)
         self.quorum = QuorumState(
             node_id,
@@ -333,6 +335,7 @@ class RaftClient:
 
     def _on_transition(self, old: EpochState, new: EpochState) -> None:
         self.prevote = None  # a round is asked in one epoch and state
+        self.vote_asked = set()  # and a candidacy's votes in its own
         self.membership.leadership_lost()
         self._inflight = None
         self._snapshot_fetch = None

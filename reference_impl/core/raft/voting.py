@@ -122,7 +122,7 @@ def become_candidate(client: RaftClient, now_ms: int) -> None:
 
 def ask_votes(client: RaftClient, state: CandidateState) -> None:
     """Vote requests in the candidate's epoch to the voters that have not answered."""
-    _send_vote_requests(client, state.unanswered(), state.epoch, pre_vote=False)
+    client.vote_asked.update(_send_vote_requests(client, state.unanswered(), state.epoch, pre_vote=False))
 
 
 def _send_vote_requests(client: RaftClient, voters: list[int], epoch: int, *, pre_vote: bool) -> list[int]:
@@ -234,6 +234,12 @@ def handle_vote_response(client: RaftClient, source: int, response: VoteResponse
             client.prevote = None  # wait for the timer again (Kafka: back to follower / unattached)
         return
     if not isinstance(state, CandidateState) or response.leader_epoch != state.epoch:
+        return
+    if response.correlation_id not in client.vote_asked:
+        # Not an answer to this candidacy's Vote: a pre-vote answered after its round ended (the
+        # round is gone once the replica stands). A voter that already voted for another candidate
+        # in this epoch still grants a pre-vote for it, so counting that answer as a vote elected
+        # two leaders in one epoch (a 4-node cluster in CI: nodes 1 and 2 both led epoch 1).
         return
     state.record_vote(source, granted)
     if state.is_vote_granted():

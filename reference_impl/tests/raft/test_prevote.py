@@ -138,3 +138,26 @@ def test_a_vote_or_begin_epoch_meant_for_another_voter_is_invalid_voter_key() ->
     [answer] = [e.body for e in step.outbound if isinstance(e.body, BeginQuorumEpochResponse)]
     assert answer.error_code == ErrorCode.invalid_voter_key
     assert isinstance(client.state, UnattachedState) and client.epoch == 2
+
+
+def test_a_pre_vote_answered_after_its_round_is_no_vote() -> None:
+    """Replica 1 stands on 2's pre-vote; 3's pre-vote answer comes after, from epoch 5, where 3 voted
+    for another candidate (a voter that voted still grants a pre-vote). Counted as a vote, it made 1
+    a leader of epoch 5 beside the candidate 3 voted for: two leaders in one epoch (seen in CI)."""
+    client = _replica(ElectionState(4, None, None, VOTERS))
+    deadline = client.next_deadline_ms()
+    assert deadline is not None
+    asked = {e.destination_id: e.body for e in client.step(None, deadline).outbound}
+    yes_2 = VoteResponse(correlation_id=asked[2].correlation_id, error_code=ErrorCode.none, leader_id=-1,
+                         leader_epoch=4, vote_granted=True)  # fmt: skip
+    step = client.step(Envelope(source_id=2, destination_id=1, body=yes_2), deadline + 1)
+    assert isinstance(client.state, CandidateState) and client.epoch == 5
+    votes = {e.destination_id: e.body for e in step.outbound if isinstance(e.body, VoteRequest)}
+    late_3 = VoteResponse(correlation_id=asked[3].correlation_id, error_code=ErrorCode.none, leader_id=-1,
+                          leader_epoch=5, vote_granted=True)  # fmt: skip
+    client.step(Envelope(source_id=3, destination_id=1, body=late_3), deadline + 2)
+    assert isinstance(client.state, CandidateState), "a late pre-vote answer was counted as a vote"
+    real_2 = VoteResponse(correlation_id=votes[2].correlation_id, error_code=ErrorCode.none, leader_id=-1,
+                          leader_epoch=5, vote_granted=True)  # fmt: skip
+    client.step(Envelope(source_id=2, destination_id=1, body=real_2), deadline + 3)
+    assert isinstance(client.state, LeaderState) and client.epoch == 5
