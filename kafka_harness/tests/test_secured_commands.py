@@ -193,7 +193,8 @@ def test_an_oversized_frame_over_tls_leaves_no_traceback(secured: Target) -> Non
         # drops what the request handler answers after). What matters is the close and a clean log.
         wire.send_raw(shake + big + struct.pack(">i", 4) + b"tail", timeout_s=10)
         # A bound, not a timing: on a loaded machine the TLS shutdown took over the default 5 s (CI).
-        assert wire.is_closed_by_peer(wait_s=30)
+        # The handshake's answer (a few dozen bytes) may arrive before the close: CI once saw it.
+        assert wire.is_closed_by_peer(wait_s=30, answers_allowed=4096)
     finally:
         wire.close()
     assert WireClient(address, security=secured.secured.client).api_versions()
