@@ -17,6 +17,7 @@ offset exactly as the old one did.
 
 from __future__ import annotations
 
+import enum
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -46,6 +47,14 @@ from .validation import TopicLimits, validate_produce_records
 
 NO_EPOCH = -1
 READ_CHUNK_BYTES = 1 << 20
+
+
+class Noted(enum.Enum):
+    """How a follower's fetch was recorded on arrival (:meth:`Partition.note_follower_fetch`)."""
+
+    RECORDED = "recorded"
+    HW_MOVED = "the high watermark moved"
+    IDLE = "an idle repeat of its last fetch"
 
 
 @dataclass(frozen=True, slots=True)
@@ -419,12 +428,27 @@ class Partition:
         last_fetched_epoch: int,
         current_leader_epoch: int,
         now_ms: int,
-    ) -> bool | None:
+    ) -> Noted | None:
         """A follower's fetch as it arrives, before it waits for data: its offset is its LEO, so the
         high watermark moves now, not when the fetch is answered (Kafka updates the follower's state
         on arrival; waiting would hold every acks=all produce for ``replica.fetch.wait.max.ms``).
-        None if not recorded (a fetch the answer will refuse or send back diverging), else whether
-        the high watermark moved."""
+        None if not recorded (a fetch the answer will refuse or send back diverging), else how.
+
+        ``Noted.IDLE``: a caught-up ISR member repeating its last fetch at this leader's unchanged
+        log end (:meth:`IsrTracker.record_idle_fetch`), recorded without the checks. Nothing else
+        can follow from it: no records to read, no divergence, no ISR expansion, and no high
+        watermark move (no log end offset changed: the follower's is the one it had, and this
+        leader's the one it had at that fetch)."""
+        tracker = self.tracker
+        if (
+            tracker is not None
+            and self.is_leader
+            and current_leader_epoch == self.leader_epoch
+            and tracker.record_idle_fetch(
+                replica_id, fetch_offset, last_fetched_epoch, self.log.log_end_offset, now_ms
+            )
+        ):
+            return Noted.IDLE
         try:
             if self._check_follower_fetch(replica_id, fetch_offset, last_fetched_epoch, current_leader_epoch):
                 return None
@@ -432,7 +456,8 @@ class Partition:
             return None
         if not self.log.log_start_offset <= fetch_offset <= self.log.log_end_offset:
             return None
-        return self._record_follower_fetch(replica_id, fetch_offset, now_ms)
+        moved = self._record_follower_fetch(replica_id, fetch_offset, now_ms)
+        return Noted.HW_MOVED if moved else Noted.RECORDED
 
     def _check_follower_fetch(
         self, replica_id: int, fetch_offset: int, last_fetched_epoch: int, current_leader_epoch: int
@@ -448,6 +473,9 @@ class Partition:
             epoch, end = self.log.end_offset_for_epoch(last_fetched_epoch)
             if epoch < last_fetched_epoch or end < fetch_offset:
                 return epoch, end
+        follower = self.tracker.followers.get(replica_id)
+        if follower is not None:
+            follower.checked_fetch = (last_fetched_epoch, fetch_offset)
         return None
 
     def _record_follower_fetch(self, replica_id: int, fetch_offset: int, now_ms: int) -> bool:

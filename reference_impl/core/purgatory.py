@@ -35,6 +35,13 @@ class DelayedOperation(ABC):
     def try_complete(self, now_ms: int) -> bool:
         """Complete (by calling :meth:`force_complete`) if the condition holds; True if done."""
 
+    def try_complete_on(self, key: Hashable, now_ms: int) -> bool:
+        """:meth:`try_complete`, woken because ``key`` changed. An operation that was checked when
+        it was watched and at every change since may look at ``key`` alone to tell that nothing it
+        waits for happened (a follower's fetch covers every partition it follows, and re-checking
+        all of them on each change of one was the leader's largest cost per acks=all round trip)."""
+        return self.try_complete(now_ms)
+
     @abstractmethod
     def on_complete(self, now_ms: int) -> None:
         """Produce the response (runs exactly once)."""
@@ -92,7 +99,7 @@ class Purgatory:
         for op in ops:
             if op.completed:
                 continue
-            if op.try_complete(now_ms):
+            if op.try_complete_on(key, now_ms):
                 done += 1
                 if op._timer is not None:
                     self._wheel.cancel(op._timer)

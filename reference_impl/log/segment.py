@@ -20,6 +20,7 @@ serialises calls.
 
 from __future__ import annotations
 
+import bisect
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -47,6 +48,8 @@ DELETED_SUFFIX = ".deleted"
 MAX_RELATIVE_OFFSET = 2**31 - 1
 _SCAN_CHUNK = 8192
 _RECOVERY_CHUNK = 1 << 20
+_APPEND_MARKS = 64
+"""How many recent appends :meth:`LogSegment.locate` remembers the start of."""
 
 
 def file_name(base_offset: int, suffix: str) -> str:
@@ -91,6 +94,12 @@ class LogSegment:
         self._bytes_since_last_index_entry = 0
         self._rolling_based_timestamp: int | None = None
         self._first_timestamp_known = False
+        self._mark_offsets: list[int] = []
+        self._mark_positions: list[int] = []
+        """The latest appends' (offset before the append, first byte), oldest first: an in-memory
+        floor finer than the offset index, so reading at the tail (followers, caught-up consumers,
+        every acks=all round trip) walks one batch header instead of up to ``index.interval.bytes``
+        of them. Appends only grow both; truncation and recovery forget them."""
 
     def __repr__(self) -> str:
         return f"LogSegment({self.log_path!r}, size={self.size})"
@@ -120,6 +129,10 @@ class LogSegment:
             os.ftruncate(self._file.fd(), position)  # no half-written batch stays behind (ENOSPC, EIO)
             raise
         self.size = position + len(data)
+        if len(self._mark_offsets) >= 2 * _APPEND_MARKS:
+            del self._mark_offsets[:_APPEND_MARKS], self._mark_positions[:_APPEND_MARKS]
+        self._mark_offsets.append(self.next_offset)  # every batch before ``position`` ends below it
+        self._mark_positions.append(position)
         self.next_offset = last_offset + 1
         if max_timestamp > self.max_timestamp:
             self.max_timestamp, self.offset_of_max_timestamp = max_timestamp, offset_of_max_timestamp
@@ -177,6 +190,9 @@ class LogSegment:
     def locate(self, offset: int) -> tuple[int, int] | None:
         """(position, base offset) of the first batch whose last offset is at or after ``offset``."""
         _, start = self.offset_index.lookup(offset)
+        i = bisect.bisect_right(self._mark_offsets, offset) - 1
+        if i >= 0 and self._mark_positions[i] > start:
+            start = self._mark_positions[i]
         for position, header in self.scan(start):
             if header.last_offset >= offset:
                 return position, header.base_offset
@@ -285,10 +301,15 @@ class LogSegment:
 
     # -- truncation and recovery -------------------------------------------------------------
 
+    def _forget_marks(self) -> None:
+        self._mark_offsets.clear()
+        self._mark_positions.clear()
+
     def truncate_to(self, offset: int) -> int:
         """Drop batches whose last offset is at or after ``offset``; returns the bytes removed."""
         found = self.locate(offset)
         position = self.size if found is None else found[0]
+        self._forget_marks()
         self.offset_index.truncate_to(offset)
         self.offset_index.truncate_to_position(position)
         self.time_index.truncate_to(offset)
@@ -312,6 +333,7 @@ class LogSegment:
         """
         self.offset_index.reset()
         self.time_index.reset()
+        self._forget_marks()
         file_size = os.fstat(self._file.fd()).st_size
         valid = 0
         last_entry_position = 0

@@ -63,10 +63,16 @@ def snapshot_file_name(snapshot_id: OffsetAndEpoch) -> str:
 
 class FileSnapshotStore:
     """Snapshots as ``.checkpoint`` files in the metadata log's directory; older ones are deleted
-    once a newer one is durable."""
+    once a newer one is durable.
+
+    The latest snapshot is kept in memory once read: the store is its directory's only writer
+    (:meth:`save`), and the Raft shell asks for it on every step, where listing the directory and
+    reading the file each time cost every broker CPU on every acks=all round trip (issue 22)."""
 
     def __init__(self, directory: str) -> None:
         self.directory = directory
+        self._latest: Snapshot | None = None
+        self._read = False
 
     def _ids(self) -> list[OffsetAndEpoch]:
         try:
@@ -81,11 +87,14 @@ class FileSnapshotStore:
         return sorted(found, key=lambda i: i.offset)
 
     def latest(self) -> Snapshot | None:
+        if self._read:
+            return self._latest
         ids = self._ids()
-        if not ids:
-            return None
-        with open(os.path.join(self.directory, snapshot_file_name(ids[-1])), "rb") as handle:
-            return Snapshot(ids[-1], handle.read())
+        if ids:
+            with open(os.path.join(self.directory, snapshot_file_name(ids[-1])), "rb") as handle:
+                self._latest = Snapshot(ids[-1], handle.read())
+        self._read = True
+        return self._latest
 
     def save(self, snapshot: Snapshot) -> None:
         older = self._ids()
@@ -102,5 +111,6 @@ class FileSnapshotStore:
             os.close(fd)
         os.replace(temporary, path)
         fsync_dir(self.directory)
+        self._latest, self._read = snapshot, True
         for old in older:
             os.remove(os.path.join(self.directory, snapshot_file_name(old)))

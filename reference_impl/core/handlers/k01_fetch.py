@@ -33,6 +33,7 @@ diverging_epoch and current_leader; v13+ topic ids; v15+ replica_state.
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any
 
 from reference_impl import defects
@@ -44,6 +45,7 @@ from reference_impl.protocol.errors import ErrorCode, KafkaError
 
 from ..fetch_sessions import FetchPlan, PartitionKey, SessionPartition
 from ..metadata.records import METADATA_TOPIC, METADATA_TOPIC_ID
+from ..partition import Noted
 from ..purgatory import DelayedOperation
 from ..quotas import CONSUMER_BYTE_RATE, user_of
 from ..replication.read_replica import FollowerPosition, preferred_read_replica
@@ -128,6 +130,11 @@ class DelayedFetch(DelayedOperation):
             try:
                 part.check_leader_epoch(want.current_leader_epoch)
                 if self.state.from_follower:
+                    if key in self.state.noted:  # checked on arrival, in this epoch: no divergence
+                        if want.fetch_offset >= part.log.log_end_offset:
+                            continue  # nothing new to read yet
+                        if self.state.min_bytes <= 1 and want.max_bytes > 0:
+                            return self.force_complete(now_ms)  # a whole batch waits: read it once
                     if want.last_fetched_epoch >= 0:
                         epoch, end = part.log.end_offset_for_epoch(want.last_fetched_epoch)
                         if epoch < want.last_fetched_epoch or end < want.fetch_offset:
@@ -152,6 +159,25 @@ class DelayedFetch(DelayedOperation):
             if available >= self.state.min_bytes:
                 return self.force_complete(now_ms)
         return False
+
+    def try_complete_on(self, key: Hashable, now_ms: int) -> bool:
+        """A follower's fetch woken by one of its partitions, recorded on arrival: if that one is
+        still led here in the same epoch with nothing past the fetch offset, nothing this fetch
+        waits for changed (its other partitions notify their own changes)."""
+        want = self.state.plan.partitions.get(key) if isinstance(key, tuple) else None
+        if want is not None and key in self.state.noted and key[0] not in self.state.denied:
+            part = self.broker.partition(*key)
+            if (
+                part is not None
+                and part.offline is None
+                and part.is_leader
+                and part.leader_epoch == want.current_leader_epoch
+            ):
+                if want.fetch_offset >= part.log.log_end_offset:
+                    return False
+                if self.state.min_bytes <= 1 and want.max_bytes > 0:
+                    return self.force_complete(now_ms)  # a whole batch waits here: enough
+        return self.try_complete(now_ms)
 
     def on_complete(self, now_ms: int) -> None:
         body, splices = answer(self.broker, self.state, now_ms)
@@ -265,16 +291,18 @@ def _note_follower_positions(broker: HandlerHost, state: FetchRequestState, now_
         part = broker.partition(*key)
         if part is None:
             continue
-        moved = part.note_follower_fetch(
+        noted = part.note_follower_fetch(
             state.replica_id,
             want.fetch_offset,
             want.last_fetched_epoch,
             want.current_leader_epoch,
             now_ms,
         )
-        if moved is not None:
-            state.noted.add(key)
-            broker.after_follower_fetch(part, now_ms, state.replica_id, moved)
+        if noted is None:
+            continue
+        state.noted.add(key)
+        if noted is not Noted.IDLE:  # an idle repeat can move neither the high watermark nor the ISR
+            broker.after_follower_fetch(part, now_ms, state.replica_id, noted is Noted.HW_MOVED)
 
 
 def _topic_name(broker: HandlerHost, topic: Any) -> str | None:
@@ -290,7 +318,10 @@ def answer(broker: HandlerHost, state: FetchRequestState, now_ms: int) -> tuple[
     remaining = state.max_bytes
     splices: Splices = {}
     read: list[tuple[PartitionKey, dict[str, Any], int]] = []
+    quiet = state.from_follower and state.plan.incremental
     for key, want in state.plan.partitions.items():
+        if quiet and key in state.noted and _unchanged_for_follower(broker, key, want):
+            continue  # an empty entry the incremental answer would leave out: not read at all
         first = remaining == state.max_bytes
         entry, size = _read_partition(broker, state, key, want, remaining, first, now_ms, splices)
         remaining = max(0, remaining - size)
@@ -309,6 +340,25 @@ def answer(broker: HandlerHost, state: FetchRequestState, now_ms: int) -> tuple[
         if not _reports(state, key, entry, size, update=True) and entry["records"] in splices:
             del splices[entry["records"]]  # left out of an incremental answer: nothing to send
     return body, splices
+
+
+def _unchanged_for_follower(broker: HandlerHost, key: PartitionKey, want: SessionPartition) -> bool:
+    """A follower's partition, recorded on arrival (so not diverging, its epoch current), with
+    nothing past its fetch offset and the same offsets as last reported: its entry would be empty
+    and left out of an incremental answer (``FetchSession.scala`` drops an unchanged partition),
+    so reading it, for each of the idle partitions a follower fetches with every acks=all round
+    trip, is work thrown away (issue 22)."""
+    part = broker.partition(*key)
+    return (
+        part is not None
+        and part.offline is None
+        and part.is_leader
+        and part.leader_epoch == want.current_leader_epoch
+        and want.fetch_offset == part.log.log_end_offset
+        and want.last_high_watermark == part.high_watermark
+        and want.last_stable_offset == part.last_stable_offset
+        and want.last_log_start_offset == part.log.log_start_offset
+    )
 
 
 def _reports(

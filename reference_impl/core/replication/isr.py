@@ -30,6 +30,10 @@ class FollowerState:
     last_caught_up_ms: int = 0
     last_fetch_ms: int = -1
     last_fetch_leader_leo: int = -1
+    checked_fetch: tuple[int, int] | None = None
+    """(last fetched epoch, fetch offset) of the last fetch found not diverging in this leader
+    epoch: the same pair at the same log end cannot diverge either (a leader's log below its end
+    does not change within its epoch), so an idle follower's repeat fetch skips the epoch lookup."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +87,33 @@ class IsrTracker:
         state.log_end_offset = fetch_offset
         state.last_fetch_ms = now_ms
         state.last_fetch_leader_leo = leader_leo
+
+    def record_idle_fetch(
+        self, replica_id: int, fetch_offset: int, last_fetched_epoch: int, leader_leo: int, now_ms: int
+    ) -> bool:
+        """A fetch that repeats the follower's last one at the leader's unchanged log end, by an ISR
+        member: what :meth:`record_fetch` would do comes down to "caught up now", and neither the
+        high watermark nor the ISR can change through it. True if recorded so; False: take the
+        full path (checks, :meth:`record_fetch`, the high watermark and ISR expansion).
+
+        Why a fast path: a follower fetches every partition it follows from this leader in one
+        fetch session (KIP-227), and on a cluster most of them are idle (``__consumer_offsets``'
+        50): the full path's checks for each, on every fetch, dominated an acks=all round trip's
+        CPU (issue 22)."""
+        state = self.followers.get(replica_id)
+        if (
+            state is None
+            or fetch_offset != leader_leo
+            or state.log_end_offset != leader_leo
+            or state.last_fetch_leader_leo != leader_leo
+            or state.checked_fetch != (last_fetched_epoch, fetch_offset)
+            or replica_id not in self.isr
+            or (self.pending is not None and replica_id not in self.pending.new_isr)
+        ):
+            return False
+        state.last_caught_up_ms = now_ms
+        state.last_fetch_ms = now_ms
+        return True
 
     def high_watermark_candidate(self, leader_leo: int, members: tuple[int, ...] | None = None) -> int:
         """The smallest LEO over the maximal ISR (the leader counts with its own LEO)."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 
-from reference_impl.core.partition import Partition
+from reference_impl.core.partition import Noted, Partition
 from reference_impl.log.api import Chunk
 from reference_impl.log.memory import MemoryLog
 from reference_impl.protocol.errors import ErrorCode, KafkaError
@@ -240,9 +240,9 @@ def test_a_follower_fetch_says_whether_it_moved_the_high_watermark() -> None:
     produce(a, b"m0")
     fetch_round(a, b)
     fetch_round(a, c)
-    assert a.note_follower_fetch(2, 1, 0, 0, 0) is False  # b caught up, c not yet known to be: no move
-    assert a.note_follower_fetch(3, 1, 0, 0, 0) is True  # c's too: the HW moves to 1
-    assert a.note_follower_fetch(3, 1, 0, 0, 0) is False  # again at the same offset: nothing moves
+    assert a.note_follower_fetch(2, 1, 0, 0, 0) is Noted.RECORDED  # b caught up, c not yet known to be
+    assert a.note_follower_fetch(3, 1, 0, 0, 0) is Noted.HW_MOVED  # c's too: the HW moves to 1
+    assert a.note_follower_fetch(3, 1, 0, 0, 0) is Noted.IDLE  # again at the same offset: nothing moves
     assert a.note_follower_fetch(3, 5, 0, 0, 0) is None  # past the log end: not recorded at all
     produce(a, b"m1")
     assert not a.read_for_follower(2, 1, 0, 0, 1 << 20, 0).high_watermark_moved
@@ -250,3 +250,22 @@ def test_a_follower_fetch_says_whether_it_moved_the_high_watermark() -> None:
     fetch_round(a, c)
     assert not a.read_for_follower(2, 2, 0, 0, 1 << 20, 0).high_watermark_moved
     assert a.read_for_follower(3, 2, 0, 0, 1 << 20, 0).high_watermark_moved and a.high_watermark == 2
+
+
+def test_an_idle_repeat_fetch_keeps_an_isr_member_caught_up_and_nobody_else() -> None:
+    """Issue 22's fast path for a follower's idle partitions: a repeat of an ISR member's last fetch
+    at the unchanged log end is recorded as caught up now (it stays in the ISR), while a replica
+    out of the ISR always takes the full path, so it can still be proposed to join."""
+    a = replica(1)
+    a.become_leader(0, 0, (1, 2, 3), (1, 2))
+    produce(a, b"m0")
+    assert a.note_follower_fetch(2, 1, -1, 0, 10) is Noted.HW_MOVED
+    for now in (20_000, 40_000):  # past replica.lag.time.max.ms since the first fetch
+        assert a.note_follower_fetch(2, 1, -1, 0, now) is Noted.IDLE
+    assert a.propose_isr_change(now_ms=45_000, max_lag_ms=30_000) is None  # 2 was caught up at 40 s
+    assert a.note_follower_fetch(3, 1, -1, 0, 45_000) is Noted.RECORDED
+    assert a.note_follower_fetch(3, 1, -1, 0, 45_001) is Noted.RECORDED  # not an ISR member: full path
+    proposal = a.propose_isr_change(now_ms=45_001, max_lag_ms=30_000, fetched_by=3)
+    assert proposal is not None and proposal.new_isr == (1, 2, 3)
+    produce(a, b"m1")
+    assert a.note_follower_fetch(2, 1, -1, 0, 45_002) is Noted.RECORDED  # the log end moved: full path
