@@ -54,13 +54,16 @@ def run_schedule(
     action_interval_ms: int = 400,
     snapshot_every: int | None = 30,
     trace: bool = False,
+    config: RaftConfig | None = None,
 ) -> tuple[Simulation, ScheduleResult]:
-    """Run one random schedule; raises :class:`InvariantViolation` (naming the seed) on a failure."""
+    """Run one random schedule; raises :class:`InvariantViolation` (naming the seed) on a failure.
+    ``config`` sets the replicas' timeouts (default ``RaftConfig()``; :mod:`.election_race` shortens them),
+    and changes no draw of the schedule."""
     rng = random.Random(f"schedule/{seed}")
     sim, disks = build_raft_simulation(
         seed,
         voters,
-        config=RaftConfig(),
+        config=config or RaftConfig(),
         faults=LinkFaults(min_delay_ms=1, max_delay_ms=8),
         snapshot_every=snapshot_every,
         trace=trace,
