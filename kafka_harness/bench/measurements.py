@@ -3,7 +3,9 @@
 Throughput: produce ``records`` as fast as the client will take them, flush,
 then fetch them all back; each phase timed. Then the same records are read again
 by the raw fetch reader (:mod:`.raw_fetch`: the project's wire client, batch
-headers only), the broker's fetch figure with no client library in the way. Latency: a producer sends at a
+headers only), the broker's fetch figure with no client library in the way, and a
+fresh topic is written by the raw produce writer (:mod:`.raw_produce`: prebuilt
+batches), its produce figure likewise. Latency: a producer sends at a
 fixed rate with its send time (``perf_counter_ns``) in the first bytes of each
 record, and a consumer thread in the same process computes receive time minus
 send time. Every wait here has a deadline.
@@ -22,8 +24,9 @@ from typing import Any
 
 from fixtures.wire.security import with_run_security
 
-from .model import Figures, Latency, Scenario, percentile
+from .model import Figures, Latency, RawRun, Scenario, percentile
 from .raw_fetch import read_topic
+from .raw_produce import write_topic
 
 STAMP = struct.Struct(">qB")
 """Send time in nanoseconds, then a kind byte: warm-up or measured."""
@@ -34,6 +37,7 @@ PHASE_TIMEOUT_S = 120.0
 CREATE_ATTEMPTS = 5
 CREATE_BACKOFF_S = 0.5
 NOT_CONTROLLER = 41
+ACKS = {"0": 0, "1": 1, "all": -1, "-1": -1}
 """A creation refused with a retriable error (NOT_CONTROLLER while the quorum elects) is sent again."""
 BACKLOG_S = 5.0
 """A latency run stops when this many seconds' worth of records are sent and not yet received."""
@@ -190,14 +194,26 @@ def measure_throughput(bootstrap: str, scenario: Scenario, progress: Callable[[s
         raw = read_topic(bootstrap, topic)
     finally:
         delete_topic(bootstrap, topic)
+    written = measure_raw_produce(bootstrap, scenario)
     mb = scenario.records * scenario.value_size / 1e6
     figures = Figures(
         scenario.records / produce_s, mb / produce_s, got / fetch_s, mb / fetch_s, produce_s, fetch_s,
         raw_fetch_rps=raw.rps, raw_fetch_mbps=raw.mbps,
+        raw_produce_rps=written.rps, raw_produce_mbps=written.mbps,
     )
     progress(f"  produce {figures.produce_rps:>12,.0f} rec/s  fetch {figures.fetch_rps:>12,.0f} rec/s"
-             f"  raw fetch {raw.rps:>12,.0f} rec/s {raw.mbps:,.1f} MB/s ({raw.records:,} records)")
+             f"  raw fetch {raw.rps:>12,.0f} rec/s {raw.mbps:,.1f} MB/s ({raw.records:,} records)"
+             f"  raw produce {written.rps:>12,.0f} rec/s {written.mbps:,.1f} MB/s")
     return figures
+
+
+def measure_raw_produce(bootstrap: str, scenario: Scenario) -> RawRun:
+    """The raw writer's figure (:mod:`.raw_produce`) on a fresh topic of the scenario's shape."""
+    topic = create_topic(bootstrap, scenario)
+    try:
+        return write_topic(bootstrap, topic, scenario.value_size, scenario.records, ACKS[scenario.acks])
+    finally:
+        delete_topic(bootstrap, topic)
 
 
 def measure_latency(

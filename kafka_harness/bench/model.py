@@ -22,6 +22,8 @@ THROUGHPUT_METRICS = (
     ("fetch MB/s", "fetch_mbps"),
     ("raw fetch rec/s", "raw_fetch_rps"),
     ("raw fetch MB/s", "raw_fetch_mbps"),
+    ("raw produce rec/s", "raw_produce_rps"),
+    ("raw produce MB/s", "raw_produce_mbps"),
 )
 LATENCY_METRICS = (
     ("e2e p50 ms", "p50_ms"),
@@ -79,6 +81,9 @@ class Figures:
     raw_fetch_rps: float = math.nan
     """Records a second served to the raw fetch reader (batch headers only, no client library)."""
     raw_fetch_mbps: float = math.nan
+    raw_produce_rps: float = math.nan
+    """Records a second acknowledged to the raw produce writer (prebuilt batches, no client library)."""
+    raw_produce_mbps: float = math.nan
     p50_ms: float = math.nan
     p99_ms: float = math.nan
     p999_ms: float = math.nan
@@ -99,6 +104,24 @@ class Result:
 
     def medians(self) -> dict[str, float]:
         return {name: self.median(name) for _m, name in THROUGHPUT_METRICS + LATENCY_METRICS}
+
+
+@dataclass(frozen=True)
+class RawRun:
+    """One run of the raw fetch reader or the raw produce writer: records, bytes, time, requests."""
+
+    records: int
+    bytes: int
+    seconds: float
+    requests: int
+
+    @property
+    def rps(self) -> float:
+        return self.records / self.seconds if self.seconds > 0 else float("nan")
+
+    @property
+    def mbps(self) -> float:
+        return self.bytes / 1e6 / self.seconds if self.seconds > 0 else float("nan")
 
 
 def percentile(ordered: Sequence[float], q: float) -> float:

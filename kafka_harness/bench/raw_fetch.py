@@ -19,11 +19,12 @@ again from its offset.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from typing import Any
 
 from fixtures.wire.client import WireClient
 from reference_impl.protocol.records import HEADER_SIZE, parse_header
+
+from .model import RawRun
 
 FETCH_KEY, METADATA_KEY = 1, 3
 FETCH_VERSIONS = (4, 12)
@@ -34,28 +35,15 @@ MAX_BYTES = 52_428_800
 PARTITION_MAX_BYTES = 10_485_760
 """As the bench's consumer: fetch.max.bytes and max.partition.fetch.bytes."""
 MAX_REQUESTS = 100_000
+RETRY_ATTEMPTS = 50
+RETRY_BACKOFF_S = 0.1
+"""How often, and how far apart, a raw run asks again while a new topic's metadata propagates."""
+NOT_YET = frozenset({3, 5})
+"""UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE: retriable while metadata propagates."""
 TIMEOUT_S = 120.0
 
 
-@dataclass(frozen=True)
-class RawFetch:
-    """One raw read: what was fetched and how long it took."""
-
-    records: int
-    bytes: int
-    seconds: float
-    requests: int
-
-    @property
-    def rps(self) -> float:
-        return self.records / self.seconds if self.seconds > 0 else float("nan")
-
-    @property
-    def mbps(self) -> float:
-        return self.bytes / 1e6 / self.seconds if self.seconds > 0 else float("nan")
-
-
-def _version(wire: WireClient, key: int, wanted: tuple[int, int]) -> int:
+def api_version(wire: WireClient, key: int, wanted: tuple[int, int]) -> int:
     low, high = wire.api_versions().get(key, (-1, -1))
     version = min(high, wanted[1])
     if version < max(low, wanted[0]):
@@ -65,11 +53,19 @@ def _version(wire: WireClient, key: int, wanted: tuple[int, int]) -> int:
 
 
 def leaders(bootstrap: str, topic: str) -> dict[str, list[int]]:
-    """Leader address -> the topic's partitions it leads (Metadata on the first bootstrap broker)."""
+    """Leader address -> the topic's partitions it leads (Metadata on the first bootstrap broker,
+    asked again a bounded number of times while it does not know them yet: a topic just created
+    through another broker reaches this one's metadata a moment later)."""
     with WireClient(bootstrap.split(",")[0]) as wire:
-        answer: Any = wire.request(
-            METADATA_KEY, _version(wire, METADATA_KEY, METADATA_VERSIONS), topics=[{"name": topic}]
-        )
+        version = api_version(wire, METADATA_KEY, METADATA_VERSIONS)
+        for _attempt in range(RETRY_ATTEMPTS):
+            answer: Any = wire.request(METADATA_KEY, version, topics=[{"name": topic}])
+            codes = {int(t.error_code) for t in answer.topics} | {
+                int(p.error_code) for t in answer.topics for p in t.partitions
+            }
+            if not codes & NOT_YET:
+                break
+            time.sleep(RETRY_BACKOFF_S)
     brokers = {int(b.node_id): f"{b.host}:{b.port}" for b in answer.brokers}
     by_leader: dict[str, list[int]] = {}
     for t in answer.topics:
@@ -127,14 +123,14 @@ def _fetch(wire: WireClient, version: int, topic: str, offsets: dict[int, int]) 
     )
 
 
-def read_topic(bootstrap: str, topic: str) -> RawFetch:
+def read_topic(bootstrap: str, topic: str) -> RawRun:
     """Read every partition of ``topic`` from 0 to its high watermark at the start; timed."""
     plan = leaders(bootstrap, topic)
     clients: dict[str, WireClient] = {}
     try:
         for address in plan:
             clients[address] = WireClient(address)
-        versions = {a: _version(w, FETCH_KEY, FETCH_VERSIONS) for a, w in clients.items()}
+        versions = {a: api_version(w, FETCH_KEY, FETCH_VERSIONS) for a, w in clients.items()}
         offsets = {a: dict.fromkeys(parts, 0) for a, parts in plan.items()}
         ends: dict[tuple[str, int], int] = {}
         records = size = requests = 0
@@ -168,5 +164,5 @@ def read_topic(bootstrap: str, topic: str) -> RawFetch:
     finally:
         for wire in clients.values():
             wire.close()
-    return RawFetch(records, size, seconds, requests)
+    return RawRun(records, size, seconds, requests)
 

@@ -98,6 +98,7 @@ def format_table(results: list[Result], targets: list[str], settings: Settings) 
 
 REPLICATION_METRICS = (
     ("produce rec/s", "produce_rps"),
+    ("raw produce rec/s", "raw_produce_rps"),
     ("raw fetch rec/s", "raw_fetch_rps"),
     ("e2e p50 ms", "p50_ms"),
 )

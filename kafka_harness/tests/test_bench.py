@@ -17,7 +17,10 @@ import pytest
 
 from kafka_harness.cli import main
 
-THROUGHPUT = ("produce_rps", "produce_mbps", "fetch_rps", "fetch_mbps", "raw_fetch_rps", "raw_fetch_mbps")
+THROUGHPUT = (
+    "produce_rps", "produce_mbps", "fetch_rps", "fetch_mbps", "raw_fetch_rps", "raw_fetch_mbps",
+    "raw_produce_rps", "raw_produce_mbps",
+)
 PERCENTILES = ("p50_ms", "p99_ms", "p999_ms")
 SCENARIO_KEYS = {"name", "value_size", "records", "acks", "partitions", "brokers", "replication_factor"}
 
@@ -89,7 +92,10 @@ def test_table_names_every_scenario(bench: tuple[int, str, dict[str, Any], Path]
     }
     for label in labels:
         assert label in stdout and label in data["table"]
-    metrics = ("produce rec/s", "fetch rec/s", "raw fetch rec/s", "e2e p50 ms", "e2e p99 ms", "e2e p999 ms")
+    metrics = (
+        "produce rec/s", "fetch rec/s", "raw fetch rec/s", "raw produce rec/s", "e2e p50 ms", "e2e p99 ms",
+        "e2e p999 ms",
+    )
     for metric in metrics:
         assert metric in data["table"]
     cluster_ok = any(r["status"] == "ok" and r["scenario"]["brokers"] == 3 for r in data["results"])
@@ -169,3 +175,25 @@ def test_replication_rows_put_the_cluster_beside_one_broker() -> None:
     produce = next(r for r in rows if "produce rec/s" in r)
     assert produce.split()[-3:] == ["250", "1,000", "0.25x"]
     assert replication_rows([result(SINGLE, 1000.0)], ["reference"]) == []
+
+
+def test_raw_writer_counts_only_records_the_broker_stored() -> None:
+    """The raw produce writer's count is what the broker holds afterwards (read back by the raw
+    fetch reader), less the one warm-up request, and it fills whole batches."""
+    from fixtures.targets.launch import launch
+    from kafka_harness.bench.measurements import create_topic
+    from kafka_harness.bench.model import Scenario
+    from kafka_harness.bench.raw_fetch import read_topic
+    from kafka_harness.bench.raw_produce import records_per_batch, write_topic
+
+    target = launch("reference")
+    try:
+        topic = create_topic(target.bootstrap_servers, Scenario("raw", 100, 1, partitions=2))
+        written = write_topic(target.bootstrap_servers, topic, 100, 1_000, acks=1)
+        per_batch = records_per_batch(100)
+        assert written.records >= 1_000 and written.records % (2 * per_batch) == 0
+        stored = read_topic(target.bootstrap_servers, topic)
+        assert stored.records == written.records + 2 * per_batch  # the warm-up request's two batches
+        assert written.requests == written.records // (2 * per_batch)
+    finally:
+        target.close()
