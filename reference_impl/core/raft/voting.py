@@ -8,9 +8,10 @@ client's ``handle_vote_*`` methods call them). Kafka's
 
 * a voter whose election or fetch timer fires does not bump its epoch at once: it first asks the
   other voters a PreVote (Vote v2 with ``PreVote`` set, naming the epoch it would stand in). A voter
-  answers whether it would grant its vote and changes nothing (no epoch adopted, no vote
-  persisted); a follower that fetched from its leader within the fetch timeout says no, and a
-  leader always says no;
+  answers whether it would grant its vote and persists no vote; a follower that fetched from its
+  leader within the fetch timeout says no, and a leader always says no. It changes its epoch only
+  for a prospective already in a later epoch than its own, unless a live leader is heard
+  (:func:`_catch_up_with_prospective`; Kafka 4 takes any later epoch a PreVote names);
 * with a majority of pre-votes (its own included) the replica becomes a candidate in the next
   epoch and asks real votes; rejected by a majority, or when the round's time runs out, it waits
   for its timer again. A follower keeps fetching from its leader meanwhile: a leader heard again
@@ -159,6 +160,23 @@ def would_grant_pre_vote(client: RaftClient, state: EpochState, up_to_date: bool
     return True
 
 
+def _catch_up_with_prospective(client: RaftClient, request: VoteRequest, now_ms: int) -> None:
+    """A pre-vote from a voter already in a later epoch than this replica's (it asks for the epoch
+    after its own): take that epoch, unless a live leader is heard (the same stickiness as a Vote's,
+    :func:`~.request_checks.hears_live_leader`). Kafka 4's ``handleVoteRequest`` moves to any later
+    epoch a Vote or PreVote names. Without it a voter whose candidacy was refused while a leader
+    was live stayed in its later epoch for good: its pre-votes never moved the quorum, and it
+    ignores the leader's older epoch (a restarted node, its two peers paused for 2 s, was left out
+    of the quorum until the leader stopped: ``test_restart_probe_mutant`` in CI)."""
+    standing_from = request.candidate_epoch - 1
+    quorum = client.quorum
+    window_ms = client.config.fetch_timeout_ms // 2
+    if standing_from > quorum.epoch and not checks.hears_live_leader(
+        quorum.state, request.candidate_id, now_ms, window_ms
+    ):
+        quorum.transition_to_unattached(standing_from, now_ms)
+
+
 def handle_vote_request(client: RaftClient, source: int, request: VoteRequest, now_ms: int) -> None:
     quorum = client.quorum
 
@@ -182,6 +200,7 @@ def handle_vote_request(client: RaftClient, source: int, request: VoteRequest, n
         elif wrong_voter or client.membership.wrong_key(request.voter_directory_id):
             answer(ErrorCode.invalid_voter_key, False)
         else:
+            _catch_up_with_prospective(client, request, now_ms)
             ours = client.log.end_offset_and_epoch()
             up_to_date = (request.last_offset_epoch, request.last_offset) >= (ours.epoch, ours.offset)
             answer(ErrorCode.none, would_grant_pre_vote(client, quorum.state, up_to_date, now_ms))

@@ -77,8 +77,18 @@ def test_a_voter_stands_only_after_a_majority_of_pre_votes() -> None:
 def test_a_pre_vote_is_granted_without_adopting_its_epoch_or_voting() -> None:
     client = _replica(ElectionState(2, None, None, VOTERS))
     before = client.quorum.store.read()
-    assert [(a.vote_granted, a.leader_epoch) for a in _answers(client.step(_pre_vote(7), 10))] == [(True, 2)]
+    assert [(a.vote_granted, a.leader_epoch) for a in _answers(client.step(_pre_vote(3), 10))] == [(True, 2)]
     assert client.epoch == 2 and client.quorum.store.read() == before
+
+
+def test_a_pre_vote_from_a_voter_in_a_later_epoch_brings_this_one_to_that_epoch_without_a_vote() -> None:
+    """Kafka 4 takes the later epoch a PreVote names; here the epoch the prospective stands from
+    (it asks for the next one). No vote is recorded for it."""
+    client = _replica(ElectionState(2, None, None, VOTERS))
+    assert [(a.vote_granted, a.leader_epoch) for a in _answers(client.step(_pre_vote(7), 10))] == [(True, 6)]
+    assert isinstance(client.state, UnattachedState) and client.epoch == 6
+    stored = client.quorum.store.read()
+    assert stored is not None and stored.voted_id is None
 
 
 def test_a_follower_that_hears_its_leader_refuses_a_pre_vote_then_grants_once_it_went_silent() -> None:
@@ -91,7 +101,7 @@ def test_a_follower_that_hears_its_leader_refuses_a_pre_vote_then_grants_once_it
     assert isinstance(client.state, FollowerState) and client.epoch == 3
 
 
-def test_a_leader_refuses_a_pre_vote_and_keeps_its_epoch() -> None:
+def _leader_of_epoch_1() -> tuple[RaftClient, int]:
     client = _replica(voters=(1, 2, 3))
     deadline = client.next_deadline_ms()
     assert deadline is not None
@@ -105,9 +115,31 @@ def test_a_leader_refuses_a_pre_vote_and_keeps_its_epoch() -> None:
                        leader_epoch=1, vote_granted=True)  # fmt: skip
     client.step(Envelope(source_id=2, destination_id=1, body=won), deadline)
     assert isinstance(client.state, LeaderState)
-    answers = _answers(client.step(_pre_vote(9, candidate=3), deadline + 1))
+    return client, deadline
+
+
+def test_a_leader_refuses_a_pre_vote_and_keeps_its_epoch() -> None:
+    client, now = _leader_of_epoch_1()
+    answers = _answers(client.step(_pre_vote(2, candidate=3), now + 1))
     assert [(a.vote_granted, a.leader_id, a.leader_epoch) for a in answers] == [(False, 1, 1)]
     assert client.is_leader and client.epoch == 1
+
+
+def test_a_leader_gives_way_to_a_voter_stuck_in_a_later_epoch_it_does_not_hear() -> None:
+    """The CI deadlock: voter 3's candidacy in epoch 2 was refused (the others heard a live leader
+    of epoch 1), so it stayed in epoch 2, ignoring the leader's older epoch, and its pre-votes for
+    epoch 3 moved nobody: out of the quorum for good. A leader that does not hear voter 3 (no fetch
+    within half the fetch timeout) takes its epoch and stops leading, so the quorum elects again."""
+    client, now = _leader_of_epoch_1()
+    state = client.state
+    assert isinstance(state, LeaderState)
+    state.progress[3].last_fetch_ms = now  # voter 3 fetches from this leader: it is not stuck
+    client.step(_pre_vote(3, candidate=3), now + 1)
+    assert client.is_leader and client.epoch == 1
+    later = now + CONFIG.fetch_timeout_ms  # silent for a whole fetch timeout: voter 3 is elsewhere
+    answers = _answers(client.step(_pre_vote(3, candidate=3), later))
+    assert [(a.vote_granted, a.leader_id, a.leader_epoch) for a in answers] == [(False, -1, 2)]
+    assert isinstance(client.state, UnattachedState) and client.epoch == 2
 
 
 def test_a_leader_heard_again_during_the_round_keeps_the_replica_following() -> None:
