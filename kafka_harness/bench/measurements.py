@@ -25,6 +25,7 @@ from typing import Any
 from fixtures.wire.security import with_run_security
 
 from .model import Figures, Latency, RawRun, Scenario, percentile
+from .raw_fetch import MIN_SECONDS as RAW_FETCH_MIN_SECONDS
 from .raw_fetch import read_topic
 from .raw_produce import write_topic
 
@@ -191,7 +192,7 @@ def measure_throughput(bootstrap: str, scenario: Scenario, progress: Callable[[s
             raise RuntimeError(
                 f"fetched {got} of {total} records from {bootstrap} in {PHASE_TIMEOUT_S:.0f} s"
             )
-        raw = read_topic(bootstrap, topic)
+        raw = read_topic(bootstrap, topic, RAW_FETCH_MIN_SECONDS)
     finally:
         delete_topic(bootstrap, topic)
     written = measure_raw_produce(bootstrap, scenario)

@@ -42,3 +42,19 @@ def test_negative_frame_size_rejected() -> None:
 def test_frame_at_the_limit_is_accepted() -> None:
     decoder = FrameDecoder(max_frame_bytes=10)
     assert decoder.feed(frame(b"0123456789")) == [b"0123456789"]
+
+
+@pytest.mark.parametrize("kind", [bytes, bytearray, memoryview])
+def test_a_frame_spanning_many_chunks_of_any_buffer_type_comes_out_whole(kind: type) -> None:
+    """A large answer arrives in many receive chunks (bytes from a socket, a memoryview of a
+    reused buffer): the pieces are kept until the last one and the frame is exactly the payload."""
+    payload = bytes(range(256)) * 400
+    stream = frame(payload) + frame(b"next") + struct.pack(">i", 3)[:2]
+    decoder = FrameDecoder()
+    out: list[bytes] = []
+    for start in range(0, len(stream), 997):
+        reused = bytearray(stream[start : start + 997])
+        out.extend(decoder.feed(kind(reused)))
+        reused[:] = b"\0" * len(reused)  # the caller reuses its buffer: nothing may point into it
+    assert out == [payload, b"next"]
+    assert decoder.buffered_bytes == 2
