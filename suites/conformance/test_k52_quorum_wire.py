@@ -144,8 +144,11 @@ def test_vote_refusals(version: int, quorum: Quorum) -> None:
 
 @pytest.mark.parametrize("version", [2], ids=lambda v: f"v{v}")
 def test_a_pre_vote_is_refused_by_a_healthy_quorum_and_changes_no_epoch(version: int, quorum: Quorum) -> None:
-    """KIP-996: a PreVote from a voter whose log is behind, in the next epoch, to every voter: none
-    grants it, none moves to that epoch, and the quorum keeps its leader and epoch."""
+    """KIP-996: a PreVote from a voter whose log is behind, naming the quorum's epoch as a prospective
+    does (Kafka 4's ``ProspectiveState`` asks in its own epoch; only the Vote that follows names the
+    next one), to every voter: none grants it (a follower hears its leader, a leader never grants),
+    and the quorum keeps its leader and epoch. A PreVote naming a later epoch is not this case's:
+    Kafka 4's ``handleVoteRequest`` moves a voter to any later epoch it is told of."""
     quorum.require(52, version)
     candidate = next((v for v in quorum.voters if v != quorum.leader), None)
     if candidate is None:
@@ -153,7 +156,7 @@ def test_a_pre_vote_is_refused_by_a_healthy_quorum_and_changes_no_epoch(version:
     for node in quorum.voters:
         if node == candidate:
             continue
-        part = {"partition_index": 0, "replica_epoch": quorum.epoch + 1, "replica_id": candidate,
+        part = {"partition_index": 0, "replica_epoch": quorum.epoch, "replica_id": candidate,
                 "last_offset_epoch": 0, "last_offset": 0, "pre_vote": True}  # fmt: skip
         answer = quorum.wire(node).request(
             "vote",

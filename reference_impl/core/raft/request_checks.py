@@ -2,7 +2,8 @@
 
 Kafka's ``raft/src/main/java/org/apache/kafka/raft/KafkaRaftClient.java`` checks every request
 before acting on it: ``handleVoteRequest`` refuses a negative last offset or last epoch, or a last
-epoch not below the candidate's (INVALID_REQUEST); ``validateVoterOnlyRequest`` fences an older
+epoch not below the candidate's (above it for a PreVote, which names the prospective's own epoch)
+(INVALID_REQUEST); ``validateVoterOnlyRequest`` fences an older
 epoch (FENCED_LEADER_EPOCH), refuses a negative replica id (INVALID_REQUEST) and, in Kafka 3.x
 with static voters, a candidate or leader that is not a voter, or a replica that is none
 (INCONSISTENT_VOTER_SET); ``handleFetchRequest`` refuses a negative max wait, fetch offset or
@@ -52,7 +53,9 @@ def vote_error(
     hold the VotersRecord that made it, or the candidate, a voter."""
     if request.last_offset < 0 or request.last_offset_epoch < 0:
         return ErrorCode.invalid_request
-    if request.last_offset_epoch >= request.candidate_epoch:
+    if request.last_offset_epoch > request.candidate_epoch or (
+        request.last_offset_epoch == request.candidate_epoch and not request.pre_vote
+    ):  # a PreVote names the prospective's own epoch, which its log may have reached
         return ErrorCode.invalid_request
     if request.candidate_epoch < epoch:
         return ErrorCode.fenced_leader_epoch

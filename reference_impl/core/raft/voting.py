@@ -7,10 +7,11 @@ client's ``handle_vote_*`` methods call them). Kafka's
 ``ProspectiveState`` and KIP-996 ("Pre-Vote"):
 
 * a voter whose election or fetch timer fires does not bump its epoch at once: it first asks the
-  other voters a PreVote (Vote v2 with ``PreVote`` set, naming the epoch it would stand in). A voter
-  answers whether it would grant its vote and persists no vote; a follower that fetched from its
-  leader within the fetch timeout says no, and a leader always says no. It changes its epoch only
-  for a prospective already in a later epoch than its own, unless a live leader is heard
+  other voters a PreVote (Vote v2 with ``PreVote`` set, naming its current epoch, as Kafka 4's
+  ``ProspectiveState``; a Vote names the epoch the candidate stands in). A voter answers whether it
+  would grant its vote and persists no vote; a follower that fetched from its leader within the
+  fetch timeout says no, and a leader always says no. It changes its epoch only for a prospective
+  already in a later epoch than its own, unless a live leader is heard
   (:func:`_catch_up_with_prospective`; Kafka 4 takes any later epoch a PreVote names);
 * with a majority of pre-votes (its own included) the replica becomes a candidate in the next
   epoch and asks real votes; rejected by a majority, or when the round's time runs out, it waits
@@ -46,7 +47,8 @@ if TYPE_CHECKING:
 
 @dataclass(slots=True)
 class PreVoteRound:
-    """One round of pre-votes, asked in ``epoch`` for ``epoch + 1`` (Kafka's ProspectiveState)."""
+    """One round of pre-votes, asked in ``epoch`` (named in them) for ``epoch + 1`` (Kafka's
+    ProspectiveState)."""
 
     epoch: int
     local_id: int
@@ -103,7 +105,7 @@ def stand(client: RaftClient, now_ms: int) -> None:
         state.fetch_deadline_ms = round_.deadline_ms
     elif not isinstance(state, LeaderState):
         state.election_deadline_ms = round_.deadline_ms
-    round_.asked.update(_send_vote_requests(client, round_.unanswered(), state.epoch + 1, pre_vote=True))
+    round_.asked.update(_send_vote_requests(client, round_.unanswered(), state.epoch, pre_vote=True))
 
 
 def become_candidate(client: RaftClient, now_ms: int) -> None:
@@ -161,20 +163,19 @@ def would_grant_pre_vote(client: RaftClient, state: EpochState, up_to_date: bool
 
 
 def _catch_up_with_prospective(client: RaftClient, request: VoteRequest, now_ms: int) -> None:
-    """A pre-vote from a voter already in a later epoch than this replica's (it asks for the epoch
-    after its own): take that epoch, unless a live leader is heard (the same stickiness as a Vote's,
+    """A pre-vote from a voter already in a later epoch than this replica's (a PreVote names the
+    prospective's epoch): take that epoch, unless a live leader is heard (the same stickiness as a Vote's,
     :func:`~.request_checks.hears_live_leader`). Kafka 4's ``handleVoteRequest`` moves to any later
     epoch a Vote or PreVote names. Without it a voter whose candidacy was refused while a leader
     was live stayed in its later epoch for good: its pre-votes never moved the quorum, and it
     ignores the leader's older epoch (a restarted node, its two peers paused for 2 s, was left out
     of the quorum until the leader stopped: ``test_restart_probe_mutant`` in CI)."""
-    standing_from = request.candidate_epoch - 1
     quorum = client.quorum
     window_ms = client.config.fetch_timeout_ms // 2
-    if standing_from > quorum.epoch and not checks.hears_live_leader(
+    if request.candidate_epoch > quorum.epoch and not checks.hears_live_leader(
         quorum.state, request.candidate_id, now_ms, window_ms
     ):
-        quorum.transition_to_unattached(standing_from, now_ms)
+        quorum.transition_to_unattached(request.candidate_epoch, now_ms)
 
 
 def handle_vote_request(client: RaftClient, source: int, request: VoteRequest, now_ms: int) -> None:

@@ -64,7 +64,7 @@ def test_a_voter_stands_only_after_a_majority_of_pre_votes() -> None:
     step = client.step(None, deadline)
     asked = [e.body for e in step.outbound if isinstance(e.body, VoteRequest)]
     assert sorted(e.destination_id for e in step.outbound) == [2, 3]
-    assert {(v.pre_vote, v.candidate_epoch) for v in asked} == {(True, 5)}
+    assert {(v.pre_vote, v.candidate_epoch) for v in asked} == {(True, 4)}  # its own epoch, as Kafka 4
     assert isinstance(client.state, UnattachedState) and client.epoch == 4  # not bumped yet
     yes = VoteResponse(correlation_id=asked[0].correlation_id, error_code=ErrorCode.none, leader_id=-1,
                        leader_epoch=4, vote_granted=True)  # fmt: skip
@@ -77,16 +77,15 @@ def test_a_voter_stands_only_after_a_majority_of_pre_votes() -> None:
 def test_a_pre_vote_is_granted_without_adopting_its_epoch_or_voting() -> None:
     client = _replica(ElectionState(2, None, None, VOTERS))
     before = client.quorum.store.read()
-    assert [(a.vote_granted, a.leader_epoch) for a in _answers(client.step(_pre_vote(3), 10))] == [(True, 2)]
+    assert [(a.vote_granted, a.leader_epoch) for a in _answers(client.step(_pre_vote(2), 10))] == [(True, 2)]
     assert client.epoch == 2 and client.quorum.store.read() == before
 
 
 def test_a_pre_vote_from_a_voter_in_a_later_epoch_brings_this_one_to_that_epoch_without_a_vote() -> None:
-    """Kafka 4 takes the later epoch a PreVote names; here the epoch the prospective stands from
-    (it asks for the next one). No vote is recorded for it."""
+    """Kafka 4 takes the later epoch a PreVote names (the prospective's own). No vote is recorded."""
     client = _replica(ElectionState(2, None, None, VOTERS))
-    assert [(a.vote_granted, a.leader_epoch) for a in _answers(client.step(_pre_vote(7), 10))] == [(True, 6)]
-    assert isinstance(client.state, UnattachedState) and client.epoch == 6
+    assert [(a.vote_granted, a.leader_epoch) for a in _answers(client.step(_pre_vote(7), 10))] == [(True, 7)]
+    assert isinstance(client.state, UnattachedState) and client.epoch == 7
     stored = client.quorum.store.read()
     assert stored is not None and stored.voted_id is None
 
@@ -95,10 +94,28 @@ def test_a_follower_that_hears_its_leader_refuses_a_pre_vote_then_grants_once_it
     client = _replica(ElectionState(3, None, 2, VOTERS))
     assert isinstance(client.state, FollowerState)
     client.state.last_fetched_ms = 100
-    assert [a.vote_granted for a in _answers(client.step(_pre_vote(4, candidate=3), 150))] == [False]
-    later = client.step(_pre_vote(4, candidate=3), 100 + CONFIG.fetch_timeout_ms)
+    assert [a.vote_granted for a in _answers(client.step(_pre_vote(3, candidate=3), 150))] == [False]
+    later = client.step(_pre_vote(3, candidate=3), 100 + CONFIG.fetch_timeout_ms)
     assert [a.vote_granted for a in _answers(later)] == [True]
     assert isinstance(client.state, FollowerState) and client.epoch == 3
+
+
+def test_a_pre_vote_may_name_the_epoch_its_log_reached_and_a_vote_may_not() -> None:
+    """Kafka's ``handleVoteRequest``: a last epoch above the named one is INVALID_REQUEST, and for a
+    Vote one equal to it too (a candidate stands in an epoch its log has not reached; a prospective
+    names the epoch it is in)."""
+    client = _replica(ElectionState(2, None, None, VOTERS))
+    pre = VoteRequest(correlation_id=1, candidate_epoch=2, candidate_id=2, last_offset_epoch=2,
+                      last_offset=5, pre_vote=True)  # fmt: skip
+    vote = VoteRequest(correlation_id=2, candidate_epoch=2, candidate_id=2, last_offset_epoch=2,
+                       last_offset=5)  # fmt: skip
+    beyond = VoteRequest(correlation_id=3, candidate_epoch=2, candidate_id=2, last_offset_epoch=3,
+                         last_offset=5, pre_vote=True)  # fmt: skip
+    sent = [Envelope(source_id=2, destination_id=1, body=body) for body in (pre, vote, beyond)]
+    codes = [[(a.error_code, a.vote_granted) for a in _answers(client.step(e, 10))] for e in sent]
+    assert codes == [[(ErrorCode.none, True)], [(ErrorCode.invalid_request, False)],
+                     [(ErrorCode.invalid_request, False)]]  # fmt: skip
+    assert client.epoch == 2 and client.quorum.store.read() == ElectionState(2, None, None, VOTERS)
 
 
 def _leader_of_epoch_1() -> tuple[RaftClient, int]:
@@ -120,24 +137,24 @@ def _leader_of_epoch_1() -> tuple[RaftClient, int]:
 
 def test_a_leader_refuses_a_pre_vote_and_keeps_its_epoch() -> None:
     client, now = _leader_of_epoch_1()
-    answers = _answers(client.step(_pre_vote(2, candidate=3), now + 1))
+    answers = _answers(client.step(_pre_vote(1, candidate=3), now + 1))
     assert [(a.vote_granted, a.leader_id, a.leader_epoch) for a in answers] == [(False, 1, 1)]
     assert client.is_leader and client.epoch == 1
 
 
 def test_a_leader_gives_way_to_a_voter_stuck_in_a_later_epoch_it_does_not_hear() -> None:
     """The CI deadlock: voter 3's candidacy in epoch 2 was refused (the others heard a live leader
-    of epoch 1), so it stayed in epoch 2, ignoring the leader's older epoch, and its pre-votes for
-    epoch 3 moved nobody: out of the quorum for good. A leader that does not hear voter 3 (no fetch
+    of epoch 1), so it stayed in epoch 2, ignoring the leader's older epoch, and its pre-votes
+    (naming epoch 2) moved nobody: out of the quorum for good. A leader that does not hear voter 3 (no fetch
     within half the fetch timeout) takes its epoch and stops leading, so the quorum elects again."""
     client, now = _leader_of_epoch_1()
     state = client.state
     assert isinstance(state, LeaderState)
     state.progress[3].last_fetch_ms = now  # voter 3 fetches from this leader: it is not stuck
-    client.step(_pre_vote(3, candidate=3), now + 1)
+    client.step(_pre_vote(2, candidate=3), now + 1)
     assert client.is_leader and client.epoch == 1
     later = now + CONFIG.fetch_timeout_ms  # silent for a whole fetch timeout: voter 3 is elsewhere
-    answers = _answers(client.step(_pre_vote(3, candidate=3), later))
+    answers = _answers(client.step(_pre_vote(2, candidate=3), later))
     assert [(a.vote_granted, a.leader_id, a.leader_epoch) for a in answers] == [(False, -1, 2)]
     assert isinstance(client.state, UnattachedState) and client.epoch == 2
 
