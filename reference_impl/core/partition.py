@@ -128,6 +128,11 @@ class Partition:
     def is_leader(self) -> bool:
         return self.leader_id == self.local_id
 
+    def leads_online_in(self, leader_epoch: int) -> bool:
+        """Online and leading in ``leader_epoch``: what a follower's fetch, checked on arrival in that
+        epoch, still needs to read here without checking again."""
+        return self.offline is None and self.is_leader and self.leader_epoch == leader_epoch
+
     @property
     def min_insync_replicas(self) -> int:
         return int(self.configs.get("min.insync.replicas", "1"))

@@ -167,12 +167,7 @@ class DelayedFetch(DelayedOperation):
         want = self.state.plan.partitions.get(key) if isinstance(key, tuple) else None
         if want is not None and key in self.state.noted and key[0] not in self.state.denied:
             part = self.broker.partition(*key)
-            if (
-                part is not None
-                and part.offline is None
-                and part.is_leader
-                and part.leader_epoch == want.current_leader_epoch
-            ):
+            if part is not None and part.leads_online_in(want.current_leader_epoch):
                 if want.fetch_offset >= part.log.log_end_offset:
                     return False
                 if self.state.min_bytes <= 1 and want.max_bytes > 0:
@@ -351,9 +346,7 @@ def _unchanged_for_follower(broker: HandlerHost, key: PartitionKey, want: Sessio
     part = broker.partition(*key)
     return (
         part is not None
-        and part.offline is None
-        and part.is_leader
-        and part.leader_epoch == want.current_leader_epoch
+        and part.leads_online_in(want.current_leader_epoch)
         and want.fetch_offset == part.log.log_end_offset
         and want.last_high_watermark == part.high_watermark
         and want.last_stable_offset == part.last_stable_offset
