@@ -165,7 +165,7 @@ def _script(topic: str, group: str) -> list[Step]:
             lambda w, c, vs: w.request(
                 "delete_topics",
                 v(c, vs, "delete_topics"),
-                timeout_ms=15_000,
+                timeout=15_000,
                 topic_names=[topic],
                 topics=[{"name": topic}],
             ),

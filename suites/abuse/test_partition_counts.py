@@ -98,7 +98,7 @@ def _create_topic(wire: WireClient, name: str, partitions: int) -> Any:
 def _grow_topic(wire: WireClient, name: str, count: int) -> Any:
     version = _versions(wire, 37, range(0, 4))
     answer = wire.request(
-        "create_partitions", version, timeout_ms=int(REQUEST_TIMEOUT_S * 1000), validate_only=False,
+        "create_partitions", version, timeout=int(REQUEST_TIMEOUT_S * 1000), validate_only=False,
         topics=[{"name": name, "count": count, "assignments": None}],
     )
     return answer.results[0]
