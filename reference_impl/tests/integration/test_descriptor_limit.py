@@ -161,7 +161,7 @@ def _create(wire: WireClient, partitions: int = PARTITIONS) -> Any:
     )
     assert int(created.topics[0].error_code) == 0
     grown = wire.request(
-        "create_partitions", 1, timeout_ms=600_000, validate_only=False,
+        "create_partitions", 1, timeout=600_000, validate_only=False,
         topics=[{"name": TOPIC, "count": partitions, "assignments": None}],
     )
     return grown.results[0]
