@@ -400,6 +400,9 @@ class Broker:
     def high_watermarks(self) -> dict[TopicPartition, int]:
         return self.replica_manager.high_watermarks()
 
+    def followed_by_leader(self) -> dict[int, list[Partition]]:
+        return self.replica_manager.followed_by_leader()
+
     def partition(self, topic: str, index: int) -> Partition | None:
         return self.replica_manager.partition(topic, index)
 

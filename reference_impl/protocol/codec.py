@@ -12,18 +12,18 @@ the opposite, and each side's tests use the other.
 
 from __future__ import annotations
 
-import io
 import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any, TypeVar
 
-from kio.serial import entity_reader, entity_writer
+from kio.serial import entity_reader
 from kio.static.protocol import Entity, RequestPayload, ResponsePayload
 
 from reference_impl import defects
 
+from . import writers
 from .apis import (
     is_flexible,
     request_class,
@@ -120,11 +120,6 @@ def _reader(cls: type[Entity]) -> Any:
     return entity_reader(cls)
 
 
-@cache
-def _writer(cls: type[Entity]) -> Any:
-    return entity_writer(cls)
-
-
 def decode_request_body(header: RequestHeader, frame: bytes, offset: int) -> RequestPayload:
     """Parse the body with kio's generated schema for this API and version.
 
@@ -191,9 +186,8 @@ def decode_data(cls: type[T], buf: bytes) -> T:
 
 
 def encode_body(entity: Entity) -> bytes:
-    buf = io.BytesIO()
-    _writer(type(entity))(buf, entity)
-    return buf.getvalue()
+    """``entity``'s bytes: kio's layout, by the writers generated from its schema (:mod:`.writers`)."""
+    return writers.encode(entity)
 
 
 def response_header_bytes(api_key: int, api_version: int, correlation_id: int) -> bytes:

@@ -19,17 +19,15 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from kio.serial import entity_reader
-from kio.static.primitive import Records
 
 from reference_impl import defects
 from reference_impl.protocol import bounds, codec
 from reference_impl.protocol.apis import (
-    API_NAMES,
     request_class,
     response_class,
     response_header_version,
-    schema_versions,
 )
+from reference_impl.tests.kio_classes import EVERY_CLASS
 
 _I16 = struct.Struct(">h")
 _I32 = struct.Struct(">i")
@@ -204,14 +202,6 @@ def test_unknown_tag_inside_a_known_tagged_value_is_refused() -> None:
 
 # -- valid bodies of every API and version decode as before ---------------------------------------
 
-st.register_type_strategy(Records, st.binary(max_size=64).map(Records))
-
-_CLASSES = [
-    (key, version, direction)
-    for key in sorted(API_NAMES)
-    for version in schema_versions(key)
-    for direction in ("request", "response")
-]
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -219,7 +209,7 @@ _CLASSES = [
 def test_every_valid_body_of_every_api_and_version_decodes_identically(data: st.DataObject) -> None:
     """Any entity kio can write passes the check, which ends exactly where kio's reader ends, and the
     codec decodes it to the same entity (requests with a header, responses through decode_response)."""
-    key, version, direction = data.draw(st.sampled_from(_CLASSES), label="api")
+    key, version, direction = data.draw(st.sampled_from(EVERY_CLASS), label="api")
     cls: Any = request_class(key, version) if direction == "request" else response_class(key, version)
     entity = data.draw(st.from_type(cls), label="entity")
     body = codec.encode_body(entity)
@@ -240,7 +230,7 @@ def test_every_valid_body_of_every_api_and_version_decodes_identically(data: st.
 
 def test_every_entity_class_gets_a_scanner() -> None:
     """One mechanism for all: a scanner is generated for every request and response class kio has."""
-    for key, version, direction in _CLASSES:
+    for key, version, direction in EVERY_CLASS:
         cls = request_class(key, version) if direction == "request" else response_class(key, version)
         assert callable(bounds.scanner(cls))
 

@@ -114,7 +114,16 @@ class DelayedFetch(DelayedOperation):
 
     def try_complete(self, now_ms: int) -> bool:
         available = 0
+        noted = self.state.noted
         for key, want in self.state.plan.partitions.items():
+            if key in noted:  # a follower's, recorded on arrival: idle while led in that epoch
+                part = self.broker.partition(*key)  # (what the checks below conclude, in three steps)
+                if (
+                    part is not None
+                    and part.leads_online_in(want.current_leader_epoch)
+                    and want.fetch_offset >= part.log.log_end_offset
+                ):
+                    continue
             if key[0] in self.state.denied:
                 continue  # not read: its data must not move the answer's timing
             part = self.broker.partition(*key)

@@ -38,7 +38,8 @@ class FollowerFetchRequest:
 
     session_id: int
     epoch: int
-    partitions: dict[PartitionRef, dict[str, Any]]
+    partitions: dict[PartitionRef, Any]
+    """Each partition's request fields (any value that compares equal when unchanged)."""
     forgotten: list[PartitionRef]
 
     @property
@@ -52,9 +53,9 @@ class FollowerFetchSession:
 
     session_id: int = NO_SESSION
     next_epoch: int = INITIAL_EPOCH
-    sent: dict[PartitionRef, dict[str, Any]] = field(default_factory=dict)
+    sent: dict[PartitionRef, Any] = field(default_factory=dict)
 
-    def build(self, wanted: dict[PartitionRef, dict[str, Any]]) -> FollowerFetchRequest:
+    def build(self, wanted: dict[PartitionRef, Any]) -> FollowerFetchRequest:
         """The next fetch for ``wanted`` (each partition's request fields); remembered as sent."""
         if self.session_id == NO_SESSION or self.next_epoch == INITIAL_EPOCH:
             request = FollowerFetchRequest(self.session_id, INITIAL_EPOCH, dict(wanted), [])

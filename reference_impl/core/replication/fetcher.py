@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from kio.static.protocol import ResponsePayload
 
@@ -39,8 +39,23 @@ EARLIEST = -2
 LATEST = -1
 
 
+class PartitionFetch(NamedTuple):
+    """One partition's fields in a follower's Fetch (what the session compares with the last sent)."""
+
+    partition: int
+    current_leader_epoch: int
+    fetch_offset: int
+    last_fetched_epoch: int
+    log_start_offset: int
+    partition_max_bytes: int
+
+
 class FetcherHost(ReplicaHost, PeerMessenger, Protocol):
     """What the fetcher needs of the broker: the partitions it follows, and Fetch to their leaders."""
+
+    def followed_by_leader(self) -> dict[int, list[Partition]]:
+        """The partitions this broker follows, by leader."""
+        ...
 
     @property
     def wall_ms(self) -> int:
@@ -59,14 +74,8 @@ class ReplicaFetcher:
         """The incremental fetch session (KIP-227) with each leader."""
 
     def followed(self) -> dict[int, list[Partition]]:
-        """Partitions this broker follows, by leader."""
-        by_leader: dict[int, list[Partition]] = {}
-        node = self.broker.node_id  # every partition's local id: led here iff its leader is this node
-        for part in self.broker.partitions.values():
-            leader = part.leader_id
-            if leader >= 0 and leader != node:
-                by_leader.setdefault(leader, []).append(part)
-        return by_leader
+        """Partitions this broker follows, by leader (not to be changed: the broker keeps it)."""
+        return self.broker.followed_by_leader()
 
     def next_deadline_ms(self) -> int | None:
         waiting = [t for leader, t in self.backoff_until.items() if leader not in self.in_flight]
@@ -85,22 +94,18 @@ class ReplicaFetcher:
 
     def _send_fetch(self, leader: int, parts: list[Partition], now_ms: int) -> None:
         config = self.broker.config
-        wanted: dict[PartitionRef, dict[str, Any]] = {}
-        for part in parts:
+        max_bytes = config.get_int("replica.fetch.max.bytes")
+        wanted: dict[PartitionRef, PartitionFetch] = {}
+        for part in parts:  # every followed partition, each fetch: tuples, compared at C speed
             offset, last_epoch = part.follower_fetch_position()
-            wanted[(part.topic_id, part.index)] = {
-                "partition": part.index,
-                "current_leader_epoch": part.leader_epoch,
-                "fetch_offset": offset,
-                "last_fetched_epoch": last_epoch,
-                "log_start_offset": part.log.log_start_offset,
-                "partition_max_bytes": config.get_int("replica.fetch.max.bytes"),
-            }
+            wanted[(part.topic_id, part.index)] = PartitionFetch(
+                part.index, part.leader_epoch, offset, last_epoch, part.log.log_start_offset, max_bytes
+            )
         session = self.sessions.setdefault(leader, FollowerFetchSession())
         request = session.build(wanted)
         topics: dict[Any, list[dict[str, Any]]] = {}
         for (topic_id, _index), data in request.partitions.items():
-            topics.setdefault(topic_id, []).append(data)
+            topics.setdefault(topic_id, []).append(data._asdict())
         forgotten: dict[Any, list[int]] = {}
         for topic_id, index in request.forgotten:
             forgotten.setdefault(topic_id, []).append(index)

@@ -11,7 +11,7 @@ def test_a_backoff_for_a_leader_no_longer_followed_is_dropped_when_it_ends() -> 
     """Found by the broker simulator: a follower backed off from leader 4 (unreachable), then
     stopped following 4 (it became leader itself). The stale entry kept ``next_deadline_ms`` at
     a past instant, so the shell woke the broker again at once, for ever (a busy loop)."""
-    broker = SimpleNamespace(partitions={}, node_id=5)
+    broker = SimpleNamespace(partitions={}, node_id=5, followed_by_leader=dict)
     fetcher = ReplicaFetcher(broker)
     fetcher.backoff_until[4] = 1_000
     fetcher.maybe_fetch(500)
