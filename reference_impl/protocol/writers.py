@@ -93,10 +93,6 @@ def _legacy_string(value: Any) -> bytes:
     return _I16.pack(len(data)) + data
 
 
-def _legacy_bytes(value: Any) -> bytes:
-    return _I32.pack(len(value)) + bytes(value)
-
-
 @dataclasses.dataclass(frozen=True, slots=True)
 class _Field:
     name: str
@@ -129,7 +125,6 @@ class _Source:
             "_uuid": _uuid,
             "_text": _text,
             "_legacy_string": _legacy_string,
-            "_legacy_bytes": _legacy_bytes,
             "_I32": _I32,
             "_ZERO": b"\x00",
             "_NULL_I16": _I16.pack(-1),
@@ -255,14 +250,17 @@ def _emit_primitive(
         src.emit(indent, f"{ap}({b})")
         return
     string = kafka_type == "string"
-    null, write = ("_NULL_I16", "_legacy_string") if string else ("_NULL_I32", "_legacy_bytes")
     src.emit(indent, f"if {v} is None:")
     if nullable:
-        src.emit(indent + 1, f"{ap}({null})")
+        src.emit(indent + 1, f"{ap}({'_NULL_I16' if string else '_NULL_I32'})")
     else:
         src.emit(indent + 1, "raise TypeError('Unexpectedly received None value')")
     src.emit(indent, "else:")
-    src.emit(indent + 1, f"{ap}({write}({v}))")
+    if string:
+        src.emit(indent + 1, f"{ap}(_legacy_string({v}))")
+    else:  # length, then the value as it is: a batch of records is not copied to be prefixed
+        src.emit(indent + 1, f"{ap}(_I32.pack(len({v})))")
+        src.emit(indent + 1, f"{ap}({v} if {v}.__class__ is bytes else bytes({v}))")
 
 
 def _emit_array(src: _Source, indent: int, f: _Field, value: str, flexible: bool, ap: str) -> None:
