@@ -15,8 +15,12 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from reference_impl.protocol.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from .replication.isr import FollowerState
 
 INITIAL_EPOCH = 0
 FINAL_EPOCH = -1
@@ -37,6 +41,12 @@ class SessionPartition:
     last_high_watermark: int = -2
     last_stable_offset: int = -2
     last_log_start_offset: int = -2
+    quiet_stamp: tuple[object, ...] | None = None
+    """A follower's partition found idle and left out of an incremental answer: the partition's
+    :meth:`~reference_impl.core.partition.Partition.quiet_stamp` then. While the follower does not
+    name it again and the stamp holds, its next fetch of it is idle too (issue 22)."""
+    quiet_follower: FollowerState | None = None
+    """The leader's record of that follower for this partition, told of each such idle fetch."""
 
 
 @dataclass

@@ -42,7 +42,7 @@ from .mutants import (
     TRUNCATE_TO_HW,
 )
 from .producer_state import AbortedTxn, CompletedTxn, ProducerStateManager
-from .replication.isr import IsrProposal, IsrTracker
+from .replication.isr import FollowerState, IsrProposal, IsrTracker
 from .validation import TopicLimits, validate_produce_records
 
 NO_EPOCH = -1
@@ -132,6 +132,32 @@ class Partition:
         """Online and leading in ``leader_epoch``: what a follower's fetch, checked on arrival in that
         epoch, still needs to read here without checking again."""
         return self.offline is None and self.is_leader and self.leader_epoch == leader_epoch
+
+    def quiet_stamp(self) -> tuple[object, ...]:
+        """Everything a caught-up follower's repeated fetch depends on here, read without a call
+        into the log: the log object and its :attr:`~PartitionLog.version` (offsets, epochs, and
+        so the last stable offset, which moves only with an append), the high watermark, the
+        leadership and its epoch, the log directory's state, the ISR tracker, its ISR and pending
+        change. Equal stamps of one partition: an idle fetch found idle at the first is idle at
+        the second, with the same answer (:func:`~reference_impl.core.handlers.k01_fetch` skips
+        it; issue 22)."""
+        tracker = self.tracker
+        log = self.log
+        return (
+            log,
+            log.version,
+            self.high_watermark,
+            self.leader_id,
+            self.leader_epoch,
+            self.offline,
+            tracker,
+            None if tracker is None else tracker.isr,
+            None if tracker is None else tracker.pending,
+        )
+
+    def follower_state(self, replica_id: int) -> FollowerState | None:
+        """This leader's record of follower ``replica_id`` (None when not leading or not a replica)."""
+        return None if self.tracker is None else self.tracker.followers.get(replica_id)
 
     @property
     def min_insync_replicas(self) -> int:
@@ -535,6 +561,13 @@ class Partition:
         return self.maybe_advance_high_watermark()
 
     # -- follower side -------------------------------------------------------------------------
+
+    def follower_fetch_stamp(self) -> tuple[object, ...]:
+        """What this replica's entry in its next fetch from the leader depends on (the position,
+        the log start, the leader epoch), read without a call into the log: equal stamps, equal
+        entries (the fetcher builds only the entries whose stamp moved; issue 22)."""
+        log = self.log
+        return (log, log.version, self.leader_epoch, self._epoch_checks_off)
 
     def follower_fetch_position(self) -> tuple[int, int]:
         """(fetch offset, last fetched epoch) for the next fetch from the leader."""

@@ -113,6 +113,16 @@ class PartitionLog(Protocol):
         """Everything below this offset is flushed (survives a crash)."""
         ...
 
+    @property
+    def version(self) -> int:
+        """Moves on every change to the log start, the log end or the epoch cache (an append, a
+        truncation, a log start moved by DeleteRecords or retention, an epoch assigned): one log
+        object at one version has the same offsets and epochs. Callers compare it to tell an
+        idle partition in a few attribute reads (issue 22: a follower's fetch session names
+        every partition it follows, most of them idle); it may move without a change, never the
+        other way."""
+        ...
+
     def append_as_leader(self, records: bytearray, leader_epoch: int, now_ms: int) -> AppendInfo:
         """Append already-validated batches, assigning offsets from the LEO.
 

@@ -57,6 +57,10 @@ class GuardedLog:
     def recovery_point(self) -> int:
         return self.inner.recovery_point
 
+    @property
+    def version(self) -> int:
+        return self.inner.version
+
     def append_as_leader(self, records: bytearray, leader_epoch: int, now_ms: int) -> AppendInfo:
         return self._call(lambda: self.inner.append_as_leader(records, leader_epoch, now_ms))
 
@@ -122,6 +126,10 @@ class FailedLog:
     @property
     def recovery_point(self) -> int:
         return 0
+
+    @property
+    def version(self) -> int:
+        return 0  # never changes: a failed log stays empty (a replaced log is another object)
 
     def append_as_leader(self, records: bytearray, leader_epoch: int, now_ms: int) -> AppendInfo:
         raise self._refuse()

@@ -47,6 +47,9 @@ class MemoryLog:
         self._flushed_offset = start_offset
         self._epochs = LeaderEpochCache()
         self._flushed_epochs: list[EpochEntry] = []
+        self.version = 0
+        """:attr:`PartitionLog.version`: moved by ``_store`` and every method that changes the
+        offsets or the epochs."""
 
     # -- offsets ---------------------------------------------------------------------------
 
@@ -91,6 +94,7 @@ class MemoryLog:
             )
             self._bases.append(h.base_offset)
         if headers:
+            self.version += 1
             self._log_end_offset = headers[-1].next_offset
         return append_info(headers, self._log_end_offset)
 
@@ -155,6 +159,7 @@ class MemoryLog:
     # -- truncation and retention -----------------------------------------------------------
 
     def truncate_to(self, offset: int) -> None:
+        self.version += 1
         if offset >= self._log_end_offset:
             # Nothing to cut, but an epoch that starts at the log end (this replica led it and
             # wrote nothing before losing the leadership) conflicts with the leader's log: drop it.
@@ -176,6 +181,7 @@ class MemoryLog:
         self._flushed_epochs = [e for e in self._flushed_epochs if e.start_offset < new_end]
 
     def truncate_fully_and_start_at(self, offset: int) -> None:
+        self.version += 1
         self._batches.clear()
         self._bases.clear()
         self._log_start_offset = self._log_end_offset = self._flushed_offset = offset
@@ -187,6 +193,7 @@ class MemoryLog:
             return
         if offset > self._log_end_offset:
             raise OffsetOutOfRangeError(offset, self._log_start_offset, self._log_end_offset)
+        self.version += 1
         self._log_start_offset = offset
         self._flushed_offset = max(self._flushed_offset, offset)
         self._epochs.truncate_from_start(offset)
@@ -205,6 +212,7 @@ class MemoryLog:
         return self._epochs.entries()
 
     def assign_epoch(self, epoch: int, start_offset: int) -> None:
+        self.version += 1
         self._epochs.assign(epoch, start_offset)
 
     def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
@@ -215,12 +223,14 @@ class MemoryLog:
     def crash(self) -> None:
         """Lose the unflushed suffix, as an unclean stop would."""
         self.truncate_to(self._flushed_offset)
+        self.version += 1
         self._epochs = LeaderEpochCache(e for e in self._flushed_epochs
                                         if e.start_offset < self._log_end_offset)
 
     def restart(self) -> None:
         """What reopening does after a clean stop: Kafka's load trims the epoch cache to the log
         end, dropping an epoch that starts exactly there (no record written in it yet)."""
+        self.version += 1
         self._epochs.truncate_from_end(self._log_end_offset)
 
     def close(self) -> None:

@@ -55,6 +55,9 @@ class FileLog:
         self.local = local
         self._log_start_offset = log_start_offset
         self._epochs = epochs
+        self.version = 0
+        """:attr:`PartitionLog.version`: moved by ``_append``, ``_assign``, the truncations and
+        ``_set_log_start``, through which every change of offsets or epochs goes."""
         self._last_flush_ms = now_ms
         self._now_ms = now_ms
         """The latest time a caller passed in; calls without a time (follower appends) use it."""
@@ -166,6 +169,7 @@ class FileLog:
         info = append_info(headers, self.log_end_offset)
         if not headers:
             return info
+        self.version += 1
         self.write_topic_id()
         if info.last_offset - info.first_offset > MAX_RELATIVE_OFFSET:
             view = memoryview(data)
@@ -238,6 +242,7 @@ class FileLog:
     def truncate_to(self, offset: int) -> None:
         if offset < 0:
             raise ValueError(f"cannot truncate to negative offset {offset}")
+        self.version += 1
         if offset >= self.log_end_offset:
             # Nothing to cut, but an epoch that starts at the log end (this replica led it and
             # wrote nothing before losing the leadership) conflicts with the leader's log: drop it.
@@ -256,6 +261,7 @@ class FileLog:
     def truncate_fully_and_start_at(self, offset: int) -> None:
         if offset < 0:
             raise ValueError(f"cannot restart at negative offset {offset}")
+        self.version += 1
         self.local.truncate_fully_and_start_at(offset, self._now_ms)
         self._log_start_offset = offset
         self._epochs.clear()
@@ -270,6 +276,7 @@ class FileLog:
         self._set_log_start(offset)
 
     def _set_log_start(self, offset: int) -> None:
+        self.version += 1
         self._log_start_offset = offset
         self.local.recovery_point = max(self.local.recovery_point, offset)
         if self._epochs.truncate_from_start(offset):
@@ -374,6 +381,7 @@ class FileLog:
         write_epochs(self._epoch_path, ((e.epoch, e.start_offset) for e in self._epochs.entries()))
 
     def _assign(self, epoch: int, start_offset: int) -> None:
+        self.version += 1
         if self._epochs.assign(epoch, start_offset):
             self._write_epochs()
 

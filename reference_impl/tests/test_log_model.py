@@ -47,6 +47,8 @@ class FileLogMachine(RuleBasedStateMachine):
         self.log: FileLog | None = None
         self.crashes: list[str] = []
         self.largest_append = 0
+        self.seen: dict[str, tuple[object, int, tuple[object, ...]]] = {}
+        """By log: the object, its version and its offsets and epochs at the last step."""
 
     # -- setup and teardown ------------------------------------------------------------------
 
@@ -220,6 +222,19 @@ class FileLogMachine(RuleBasedStateMachine):
         assert self.file.log_end_offset == self.model.log_end_offset
         assert self.file.epoch_entries() == self.model.epoch_entries()
         assert self.file.recovery_point <= self.file.log_end_offset
+
+    @invariant()
+    def version_moves_with_every_change(self) -> None:
+        """Callers take an unchanged version for unchanged offsets and epochs (a follower's idle
+        partitions, issue 22): no step may change them and leave the version where it was."""
+        if self.log is None:
+            return
+        for name, log in (("file", self.log), ("model", self.model)):
+            state = (log.log_start_offset, log.log_end_offset, tuple(log.epoch_entries()))
+            before = self.seen.get(name)
+            if before is not None and before[0] is log and before[1] == log.version:
+                assert before[2] == state, f"{name}: {before[2]} became {state} at version {log.version}"
+            self.seen[name] = (log, log.version, state)
 
     @invariant()
     def same_bytes(self) -> None:

@@ -72,6 +72,9 @@ class ReplicaFetcher:
         self.backoff_until: dict[int, int] = {}
         self.sessions: dict[int, FollowerFetchSession] = {}
         """The incremental fetch session (KIP-227) with each leader."""
+        self.entries: dict[int, dict[Partition, tuple[tuple[object, ...], PartitionRef, PartitionFetch]]] = {}
+        """By leader: each followed partition's last fetch entry, under the partition's
+        :meth:`~Partition.follower_fetch_stamp` and the ``max_bytes`` it was built with."""
 
     def followed(self) -> dict[int, list[Partition]]:
         """Partitions this broker follows, by leader (not to be changed: the broker keeps it)."""
@@ -96,11 +99,22 @@ class ReplicaFetcher:
         config = self.broker.config
         max_bytes = config.get_int("replica.fetch.max.bytes")
         wanted: dict[PartitionRef, PartitionFetch] = {}
-        for part in parts:  # every followed partition, each fetch: tuples, compared at C speed
+        built = self.entries.setdefault(leader, {})
+        if len(built) > len(parts):
+            built = self.entries[leader] = {p: built[p] for p in parts if p in built}
+        for part in parts:  # every followed partition, each fetch; only the changed ones rebuilt
+            stamp = (part.follower_fetch_stamp(), max_bytes)
+            known = built.get(part)
+            if known is not None and known[0] == stamp:
+                wanted[known[1]] = known[2]
+                continue
             offset, last_epoch = part.follower_fetch_position()
-            wanted[(part.topic_id, part.index)] = PartitionFetch(
+            ref = (part.topic_id, part.index)
+            entry = PartitionFetch(
                 part.index, part.leader_epoch, offset, last_epoch, part.log.log_start_offset, max_bytes
             )
+            built[part] = (stamp, ref, entry)
+            wanted[ref] = entry
         session = self.sessions.setdefault(leader, FollowerFetchSession())
         request = session.build(wanted)
         topics: dict[Any, list[dict[str, Any]]] = {}

@@ -35,6 +35,11 @@ class FollowerState:
     epoch: the same pair at the same log end cannot diverge either (a leader's log below its end
     does not change within its epoch), so an idle follower's repeat fetch skips the epoch lookup."""
 
+    def fetched_idle(self, now_ms: int) -> None:
+        """What :meth:`IsrTracker.record_idle_fetch` records once it found the fetch idle."""
+        self.last_caught_up_ms = now_ms
+        self.last_fetch_ms = now_ms
+
 
 @dataclass(frozen=True, slots=True)
 class IsrProposal:
@@ -111,8 +116,7 @@ class IsrTracker:
             or (self.pending is not None and replica_id not in self.pending.new_isr)
         ):
             return False
-        state.last_caught_up_ms = now_ms
-        state.last_fetch_ms = now_ms
+        state.fetched_idle(now_ms)
         return True
 
     def high_watermark_candidate(self, leader_leo: int, members: tuple[int, ...] | None = None) -> int:
