@@ -23,7 +23,7 @@ import logging
 import random
 import traceback
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from kio.schema.api_versions.v0.response import ApiVersionsResponse as ApiVersionsResponseV0
@@ -208,6 +208,11 @@ class Broker:
         self._throttled: set[int] = set()
         """Connections muted by a quota's throttle (see :meth:`throttle`)."""
         self._outbox: list[Effect] = []
+        self.send_now: Callable[[SendRequest | SendResponse], None] | None = None
+        """Set by a shell that writes a response or a request as the step makes it, while nothing
+        is queued before it (so the order is the outbox's): a follower's data no longer waits for
+        the rest of a produce's step, nor its next fetch for the tick (issue 22). None: every effect
+        comes with the step's answer, as the simulator and the tests take them."""
         self._maintenance_interval_ms = min(
             config.get_int("log.retention.check.interval.ms"),
             config.get_int("transaction.abort.timed.out.transaction.cleanup.interval.ms"),
@@ -315,7 +320,7 @@ class Broker:
             return False
         request_id = next(self._request_ids)
         self._pending_requests[request_id] = on_done
-        self._outbox.append(
+        self._emit(
             SendRequest(
                 request_id=request_id,
                 node_id=node_id,
@@ -326,6 +331,12 @@ class Broker:
             )
         )
         return True
+
+    def _emit(self, effect: SendRequest | SendResponse) -> None:
+        if self.send_now is not None and not self._outbox:
+            self.send_now(effect)
+        else:
+            self._outbox.append(effect)
 
     def _clocks(self, now_ms: int, mono_ms: int | None) -> None:
         self._wall_ms = now_ms
@@ -552,7 +563,7 @@ class Broker:
         while conn.outstanding and conn.outstanding[0].response is not None:
             parts = conn.outstanding.popleft().response
             if parts:
-                self._outbox.append(SendResponse(connection_id=conn.connection_id, parts=parts))
+                self._emit(SendResponse(connection_id=conn.connection_id, parts=parts))
 
     def throttle(self, connection_id: int, throttle_ms: int) -> None:
         """Mute ``connection_id`` for ``throttle_ms`` from now (KIP-219, a quota's throttle): its

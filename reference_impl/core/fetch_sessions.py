@@ -41,12 +41,11 @@ class SessionPartition:
     last_high_watermark: int = -2
     last_stable_offset: int = -2
     last_log_start_offset: int = -2
-    quiet_stamp: tuple[object, ...] | None = None
+    quiet: tuple[tuple[object, ...], FollowerState] | None = None
     """A follower's partition found idle and left out of an incremental answer: the partition's
-    :meth:`~reference_impl.core.partition.Partition.quiet_stamp` then. While the follower does not
-    name it again and the stamp holds, its next fetch of it is idle too (issue 22)."""
-    quiet_follower: FollowerState | None = None
-    """The leader's record of that follower for this partition, told of each such idle fetch."""
+    :meth:`~reference_impl.core.partition.Partition.quiet_stamp` then, and the leader's record of
+    that follower. While the follower does not name the partition again and the stamp holds, its
+    next fetch of it is idle too, told to that record without the checks (issue 22)."""
 
 
 @dataclass

@@ -307,7 +307,16 @@ class ReplicaManager:
             self.propose_isr(part, proposal, now_ms)
 
     def propose_isr(self, part: Partition, proposal: IsrProposal, now_ms: int) -> None:
-        """AlterPartition: decided by the active controller (this node's own, on a single broker)."""
+        """AlterPartition: decided by the active controller (this node's own, on a single broker).
+        One line per proposal, as Kafka logs each ISR change: they are rare, and a replica leaving
+        or joining is what a failed run's logs are read for."""
+        log.info(
+            "%s-%d: asking for ISR %s (now %s)",
+            part.topic,
+            part.index,
+            list(proposal.new_isr),
+            list(part.isr),
+        )
         self._alter_partition(self.host.quorum, part, proposal)
 
     def _alter_partition(self, quorum: ClusterQuorum, part: Partition, proposal: IsrProposal) -> None:

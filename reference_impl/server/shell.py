@@ -497,6 +497,7 @@ class BrokerShell:
         links: Links | None = None,
     ) -> None:
         self.broker = broker
+        broker.send_now = self.carry_out
         self.links = links or Links()
         self.clock = clock
         self.monotonic = monotonic
@@ -568,19 +569,24 @@ class BrokerShell:
 
     def apply(self, step: boundary.Step) -> None:
         for effect in step.effects:
-            if isinstance(effect, boundary.SendRequest):
-                self._send_request(effect)
-                continue
-            conn = self.connections.get(effect.connection_id)
-            if conn is None:
-                continue
-            if isinstance(effect, boundary.SendResponse):
-                conn.write(effect.parts)
-            elif isinstance(effect, boundary.ResumeReading):
-                conn.resume()
-            elif isinstance(effect, boundary.CloseConnection):
-                conn.close()
+            self.carry_out(effect)
         self._schedule(step.next_wakeup_ms)
+
+    def carry_out(self, effect: boundary.Effect) -> None:
+        """One effect of the core's. Also the core's ``send_now``: a write never calls back into the
+        core (asyncio reports a lost connection on a later turn of the loop)."""
+        if isinstance(effect, boundary.SendRequest):
+            self._send_request(effect)
+            return
+        conn = self.connections.get(effect.connection_id)
+        if conn is None:
+            return
+        if isinstance(effect, boundary.SendResponse):
+            conn.write(effect.parts)
+        elif isinstance(effect, boundary.ResumeReading):
+            conn.resume()
+        elif isinstance(effect, boundary.CloseConnection):
+            conn.close()
 
     def watch(self) -> None:
         """Arm the guard's timer for its next deadline, unless one at least as early is armed."""

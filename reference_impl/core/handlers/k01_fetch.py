@@ -97,7 +97,7 @@ class FetchRequestState:
         self.idle: dict[PartitionKey, tuple[tuple[object, ...], FollowerState | None]] = {}
         """Noted partitions found idle on arrival (``Noted.IDLE``): the partition's stamp then, and
         the leader's record of the follower. Left out of the answer as unchanged under the same
-        stamp, they become quiet (:attr:`SessionPartition.quiet_stamp`)."""
+        stamp, they become quiet (:attr:`SessionPartition.quiet`)."""
         self.quiet: set[PartitionKey] = set()
         """Noted partitions whose session entry was quiet, under an unchanged stamp: idle without a
         check (:func:`_note_follower_positions`)."""
@@ -311,14 +311,14 @@ def _note_follower_positions(broker: HandlerHost, state: FetchRequestState, now_
         part = broker.partition(*key)
         if part is None:
             continue
-        follower = want.quiet_follower
-        if want.quiet_stamp is not None and follower is not None:
-            if want.quiet_stamp == part.quiet_stamp():
+        if want.quiet is not None:
+            stamp, follower = want.quiet
+            if stamp == part.quiet_stamp():
                 follower.fetched_idle(now_ms)  # as IsrTracker.record_idle_fetch would
                 state.noted.add(key)
                 state.quiet.add(key)
                 continue
-            want.quiet_stamp = want.quiet_follower = None
+            want.quiet = None
         noted = part.note_follower_fetch(
             state.replica_id,
             want.fetch_offset,
@@ -352,7 +352,7 @@ def answer(broker: HandlerHost, state: FetchRequestState, now_ms: int) -> tuple[
     for key, want in state.plan.partitions.items():
         if quiet and key in state.noted and _left_out(broker, state, key, want):
             continue  # an empty entry the incremental answer would leave out: not read at all
-        want.quiet_stamp = want.quiet_follower = None
+        want.quiet = None
         first = remaining == state.max_bytes
         entry, size = _read_partition(broker, state, key, want, remaining, first, now_ms, splices)
         remaining = max(0, remaining - size)
@@ -377,7 +377,7 @@ def _still_quiet(
     part: Partition, want: SessionPartition, key: PartitionKey, state: FetchRequestState
 ) -> bool:
     """Taken as idle on arrival without the checks, and the partition's stamp still the same."""
-    return want.quiet_stamp is not None and key in state.quiet and want.quiet_stamp == part.quiet_stamp()
+    return want.quiet is not None and key in state.quiet and want.quiet[0] == part.quiet_stamp()
 
 
 def _left_out(
@@ -394,10 +394,11 @@ def _left_out(
     if not _unchanged_for_follower(part, want):
         return False
     idle = state.idle.get(key)
-    if idle is not None and idle[1] is not None and idle[0] == part.quiet_stamp():
-        want.quiet_stamp, want.quiet_follower = idle
-    else:
-        want.quiet_stamp = want.quiet_follower = None
+    want.quiet = None
+    if idle is not None:
+        stamp, follower = idle
+        if follower is not None and stamp == part.quiet_stamp():
+            want.quiet = (stamp, follower)
     return True
 
 

@@ -90,6 +90,8 @@ class ReplicaFetcher:
             # Its backoff is over and nothing is fetched from it any more: left in place, its
             # past deadline would have the shell wake this broker again at once, for ever.
             del self.backoff_until[leader]
+        if len(self.entries) > len(followed):  # a leader no longer followed: its entries go too
+            self.entries = {n: built for n, built in self.entries.items() if n in followed}
         for leader, parts in followed.items():
             if leader in self.in_flight or self.backoff_until.get(leader, 0) > now_ms:
                 continue

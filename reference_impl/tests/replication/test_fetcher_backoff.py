@@ -19,3 +19,13 @@ def test_a_backoff_for_a_leader_no_longer_followed_is_dropped_when_it_ends() -> 
     fetcher.maybe_fetch(1_000)
     assert fetcher.next_deadline_ms() is None
     assert fetcher.backoff_until == {}
+
+
+def test_the_entries_kept_for_a_leader_no_longer_followed_are_dropped() -> None:
+    """The fetcher keeps each followed partition's last fetch entry, by leader (issue 22); once
+    nothing is followed from a leader, what it kept for that leader goes."""
+    broker = SimpleNamespace(partitions={}, node_id=5, followed_by_leader=dict)
+    fetcher = ReplicaFetcher(broker)
+    fetcher.entries[4] = {}
+    fetcher.maybe_fetch(0)
+    assert fetcher.entries == {}
